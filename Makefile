@@ -1,0 +1,33 @@
+# `make lab` and `make test` do all set-up: they create .venv and install everything first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install lab test lint browser
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	# torch pinned first: anything letting pip choose would pull a multi-GB CUDA build.
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[all]" "torch==2.13.0"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+browser:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+	  || echo "chromium could not be installed: browser tests will skip"
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/01_golden_set_and_metrics.ipynb
+
+lint: install
+	$(VENV)/bin/ruff check workbench tests benchmarks
+	$(VENV)/bin/mypy
+
+test: install browser lint
+	$(PY) -m pytest -q -p no:cacheprovider

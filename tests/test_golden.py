@@ -1,0 +1,158 @@
+import json
+
+import pytest
+
+from workbench.corpus import Chunk, Corpus, Document
+from workbench.golden import (
+    Evidence,
+    GoldenItem,
+    GoldenSet,
+    GoldenSetError,
+    add_case,
+    span_grades,
+)
+
+TEXT = "Refunds: you have 30 days to ask. Business customers get 60 days. Shipping is free."
+CORPUS = Corpus([Document("refunds", TEXT, "Refunds")])
+
+
+def write(tmp_path, rows, name="golden.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def ev(quote, doc="refunds"):
+    start = TEXT.index(quote)
+    return {"doc_id": doc, "start": start, "end": start + len(quote), "text": quote}
+
+
+def test_seed_shape_loads_unchanged(tmp_path):
+    row = {"qid": "q001", "question": "how long do i have to send something back",
+           "relevant_chunk_ids": ["policy-refunds#3"], "answer_must_mention": ["30 days"]}
+    gs = GoldenSet.load(write(tmp_path, [row]))
+    item = gs[0]
+    assert item.relevant_chunk_ids == ("policy-refunds#3",)
+    assert item.answerable and item.category == "uncategorised" and item.source == "owner"
+    assert item.to_json()["relevant_chunk_ids"] == ["policy-refunds#3"]
+
+
+def test_every_bad_input_reported_with_line_and_field(tmp_path):
+    rows = [
+        {"qid": "q1", "question": "ok", "relevant_chunk_ids": ["refunds#0"]},
+        "{bad json",
+        {"qid": "", "question": "x", "relevant_chunk_ids": ["refunds#0"]},
+        {"qid": "q3", "question": "   ", "relevant_chunk_ids": ["refunds#0"]},
+        {"qid": "q4", "question": "no labels", "relevant_chunk_ids": []},
+        {"qid": "q1", "question": "dupe", "relevant_chunk_ids": ["refunds#0"]},
+        {"qid": "q6", "question": "types", "relevant_chunk_ids": "refunds#0"},
+        {"qid": "q7", "question": "src", "relevant_chunk_ids": ["refunds#0"], "source": "llm"},
+        {"qid": "q8", "question": "ev", "evidence": [{"doc_id": "refunds", "start": 9, "end": 3}]},
+        {"qid": "q9", "question": "both", "answerable": False, "relevant_chunk_ids": ["x#0"]},
+        ["not", "an", "object"],
+    ]
+    with pytest.raises(GoldenSetError) as info:
+        GoldenSet.load(write(tmp_path, rows))
+    text = str(info.value)
+    expected = [
+        ("golden.jsonl:2", "malformed JSON"),
+        ("golden.jsonl:3: field 'qid'", "missing or empty"),
+        ("golden.jsonl:4: field 'question'", "missing or empty"),
+        ("golden.jsonl:5: field 'relevant_chunk_ids'", "empty on an answerable item"),
+        ("golden.jsonl:6: field 'qid'", "duplicate qid 'q1'"),
+        ("golden.jsonl:7: field 'relevant_chunk_ids'", "list of strings"),
+        ("golden.jsonl:8: field 'source'", "not one of"),
+        ("golden.jsonl:9: field 'evidence[0]'", "empty or negative"),
+        ("golden.jsonl:10: field 'answerable'", "pick one"),
+        ("golden.jsonl:11", "JSON object"),
+    ]
+    for where, what in expected:
+        assert any(where in line and what in line for line in text.splitlines()), (where, text)
+    assert len(info.value.problems) == len(expected)
+
+
+def test_reference_problems_listed_all_at_once(tmp_path):
+    rows = [
+        {"qid": "a", "question": "q", "relevant_chunk_ids": ["nope#1", "gone#2"]},
+        {"qid": "b", "question": "q", "evidence": [ev("30 days")]},
+        {"qid": "c", "question": "q", "evidence": [{"doc_id": "refunds", "start": 10,
+                                                    "end": 500, "text": "x"}]},
+        {"qid": "d", "question": "q", "evidence": [{**ev("60 days"), "text": "90 days"}]},
+        {"qid": "e", "question": "q", "evidence": [{**ev("60 days"), "doc_id": "missing"}]},
+    ]
+    gs = GoldenSet.load(write(tmp_path, rows))
+    problems = [str(p) for p in gs.problems(CORPUS)]
+    assert len(problems) == 5, problems
+    assert "golden.jsonl:1" in problems[0] and "'nope'" in problems[0]
+    assert "'gone'" in problems[1]
+    assert "golden.jsonl:3" in problems[2] and "outside" in problems[2]
+    assert "label drift" in problems[3] and "gone from the document" in problems[3]
+    assert "'missing' is not in the corpus" in problems[4]
+    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
+    assert any("not in the chunked corpus" in str(p) for p in gs.problems(CORPUS, chunks))
+    with pytest.raises(GoldenSetError, match="5 problem"):
+        gs.validate(CORPUS)
+
+
+def test_drift_hint_when_quote_moved():
+    edited = Corpus([Document("refunds", "NEW PREAMBLE. " + TEXT)])
+    gs = GoldenSet([GoldenItem("q", "q", evidence=(Evidence(**ev("60 days")),))])
+    (problem,) = gs.problems(edited)
+    assert "now starts at" in str(problem)
+
+
+def test_span_grades_whole_and_partial():
+    s = TEXT.index("Business")
+    span = Evidence("refunds", s, s + len("Business customers get 60 days."))
+    chunks = [Chunk("refunds#0", "refunds", 0, s + 5, TEXT[: s + 5]),
+              Chunk("refunds#1", "refunds", s + 5, len(TEXT), TEXT[s + 5:]),
+              Chunk("refunds#2", "refunds", s - 2, len(TEXT), TEXT[s - 2:])]
+    grades = span_grades([span], {"refunds": chunks})
+    assert grades == {"refunds#0": 1, "refunds#1": 1, "refunds#2": 2}
+    assert span_grades([span], {"refunds": chunks}, partial_grade=0) == {"refunds#2": 2}
+
+
+def test_qrels_from_spans_labels_and_doc_level():
+    items = [GoldenItem("a", "q", evidence=(Evidence(**ev("30 days")),)),
+             GoldenItem("b", "q", relevant_chunk_ids=("refunds#1",), relevance={"refunds#2": 3}),
+             GoldenItem("c", "q", answerable=False)]
+    gs = GoldenSet(items)
+    chunks = [Chunk("refunds#0", "refunds", 0, 40, TEXT[:40]),
+              Chunk("refunds#1", "refunds", 40, len(TEXT), TEXT[40:])]
+    assert gs.qrels(chunks) == {"a": {"refunds#0": 2}, "b": {"refunds#1": 1, "refunds#2": 3}}
+    assert gs.doc_qrels() == {"a": {"refunds": 1}, "b": {"refunds": 1}}
+
+
+def test_anchor_makes_labels_survive_rechunking():
+    old = [Chunk("refunds#0", "refunds", 0, 33, TEXT[:33]),
+           Chunk("refunds#1", "refunds", 33, len(TEXT), TEXT[33:])]
+    gs = GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("refunds#1",))]).anchor(old)
+    assert gs[0].evidence[0].text == TEXT[33:]
+    new = [Chunk(f"refunds#{i}", "refunds", s, min(s + 20, len(TEXT)), TEXT[s:s + 20])
+           for i, s in enumerate(range(0, len(TEXT), 20))]
+    grades = gs.qrels(new)["a"]
+    assert grades and all(new[int(c.split("#")[1])].end > 33 for c in grades)
+    with pytest.raises(GoldenSetError, match="not in the given chunks"):
+        GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("refunds#9",))]).anchor(old)
+
+
+def test_save_roundtrip_atomic_and_add_case(tmp_path):
+    path = write(tmp_path, [{"qid": "q1", "question": "Hỏi gì?", "evidence": [ev("30 days")],
+                             "category": "vietnamese", "note": "kept"}])
+    gs = GoldenSet.load(path)
+    gs.save(path)
+    again = GoldenSet.load(path)
+    assert again[0] == gs[0] and again[0].extra["note"] == "kept"
+    assert "Hỏi gì?" in path.read_text(encoding="utf-8")
+    add_case(path, {"qid": "bug-1", "question": "is it 30 or 14 days",
+                    "evidence": [ev("60 days")], "source": "real"}, corpus=CORPUS)
+    assert [i.qid for i in GoldenSet.load(path)] == ["q1", "bug-1"]
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="already exists"):
+        add_case(path, {"qid": "bug-1", "question": "again", "evidence": [ev("60 days")]})
+    with pytest.raises(GoldenSetError, match="label drift"):
+        add_case(path, {"qid": "bug-2", "question": "x",
+                        "evidence": [{**ev("60 days"), "text": "61 days"}]}, corpus=CORPUS)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]
