@@ -38,7 +38,7 @@ def test_jsonl_errors_name_line(tmp_path):
     with pytest.raises(ValueError, match="contains '#'"):
         load_corpus(path)
     path.write_text(json.dumps({"id": "a", "text": 3}) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="docs.jsonl:1: field 'text'"):
+    with pytest.raises(ValueError, match=r"docs\.jsonl:1: field 'text'"):
         load_corpus(path)
 
 

@@ -18,7 +18,6 @@ from types import MappingProxyType
 from typing import Any
 
 
-
 def nfc(text: str) -> str:
     """Unicode NFC normalisation (the one normal form used everywhere)."""
     return unicodedata.normalize("NFC", text)
@@ -161,7 +160,8 @@ def _parse_front_matter(raw: str, path: Path) -> tuple[dict[str, Any], str]:
     try:
         meta = yaml.safe_load(match.group(1)) or {}
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: front matter is not valid YAML ({exc}); fix the header") from None
+        raise ValueError(f"{path}: front matter is not valid YAML ({exc}); fix the header")\
+            from None
     if not isinstance(meta, dict):
         raise ValueError(f"{path}: front matter must be a mapping of key: value lines")
     return meta, raw[match.end() :]
@@ -214,7 +214,8 @@ def load_jsonl(path: str | Path) -> Corpus:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg}); fix or delete the line") from None
+                raise ValueError(f"{where}: malformed JSON ({exc.msg}); fix or delete the line")\
+                    from None
             if not isinstance(row, dict):
                 raise ValueError(f"{where}: each line must be a JSON object")
             meta = row.get("metadata") or {}

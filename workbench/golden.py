@@ -54,7 +54,8 @@ class GoldenItem:
     @property
     def doc_ids(self) -> tuple[str, ...]:
         """Documents holding the answer (from evidence, else from chunk ids), in order."""
-        ids = [e.doc_id for e in self.evidence] or [c.rsplit("#", 1)[0] for c in self.chunk_labels]
+        ids = [e.doc_id for e in self.evidence] or [c.split("#", 1)[0]
+                                                     for c in self.chunk_labels]
         return tuple(dict.fromkeys(ids))
 
     @property
@@ -196,7 +197,8 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
     return GoldenItem(
         qid=str(qid), question=nfc(str(question)), relevant_chunk_ids=relevant, evidence=evidence,
         answer_must_mention=must, category=nfc(category), source=str(source),
-        answerable=answerable, relevance=MappingProxyType({nfc(k): v for k, v in relevance.items()}),
+        answerable=answerable,
+        relevance=MappingProxyType({nfc(k): v for k, v in relevance.items()}),
         extra=MappingProxyType(extra),
     )
 
@@ -264,8 +266,8 @@ class GoldenSet(Sequence[GoldenItem]):
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    problems.append(Problem(where, "<line>", f"malformed JSON ({exc.msg}, column "
-                                                             f"{exc.colno}); fix or delete the line"))
+                    problems.append(Problem(where, "<line>", f"malformed JSON ({exc.msg}, "
+                                            f"column {exc.colno}); fix or delete the line"))
                     continue
                 item = parse_item(row, where, problems)
                 if item is None:
@@ -304,9 +306,9 @@ class GoldenSet(Sequence[GoldenItem]):
                     if cid not in chunk_ids:
                         found.append(Problem(where, "relevant_chunk_ids",
                                              f"chunk id {cid!r} is not in the chunked corpus"))
-                elif corpus is not None and cid.rsplit("#", 1)[0] not in corpus:
+                elif corpus is not None and cid.split("#", 1)[0] not in corpus:
                     found.append(Problem(where, "relevant_chunk_ids",
-                                         f"chunk id {cid!r}: document {cid.rsplit('#', 1)[0]!r} "
+                                         f"chunk id {cid!r}: document {cid.split('#', 1)[0]!r} "
                                          "is not in the corpus"))
             if corpus is None:
                 continue

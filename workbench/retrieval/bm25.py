@@ -21,11 +21,13 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+(?:[-_.][^\W_]+)*")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 
-ENGLISH_STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does for from had has have how i if in into is "
-    "it its me my of on or our should so than that the their them then there these they this to "
-    "was we were what when where which who why will with would you your".split()
-)
+ENGLISH_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "does", "for",
+    "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my",
+    "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "you", "your"
+})
 
 
 def tokenize(text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:

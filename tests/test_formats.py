@@ -1,0 +1,124 @@
+"""Tests for workbench.formats: TREC qrels/run reading, atomic writing, trec_eval ordering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.formats import (
+    ranked_lists,
+    read_trec_qrels,
+    read_trec_run,
+    trec_sorted,
+    write_trec_qrels,
+    write_trec_run,
+)
+
+TREC_TESTS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "trec_eval_tests"
+
+
+def test_read_qrels_skips_blank_and_comment_lines(tmp_path: Path) -> None:
+    p = tmp_path / "q.txt"
+    p.write_text("# header\n\n301 0 CR#93E-1 1\n  # indented comment\n301 0 B 0\n302 0 C 2\n")
+    assert read_trec_qrels(p) == {"301": {"CR#93E-1": 1, "B": 0}, "302": {"C": 2}}
+
+
+def test_malformed_qrels_line_names_file_and_line(tmp_path: Path) -> None:
+    p = tmp_path / "bad.qrels"
+    p.write_text("1 0 a 1\n# ok\n1 0 b\n")
+    with pytest.raises(ValueError, match=r"bad\.qrels:3: expected 4 columns"):
+        read_trec_qrels(p)
+    p.write_text("1 0 a high\n")
+    with pytest.raises(ValueError, match=r"bad\.qrels:1: relevance 'high' is not an integer"):
+        read_trec_qrels(p)
+    p.write_text("1 0 a 1\n1 0 a 2\n")
+    with pytest.raises(ValueError, match=r"bad\.qrels:2: .*judged twice"):
+        read_trec_qrels(p)
+
+
+def test_malformed_run_line_names_file_and_line(tmp_path: Path) -> None:
+    p = tmp_path / "bad.run"
+    p.write_text("1 Q0 a 1 0.5 tag\n1 Q0 b 2 0.4\n")
+    with pytest.raises(ValueError, match=r"bad\.run:2: expected 6 columns"):
+        read_trec_run(p)
+    p.write_text("1 Q0 a 1 x tag\n")
+    with pytest.raises(ValueError, match=r"bad\.run:1: score 'x'"):
+        read_trec_run(p)
+    p.write_text("1 Q0 a 1 0.5 tag\n1 Q0 a 2 0.4 tag\n")
+    with pytest.raises(ValueError, match=r"bad\.run:2: document a appears twice"):
+        read_trec_run(p)
+
+
+def test_run_extra_columns_are_ignored(tmp_path: Path) -> None:
+    p = tmp_path / "r.run"
+    p.write_text("301\tQ0\tA\t99\t  2.5\tSTANDARD more junk at\n301 Q0 B 1 -1e-3 t\n")
+    assert read_trec_run(p) == {"301": {"A": 2.5, "B": -0.001}}
+
+
+def test_trec_fixture_files_parse() -> None:
+    test_dir = TREC_TESTS / "test"
+    if not test_dir.exists():
+        pytest.skip(f"trec_eval fixtures not found at {test_dir}")
+    qrels = read_trec_qrels(test_dir / "qrels.test")
+    assert sum(map(len, qrels.values())) == 3681
+    assert sum(g >= 1 for q in qrels.values() for g in q.values()) == 561
+    run = read_trec_run(test_dir / "results.test")
+    assert sorted(run) == ["301", "302", "303"] and all(len(d) == 500 for d in run.values())
+    trunc = read_trec_run(test_dir / "results.trunc")
+    assert set(trunc) <= {"301", "302", "303"}
+    commented = read_trec_qrels(test_dir / "qrels.test.with-comments")
+    assert commented["301"]["CR#93E-1860"] == 0
+
+
+def test_ranked_lists_tie_order_is_score_desc_then_docno_desc() -> None:
+    run = {"q": {"b": 1.0, "a": 1.0, "c": 1.0, "z": 0.5, "y": 2.0, "B": 1.0}}
+    assert ranked_lists(run) == {"q": ["y", "c", "b", "a", "B", "z"]}
+    assert trec_sorted({"doc10": 1.0, "doc9": 1.0}) == ["doc9", "doc10"]  # string order
+    assert ranked_lists({"q": ["x", "a"]}) == {"q": ["x", "a"]}
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    run = {"q1": {"d1": 0.1 + 0.2, "d2": -3.5, "d#3": 1e-300}, "q2": {"x": 1.0, "y": 1.0}}
+    qrels = {"q1": {"d1": 1, "d2": 0, "d#3": -1}, "q2": {"x": 3}}
+    write_trec_run(run, tmp_path / "r.run", tag="bm25")
+    write_trec_qrels(qrels, tmp_path / "q.qrels")
+    assert read_trec_run(tmp_path / "r.run") == run
+    assert read_trec_qrels(tmp_path / "q.qrels") == qrels
+    lines = (tmp_path / "r.run").read_text().splitlines()
+    assert lines[0] == "q1 Q0 d1 1 0.30000000000000004 bm25"
+    assert [ln.split()[2] for ln in lines[3:]] == ["y", "x"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.qrels", "r.run"]  # no temp files
+
+
+def test_write_list_run_keeps_order(tmp_path: Path) -> None:
+    write_trec_run({"q": ["c", "a", "b"]}, tmp_path / "r.run")
+    assert ranked_lists(read_trec_run(tmp_path / "r.run")) == {"q": ["c", "a", "b"]}
+
+
+def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "r.run"
+    target.write_text("old\n")
+    with pytest.raises(ValueError, match="whitespace"):
+        write_trec_run({"q": {"a b": 1.0}}, target)
+    with pytest.raises(ValueError, match="tag"):
+        write_trec_run({"q": {"a": 1.0}}, target, tag="my run")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.run"]
+
+
+TOKENS = st.text(alphabet="abcXYZ019#-_.", min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(TOKENS, st.dictionaries(
+    TOKENS, st.floats(allow_nan=False, allow_infinity=False, width=64), max_size=6), max_size=4))
+def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, run: dict) -> None:
+    run = {q: d for q, d in run.items() if d and not q.startswith("#")}
+    path = tmp_path_factory.mktemp("rt") / "r.run"
+    write_trec_run(run, path)
+    back = read_trec_run(path)
+    assert back == run
+    assert ranked_lists(back) == ranked_lists(run)

@@ -1,0 +1,42 @@
+"""RAG Workbench: build, sweep and diagnose retrieval-augmented generation.
+
+The public API is listed in ``__all__``; names load lazily, so ``import workbench`` (and the
+CLI) stays fast and never imports torch unless a dense model is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "workbench.corpus": ["Chunk", "Corpus", "Document", "Span", "load_corpus", "load_folder",
+                         "load_jsonl"],
+    "workbench.golden": ["Evidence", "GoldenItem", "GoldenSet", "GoldenSetError", "add_case"],
+    "workbench.chunking": ["ContextualHeader", "FixedChunker", "MarkdownChunker",
+                           "ParentChildChunker", "RecursiveChunker", "SentenceChunker",
+                           "chunk_corpus", "diagnose_chunking", "parse_chunker", "split_rate"],
+    "workbench.tokens": ["get_counter"],
+    "workbench.metrics": ["mean_scores", "parse_metric", "score_queries"],
+    "workbench.evaluation": ["Evaluation", "Run", "evaluate"],
+    "workbench.formats": ["load_beir", "load_dataset", "load_squad", "read_trec_qrels",
+                          "read_trec_run", "write_trec_run"],
+    "workbench.retrieval": ["BM25Retriever", "CallableRetriever", "Hit", "Retriever",
+                            "make_retriever"],
+    "workbench.widgets.metric_table": ["MetricTable", "metric_table_html"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

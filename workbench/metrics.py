@@ -1,0 +1,374 @@
+"""Retrieval metrics, vectorised with numpy, following trec_eval's conventions.
+
+Inputs
+    qrels: ``{qid: {docid: grade}}`` with integer grades. A document is *relevant* when
+        ``grade >= threshold`` (default 1, like trec_eval's ``-l``). Grades <= 0 are never
+        relevant and have zero gain; unjudged documents count as grade 0.
+    run: ``{qid: [docid, ...]}`` ranked best first, or ``{qid: {docid: score}}`` as used by
+        pytrec_eval, ranx and ir_measures. Scored queries are ranked like trec_eval: score
+        descending, ties broken by docid in *descending* string order. A repeated docid in a
+        list keeps its first position. Ranks are 1-based. A NaN score that affects a rank
+        raises ValueError.
+
+Which queries are scored
+    * Queries in the run but not in the qrels are ignored (trec_eval default).
+    * Queries in the qrels but not in the run are ignored by default (``missing="ignore"``,
+      trec_eval default); ``missing="zero"`` scores them 0 on every metric (trec_eval ``-c``).
+    * Queries without any relevant document at ``threshold`` are excluded from the per-query
+      values and the means, and listed in ``PerQueryScores.excluded_no_relevant``.
+      This differs from trec_eval, which keeps them in ``num_q`` with all scores 0.
+
+Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevant documents)
+    precision@k      |relevant in top k| / k (divides by k even if fewer were retrieved). P_k
+    recall@k         |relevant in top k| / |relevant|. recall_k
+    hit_rate@k       1 if any relevant document is in the top k, else 0. Not recall: one hit
+                     out of four relevant documents gives hit_rate 1 but recall 0.25. success_k
+    mrr, mrr@k       1 / rank of the first relevant document (0 if none, or none in the top k).
+                     The mean over queries is MRR. recip_rank (uncut only)
+    ndcg@k           DCG@k / IDCG@k; gain = grade (linear), discount log2(rank + 1); the ideal
+                     ranking is *all judged* grades of the query sorted descending, cut at k.
+                     ndcg_cut_k. ``ndcg`` without k uses the whole run and all judgments (ndcg).
+                     Gains ignore ``threshold``, as trec_eval's nDCG ignores ``-l``.
+    ndcg_retrieved@k "retrieved-only" nDCG: the ideal re-sorts the grades of the *retrieved*
+                     top k, so unretrieved relevant documents are not penalised (not trec_eval).
+    map, ap@k        average precision: sum of precision at each relevant rank (within the
+                     whole run, or the top k) divided by |relevant|. map, map_cut_k
+    r_precision      |relevant in top R| / R with R = |relevant|. Rprec
+
+How: only documents judged with grade > 0 are located in the run (a list by position, a
+scored query by a vectorised binary search over its sorted scores), giving an
+(n_queries x depth) grade matrix; every metric is then a cumsum or matrix product over it.
+depth is the largest cutoff, or the longest ranking if an uncut metric (mrr, map, ndcg,
+r_precision) is requested.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "Metric",
+    "PerQueryScores",
+    "mean_scores",
+    "parse_metric",
+    "score_queries",
+    "trec_name",
+]
+
+Qrels = Mapping[str, Mapping[str, int]]
+Run = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
+
+_NEEDS_K = frozenset({"precision", "recall", "hit_rate", "ndcg_retrieved"})
+_NO_K = frozenset({"r_precision"})
+_TREC = {"precision": "P_{k}", "recall": "recall_{k}", "hit_rate": "success_{k}",
+         "ndcg": "ndcg_cut_{k}", "ap": "map_cut_{k}"}
+_TREC_UNCUT = {"mrr": "recip_rank", "ap": "map", "ndcg": "ndcg", "r_precision": "Rprec"}
+_UNCUT_NAMES = {"ap": "map"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: ``kind`` (precision, recall, hit_rate, mrr, ndcg, ndcg_retrieved, ap,
+    r_precision) and an optional rank cutoff ``k``. Build it with :func:`parse_metric`."""
+
+    name: str
+    kind: str
+    k: int | None = None
+
+    @classmethod
+    def of(cls, kind: str, k: int | None = None) -> Metric:
+        if kind in _NEEDS_K and k is None:
+            raise ValueError(f"{kind} needs a cutoff, e.g. {kind}@10")
+        if kind in _NO_K and k is not None:
+            raise ValueError(f"{kind} takes no cutoff")
+        if k is not None and k < 1:
+            raise ValueError(f"cutoff must be >= 1, got {kind}@{k}")
+        name = _UNCUT_NAMES.get(kind, kind) if k is None else f"{kind}@{k}"
+        return cls(name=name, kind=kind, k=k)
+
+
+_OUR_KINDS = {
+    "precision": "precision", "p": "precision", "recall": "recall", "r": "recall",
+    "hit_rate": "hit_rate", "hit": "hit_rate", "success": "hit_rate", "mrr": "mrr",
+    "rr": "mrr", "ndcg": "ndcg", "ndcg_retrieved": "ndcg_retrieved", "ap": "ap", "map": "ap",
+    "r_precision": "r_precision", "rprec": "r_precision",
+}
+_TREC_CUT = {"P": "precision", "recall": "recall", "success": "hit_rate",
+             "ndcg_cut": "ndcg", "map_cut": "ap"}
+_TREC_PLAIN = {"recip_rank": "mrr", "map": "ap", "ndcg": "ndcg", "Rprec": "r_precision"}
+_OURS_RE = re.compile(r"([a-z_]+?)(?:@(\d+))?")
+_TREC_RE = re.compile(r"(P|recall|success|ndcg_cut|map_cut)_(\d+)")
+_VALID_FORMS = (
+    "precision@k (P@k), recall@k (R@k), hit_rate@k (hit@k), mrr, mrr@k, ndcg, ndcg@k, "
+    "ndcg_retrieved@k, map, ap@k, r_precision; trec_eval names P_k, recall_k, success_k, "
+    "ndcg_cut_k, map_cut_k, recip_rank, map, ndcg, Rprec (k a positive integer)"
+)
+
+
+def parse_metric(name: str | Metric) -> Metric:
+    """Parse ``"recall@5"``, ``"P@5"``, ``"ndcg_cut_10"``, ``"recip_rank"``... into a Metric."""
+    if isinstance(name, Metric):
+        return name
+    text = name.strip()
+    if m := _TREC_RE.fullmatch(text):
+        return Metric.of(_TREC_CUT[m[1]], int(m[2]))
+    if text in _TREC_PLAIN:
+        return Metric.of(_TREC_PLAIN[text])
+    m = _OURS_RE.fullmatch(text.lower())
+    if m is None or m[1] not in _OUR_KINDS:
+        raise ValueError(f"unknown metric {name!r}; valid forms: {_VALID_FORMS}")
+    return Metric.of(_OUR_KINDS[m[1]], None if m[2] is None else int(m[2]))
+
+
+def trec_name(metric: str | Metric) -> str:
+    """trec_eval's measure name for a metric (``precision@5`` -> ``P_5``, ``mrr`` ->
+    ``recip_rank``, ``hit_rate@5`` -> ``success_5``). ValueError if trec_eval has none
+    (``mrr@k``, ``ndcg_retrieved@k``)."""
+    m = parse_metric(metric)
+    fmt = _TREC_UNCUT.get(m.kind) if m.k is None else _TREC.get(m.kind)
+    if fmt is None:
+        raise ValueError(f"{m.name} has no trec_eval equivalent")
+    return fmt.format(k=m.k)
+
+
+@dataclass(frozen=True)
+class PerQueryScores:
+    """Per-query values. ``values[name]`` is aligned with ``qids`` (sorted); ``name`` is the
+    string the caller passed (or ``Metric.name``). ``excluded_no_relevant`` lists queries that
+    would have been scored but have no relevant document; ``missing_from_run`` lists qrels
+    queries absent from the run (scored 0 with ``missing="zero"``, else left out)."""
+
+    qids: list[str]
+    values: dict[str, np.ndarray]
+    excluded_no_relevant: list[str]
+    missing_from_run: list[str]
+
+    def mean(self) -> dict[str, float]:
+        """Mean of each metric over ``qids``; NaN when no query was scored."""
+        return {k: float(v.mean()) if v.size else float("nan") for k, v in self.values.items()}
+
+
+def _count_above(desc: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Vectorised binary search: for each (row, value), how many entries of that row of
+    ``desc`` (each row sorted descending) are strictly greater than value."""
+    lo = np.zeros(len(values), dtype=np.int64)
+    hi = np.full(len(values), desc.shape[1], dtype=np.int64)
+    for _ in range(desc.shape[1].bit_length()):
+        mid = (lo + hi) // 2
+        above = (desc[rows, np.minimum(mid, desc.shape[1] - 1)] > values) & (lo < hi)
+        lo = np.where(above, mid + 1, lo)
+        hi = np.where(above, hi, mid)
+    return lo
+
+
+def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
+    """Each query's scores sorted descending, one row per query, padded with -inf."""
+    lens = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
+    total = int(lens.sum())
+    flat = np.fromiter(chain.from_iterable(m.values() for m in scored), np.float64, total)
+    if np.isnan(flat).any():
+        raise ValueError("the run contains NaN scores, which cannot be ranked")
+    if lens.min() == lens.max():  # fixed-depth runs: no padding needed
+        mat = flat.reshape(len(scored), int(lens[0]))
+    else:
+        mat = np.full((len(scored), int(lens.max())), -np.inf)
+        mat[np.repeat(np.arange(len(scored)), lens),
+            np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)] = flat
+    return np.sort(mat, axis=1)[:, ::-1]
+
+
+def _ranked_grades(
+    run: Run, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
+) -> np.ndarray:
+    """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
+    non-relevant or past the end of the run. Only positively judged documents are located:
+    in a list by position; in a scored query by counting the scores above theirs."""
+    rows: list[int] = []  # (row, 0-based rank, grade) of each retrieved positive document
+    ranks: list[int] = []
+    grades: list[float] = []
+    longest = 0
+    scored: list[Mapping[str, float]] = []  # scored queries with a retrieved positive doc
+    scored_row: list[int] = []
+    found: list[tuple[int, float, float, str]] = []  # (index in scored, score, grade, docid)
+    for i, (q, pos) in enumerate(zip(qids, positives, strict=True)):
+        docs = run.get(q, ())
+        if type(docs) is dict or isinstance(docs, Mapping):
+            longest = max(longest, len(docs))
+            get = docs.get
+            hits = [(len(scored), s, g, d) for d, g in pos.items() if (s := get(d)) is not None]
+            if hits:
+                found += hits
+                scored.append(docs)
+                scored_row.append(i)
+            continue
+        # first occurrence wins
+        at = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
+        if len(at) != len(docs):
+            at = {d: j for j, d in enumerate(dict.fromkeys(docs))}
+        longest = max(longest, len(at))
+        for d, grade in pos.items():
+            if (rank := at.get(d)) is not None:
+                rows.append(i)
+                ranks.append(rank)
+                grades.append(grade)
+    if found:
+        desc = _score_matrix(scored)
+        where = np.array([f[0] for f in found], dtype=np.int64)
+        values = np.array([f[1] for f in found], dtype=np.float64)
+        above = _count_above(desc, where, values)
+        # Sorted rows: the document sits at index `above`; a tie means the next one is equal.
+        nxt = above + 1
+        tied = (nxt < desc.shape[1]) & (desc[where, np.minimum(nxt, desc.shape[1] - 1)] == values)
+        by_row: dict[int, list[int]] = {}
+        for t in np.flatnonzero(tied).tolist():
+            by_row.setdefault(int(where[t]), []).append(t)
+        for row, ts in by_row.items():  # equal scores: trec_eval puts larger docids first
+            wanted = {found[t][1] for t in ts}
+            same: dict[float, list[str]] = {}
+            for d2, s2 in scored[row].items():
+                if s2 in wanted:
+                    same.setdefault(s2, []).append(d2)
+            for t in ts:
+                _, score, _, d = found[t]
+                above[t] += sum(d2 > d for d2 in same[score])
+        rows += np.asarray(scored_row)[where].tolist()
+        ranks += above.tolist()
+        grades += [f[2] for f in found]
+    width = depth or max(longest, 1)
+    out = np.zeros((len(qids), width))
+    row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
+    keep = rank_a < width
+    out[row_a[keep], rank_a[keep]] = np.array(grades)[keep]
+    return out
+
+
+def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.ndarray:
+    """(queries x depth) matrix of each query's positive judged grades, sorted descending."""
+    lens = np.fromiter(map(len, positives), dtype=np.int64, count=len(positives))
+    flat = np.fromiter(chain.from_iterable(p.values() for p in positives), np.float64)
+    mat = np.zeros((len(positives), max(int(lens.max(initial=0)), depth or 0, 1)))
+    mat[np.repeat(np.arange(len(positives)), lens),
+        np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)] = flat
+    return -np.sort(-mat, axis=1)[:, :depth]
+
+
+def _discount(n: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, n + 2))
+
+
+def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
+    k = min(k, gains.shape[1])
+    return gains[:, :k] @ _discount(k)
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+
+
+def score_queries(
+    qrels: Qrels,
+    run: Run,
+    metrics: Sequence[str | Metric],
+    threshold: int = 1,
+    missing: Literal["ignore", "zero"] = "ignore",
+) -> PerQueryScores:
+    """Per-query scores for each metric (see the module docstring for the conventions).
+
+    ``values`` is keyed by each metric as passed: the string itself, or ``Metric.name``.
+    ``missing="zero"`` scores qrels queries absent from the run as 0 (trec_eval ``-c``)."""
+    if threshold < 1:
+        raise ValueError(f"threshold must be >= 1 (grades <= 0 are non-relevant), got {threshold}")
+    if missing not in ("ignore", "zero"):
+        raise ValueError(f"missing must be 'ignore' or 'zero', got {missing!r}")
+    if isinstance(metrics, str | Metric):
+        metrics = [metrics]
+    parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}
+
+    absent = sorted((q for q in qrels if q not in run), key=str)
+    positive: dict[str, Mapping[str, int]] = {}
+    excluded: list[str] = []
+    for q, judged in qrels.items():
+        if missing == "zero" or q in run:
+            # qrels often list only relevant documents: then keep the dict as it is
+            if judged and min(judged.values()) > 0:
+                pos = judged
+            else:
+                pos = {d: g for d, g in judged.items() if g > 0}
+            if (threshold == 1 and pos) or any(g >= threshold for g in pos.values()):
+                positive[q] = pos
+            else:
+                excluded.append(q)
+    qids = sorted(positive, key=str)
+    excluded.sort(key=str)
+    positives = [positive[q] for q in qids]
+    if threshold == 1:
+        n_rel = np.fromiter(map(len, positives), dtype=np.float64, count=len(positives))
+    else:
+        n_rel = np.array([sum(g >= threshold for g in p.values()) for p in positives], float)
+
+    cuts = [m.k for m in parsed.values() if m.k is not None]
+    uncut = any(m.k is None for m in parsed.values())
+    depth = None if uncut else max(cuts, default=1)
+    grades = _ranked_grades(run, qids, positives, depth)
+    width = grades.shape[1]
+    rel = grades >= threshold
+    hits = np.cumsum(rel, axis=1)
+    gains = grades  # only grades > 0 are ever placed in the matrix
+    ideal = None
+    if any(m.kind == "ndcg" for m in parsed.values()):
+        ideal = _ideal_gains(positives, None if uncut else depth)
+
+    def hits_at(k: int) -> np.ndarray:
+        return hits[:, min(k, width) - 1].astype(np.float64)
+
+    values: dict[str, np.ndarray] = {}
+    for key, m in parsed.items():
+        k = m.k if m.k is not None else width
+        if m.kind == "precision":
+            v = hits_at(k) / k
+        elif m.kind == "recall":
+            v = hits_at(k) / n_rel
+        elif m.kind == "hit_rate":
+            v = (hits_at(k) > 0).astype(np.float64)
+        elif m.kind == "mrr":
+            first = rel[:, : min(k, width)].argmax(axis=1) + 1.0
+            v = np.where(rel[:, : min(k, width)].any(axis=1), 1.0 / first, 0.0)
+        elif m.kind == "ap":
+            kk = min(k, width)
+            prec = hits[:, :kk] / np.arange(1, kk + 1)
+            v = (prec * rel[:, :kk]).sum(axis=1) / n_rel
+        elif m.kind == "r_precision":
+            at = np.minimum(n_rel.astype(np.int64), width) - 1
+            v = np.take_along_axis(hits, at[:, None], axis=1)[:, 0] / n_rel
+        elif m.kind == "ndcg":
+            assert ideal is not None
+            kk = k if m.k is not None else max(width, ideal.shape[1])
+            v = _safe_div(_dcg(gains, kk), _dcg(ideal, kk))
+        elif m.kind == "ndcg_retrieved":
+            top = gains[:, : min(k, width)]
+            v = _safe_div(_dcg(top, k), _dcg(-np.sort(-top, axis=1), k))
+        else:  # pragma: no cover - Metric.of only builds the kinds above
+            raise ValueError(f"unsupported metric kind {m.kind!r}")
+        values[key] = v
+
+    return PerQueryScores(
+        qids=qids, values=values, excluded_no_relevant=excluded, missing_from_run=absent
+    )
+
+
+def mean_scores(
+    qrels: Qrels,
+    run: Run,
+    metrics: Sequence[str | Metric],
+    threshold: int = 1,
+    missing: Literal["ignore", "zero"] = "ignore",
+) -> dict[str, float]:
+    """Mean of each metric over scored queries (see :func:`score_queries`; NaN if none).
+    Queries without relevant documents are excluded; ``score_queries`` reports them."""
+    return score_queries(qrels, run, metrics, threshold, missing).mean()

@@ -1,0 +1,132 @@
+"""Metric table: metrics x categories for one Evaluation, with n and 95% intervals.
+
+``metric_table_html`` is the static form (for reports and tests); ``MetricTable`` is the
+ipywidgets view with a k dropdown, a sort column and order, and a colour scale. The view
+only paints what ``Evaluation.by`` computed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from workbench.evaluation import Evaluation
+
+_K = re.compile(r"@(\d+)$")
+
+
+def metric_k(metric: str) -> int | None:
+    """The cut-off of a metric name such as ``recall@5`` (None for ``mrr``, ``map``)."""
+    match = _K.search(metric)
+    return int(match.group(1)) if match else None
+
+
+def available_ks(ev: Evaluation) -> list[int]:
+    return sorted({k for m in ev.metrics if (k := metric_k(m)) is not None})
+
+
+def _colour(value: float) -> str:
+    """White (0) to green (1) background, readable at both ends."""
+    v = min(max(value, 0.0), 1.0)
+    red, green, blue = int(255 - 120 * v), int(255 - 40 * v), int(255 - 120 * v)
+    return f"background-color: rgb({red},{green},{blue})"
+
+
+def table_frame(ev: Evaluation, k: int | None = None, column: str = "category",
+                system: str | None = None) -> pd.DataFrame:
+    """Long rows (group, metric, mean, n, ci) for the metrics at cut-off ``k``
+    (plus those without a cut-off), including an ``all`` row per metric."""
+    systems = list(dict.fromkeys(ev.frame["system"]))
+    system = system or systems[0]
+    sub = Evaluation(ev.frame[ev.frame["system"] == system], ev.excluded)
+    keep = [m for m in sub.metrics if k is None or metric_k(m) in (k, None)]
+    overall = sub.summary().assign(**{column: "all"})
+    groups = sub.by(column)
+    rows = pd.concat([overall, groups], ignore_index=True)
+    return rows[rows["metric"].isin(keep)]
+
+
+def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "category",
+                      sort_by: str | None = None, ascending: bool = True,
+                      system: str | None = None, digits: int = 3) -> str:
+    """Static HTML: one row per category (first row ``all``), one column per metric, each
+    cell ``mean`` with its interval beneath, coloured by the mean; ``n`` per row."""
+    rows = table_frame(ev, k, column, system)
+    metrics = list(dict.fromkeys(rows["metric"]))
+    groups = list(dict.fromkeys(rows[column]))
+    means = rows.pivot_table(index=column, columns="metric", values="mean", sort=False)
+    n = rows.groupby(column, sort=False)["n"].max()
+    order = [g for g in groups if g != "all"]
+    if sort_by in metrics:
+        order = sorted(order, key=lambda g: (means.loc[g, sort_by], g), reverse=not ascending)
+    elif sort_by in ("n", column):
+        order = sorted(order, key=lambda g: (n[g] if sort_by == "n" else g),
+                       reverse=not ascending)
+    records: list[dict[Any, Any]] = rows.to_dict("records")
+    cells = {(r[column], r["metric"]): r for r in records}
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+    body = []
+    for g in ["all", *order]:
+        tds = []
+        for m in metrics:
+            r = cells.get((g, m))
+            if r is None:
+                tds.append("<td></td>")
+                continue
+            tds.append(f'<td style="{_colour(r["mean"])}">{r["mean"]:.{digits}f}<br>'
+                       f'<small>[{r["ci_low"]:.{digits}f}, {r["ci_high"]:.{digits}f}]</small></td>')
+        weight = ' style="font-weight:bold"' if g == "all" else ""
+        body.append(f"<tr{weight}><th>{html.escape(str(g))}</th><td>{int(n[g])}</td>"
+                    f"{''.join(tds)}</tr>")
+    excluded = "; ".join(f"{len(v)} {html.escape(k)} excluded" for k, v in ev.excluded.items() if v)
+    caption = (f"mean [95% bootstrap interval] per {html.escape(column)}"
+               + (f"; {excluded}" if excluded else ""))
+    return (f'<table class="wb-metric-table"><caption>{caption}</caption>'
+            f"<thead><tr><th>{html.escape(column)}</th><th>n</th>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+class MetricTable(widgets.VBox):
+    """Interactive metric table. ``k``, ``sort_by`` and ``ascending`` are readable and
+    settable from Python; the HTML repaints when any control changes."""
+
+    def __init__(self, ev: Evaluation, column: str = "category", system: str | None = None):
+        self.ev, self.column = ev, column
+        systems = list(dict.fromkeys(ev.frame["system"]))
+        ks = available_ks(ev)
+        options: list[tuple[str, int | None]] = [(str(k), k) for k in ks] or [("-", None)]
+        self.k_select = widgets.Dropdown(options=options,
+                                         value=5 if 5 in ks else options[0][1], description="k")
+        self.system_select = widgets.Dropdown(options=systems, value=system or systems[0],
+                                              description="system")
+        self.sort_select = widgets.Dropdown(options=[column, "n", *ev.metrics], value=column,
+                                            description="sort by")
+        self.order = widgets.ToggleButtons(options=["ascending", "descending"],
+                                           value="ascending")
+        self.view = widgets.HTML()
+        self.errors = widgets.Output()
+        for control in (self.k_select, self.system_select, self.sort_select, self.order):
+            control.observe(self._repaint, names="value")
+        super().__init__([widgets.HBox([self.system_select, self.k_select]),
+                          widgets.HBox([self.sort_select, self.order]), self.view, self.errors])
+        self._repaint()
+
+    @property
+    def k(self) -> int | None:
+        return self.k_select.value
+
+    @property
+    def sort_by(self) -> str:
+        return str(self.sort_select.value)
+
+    def to_html(self) -> str:
+        return metric_table_html(self.ev, self.k, self.column, self.sort_by,
+                                 self.order.value == "ascending", self.system_select.value)
+
+    def _repaint(self, change: Any = None) -> None:
+        with self.errors:
+            self.view.value = self.to_html()
