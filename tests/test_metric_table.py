@@ -1,0 +1,36 @@
+from workbench.evaluation import Run, evaluate
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.widgets.metric_table import MetricTable, available_ks, metric_table_html
+
+GOLDEN = GoldenSet([
+    GoldenItem("q1", "a", relevant_chunk_ids=("r#3",), category="lookup"),
+    GoldenItem("q2", "b", relevant_chunk_ids=("l#0",), category="lookup"),
+    GoldenItem("q3", "c", relevant_chunk_ids=("v#2",), category="<b>colloquial</b>"),
+])
+RUN = Run.from_ranked({"q1": ["s#1", "r#3"], "q2": ["l#0"], "q3": ["x#1", "y#2"]}, "toy")
+EV = evaluate(RUN, GOLDEN, metrics=["recall@1", "recall@3", "mrr", "hit_rate@3"])
+
+
+def test_static_table_has_n_intervals_colour_and_escapes():
+    html = metric_table_html(EV, k=3)
+    assert "recall@3" in html and "recall@1" not in html and "mrr" in html
+    assert "<th>all</th><td>3</td>" in html and "background-color" in html
+    assert "&lt;b&gt;colloquial&lt;/b&gt;" in html and "<b>colloquial" not in html
+    assert "[" in html and "95% bootstrap interval" in html
+
+
+def test_sorting_by_metric():
+    asc = metric_table_html(EV, k=3, sort_by="recall@3", ascending=True)
+    desc = metric_table_html(EV, k=3, sort_by="recall@3", ascending=False)
+    assert asc.index("colloquial") < asc.index(">lookup<")
+    assert desc.index(">lookup<") < desc.index("colloquial")
+
+
+def test_widget_state_readable_and_repaints():
+    table = MetricTable(EV)
+    assert available_ks(EV) == [1, 3] and table.k == 1
+    table.k_select.value = 3
+    assert table.k == 3 and "recall@3" in table.view.value and "recall@1" not in table.view.value
+    table.sort_select.value = "mrr"
+    table.order.value = "descending"
+    assert table.sort_by == "mrr" and table.view.value == table.to_html()
