@@ -21,7 +21,8 @@ def test_trec_prints_trec_eval_lines(datasets, capsys):
     assert main(["trec", str(test / "qrels.test"), str(test / "results.test"), "-m", "map",
                  "-m", "P_5", "-m", "recall@10", "-m", "mrr@10"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    expected = {l.split()[0]: l.split()[2] for l in (test / "out.test.a").read_text().splitlines()}
+    expected = {row.split()[0]: row.split()[2]
+                for row in (test / "out.test.a").read_text().splitlines()}
     for line in lines[:3]:
         name, scope, value = line.split("\t")
         assert scope == "all" and value == expected[name.strip()]
