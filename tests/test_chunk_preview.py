@@ -1,0 +1,54 @@
+from workbench.chunking import FixedChunker
+from workbench.corpus import Document, Span
+from workbench.widgets.chunk_preview import (
+    ChunkPreview,
+    ChunkPreviewPair,
+    chunk_preview_html,
+    cut_spans,
+)
+
+HOSTILE = Document("h", "Intro. <script>window.__pwned=1</script> <img src=x onerror=alert(1)> "
+                   "Refunds take 30 days. Business customers get 60 days. " * 3)
+
+
+def test_cut_spans_and_count_in_summary():
+    doc = Document("d", "abcdefghijklmnopqrstuvwxyz" * 4)
+    chunks = FixedChunker(size=20, overlap=0).chunk(doc)
+    inside, across = Span("d", 2, 8), Span("d", 15, 25)
+    assert cut_spans(chunks, [inside, across]) == [across]
+    html = chunk_preview_html(doc, chunks, [inside, across])
+    assert "1 of 2 answer spans are cut" in html
+    assert 'class="wb-c0 wb-gold"' in html and "wb-cut" in html
+    overlapping = FixedChunker(size=20, overlap=10).chunk(doc)
+    assert cut_spans(overlapping, [across]) == []
+    assert "wb-ov" in chunk_preview_html(doc, overlapping)
+
+
+def test_text_is_escaped_and_marks_every_chunk():
+    chunks = FixedChunker(size=60, overlap=0).chunk(HOSTILE)
+    html = chunk_preview_html(HOSTILE, chunks)
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html and "onerror" in html  # shown as text
+    assert html.count('class="wb-mark"') == len(chunks)
+
+
+def test_widget_controls_rechunk_and_selection_is_readable():
+    p = ChunkPreview(HOSTILE, [Span("h", 80, 100)], size=100, overlap=0)
+    before = len(p.chunks)
+    assert p.spec == "fixed:size=100,unit=chars,overlap=0"
+    p.size.value = 50
+    assert len(p.chunks) > before and "size=50" in p.view.value
+    p.chunk_select.value = p.chunks[2].id
+    assert p.selected_chunk_id == "h#2" and "wb-sel" in p.view.value
+    p.kind.value = "sentence"
+    assert p.spec.startswith("sentence:") and p.selected_chunk_id in {None, "h#2"}
+    p.unit.value = "tokens"
+    assert all(c.doc_id == "h" for c in p.chunks)
+
+
+def test_pair_shares_document():
+    docs = [HOSTILE, Document("other", "Another document. " * 20)]
+    pair = ChunkPreviewPair(docs)
+    pair.left.doc_select.value = "other"
+    assert pair.right.document.id == "other"
+    assert pair.left.spec != pair.right.spec

@@ -1,0 +1,189 @@
+"""Chunk preview: a document with its chunk boundaries, overlaps and golden answer spans.
+
+``chunk_preview_html`` is the static form: alternating chunk backgrounds, overlap regions
+hatched, each chunk's id and token count on hover, golden spans underlined, spans that no
+single chunk holds whole in red, and a count ("3 of 12 answer spans are cut"). All document
+text is HTML-escaped. ``ChunkPreview`` adds controls (chunker, unit, size, overlap,
+document, chunk) and exposes ``selected_chunk_id``; ``ChunkPreviewPair`` shows two configs
+side by side.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.chunking import parse_chunker
+from workbench.corpus import Chunk, Document, Span
+from workbench.tokens import get_counter
+
+STYLE = """<style>
+.wb-preview{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;
+  line-height:1.6;max-height:520px;overflow:auto;border:1px solid #ccc;padding:6px}
+.wb-c0{background:#e8f0fe}.wb-c1{background:#fef3e0}
+.wb-ov{background:repeating-linear-gradient(45deg,#d7c7f7,#d7c7f7 4px,#efe6ff 4px,#efe6ff 8px)}
+.wb-sel{outline:2px solid #1a73e8}
+.wb-gold{text-decoration:underline 2px #188038}
+.wb-cut{text-decoration:underline 2px #d93025;color:#d93025}
+.wb-mark{font-size:9px;color:#555;vertical-align:super}
+.wb-summary{font-family:sans-serif;font-size:13px;margin:4px 0}
+.wb-summary .bad{color:#d93025;font-weight:bold}
+</style>"""
+
+
+def cut_spans(chunks: Sequence[Chunk], spans: Sequence[Span]) -> list[Span]:
+    """Spans that no single chunk contains whole."""
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    return [s for s in spans
+            if not any(c.start <= s.start and s.end <= c.end for c in by_doc.get(s.doc_id, ()))]
+
+
+def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[Span] = (),
+                       selected: str | None = None, label: str = "",
+                       token_counts: dict[str, int] | None = None) -> str:
+    """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``."""
+    chunks = sorted((c for c in chunks if c.doc_id == doc.id), key=lambda c: (c.start, c.ordinal))
+    spans = [s for s in spans if s.doc_id == doc.id]
+    cut = {(s.start, s.end) for s in cut_spans(chunks, spans)}
+    counts = token_counts or {}
+    points = sorted({0, len(doc.text), *(p for c in chunks for p in (c.start, c.end)),
+                     *(p for s in spans for p in (s.start, s.end))})
+    starts = {c.start: c for c in chunks}
+    parts: list[str] = []
+    # sweep: chunks whose [start, end) covers each elementary segment
+    active: list[Chunk] = []
+    pending = list(chunks)
+    for a, b in itertools.pairwise(points):
+        active = [c for c in active if c.end > a]
+        while pending and pending[0].start <= a:
+            c = pending.pop(0)
+            if c.end > a:
+                active.append(c)
+        if a in starts:
+            c = starts[a]
+            parts.append(f'<span class="wb-mark" data-chunk="{html.escape(c.id)}">'
+                         f"[{html.escape(c.id)}]</span>")
+        classes = []
+        if len(active) > 1:
+            classes.append("wb-ov")
+        elif active:
+            classes.append(f"wb-c{active[0].ordinal % 2}")
+        if selected and any(c.id == selected for c in active):
+            classes.append("wb-sel")
+        for s in spans:
+            if s.start <= a and b <= s.end:
+                classes.append("wb-cut" if (s.start, s.end) in cut else "wb-gold")
+                break
+        title = " | ".join(f"{c.id} · {counts[c.id]} tokens" if c.id in counts else c.id
+                           for c in active)
+        parts.append(f'<span class="{" ".join(classes)}" title="{html.escape(title)}">'
+                     f"{html.escape(doc.text[a:b])}</span>")
+    n_cut = len(cut)
+    verdict = (f'<span class="bad">{n_cut} of {len(spans)} answer spans are cut</span>'
+               if n_cut else f"0 of {len(spans)} answer spans are cut")
+    summary = (f'<div class="wb-summary"><b>{html.escape(label or "chunks")}</b> · '
+               f"{html.escape(doc.id)} · {len(doc.text):,} characters · {len(chunks)} chunks · "
+               f"{verdict}</div>")
+    return f'{STYLE}{summary}<div class="wb-preview">{"".join(parts)}</div>'
+
+
+KINDS = ("fixed", "sentence", "recursive", "markdown")
+
+
+class ChunkPreview(widgets.VBox):
+    """Interactive preview of one document under a chosen chunker.
+
+    Readable from Python: ``spec`` (the chunker spec), ``chunks``, ``selected_chunk_id``.
+    """
+
+    def __init__(self, documents: Sequence[Document] | Document, spans: Sequence[Span] = (),
+                 kind: str = "fixed", size: int = 800, overlap: int = 100, unit: str = "chars",
+                 header: bool = False, counter: str = "minilm"):
+        docs = [documents] if isinstance(documents, Document) else list(documents)
+        if not docs:
+            raise ValueError("ChunkPreview needs at least one document")
+        self.documents = {d.id: d for d in docs}
+        self.spans = list(spans)
+        self.header = header
+        self.counter = get_counter(counter)
+        self.doc_select = widgets.Dropdown(options=list(self.documents), description="document")
+        self.kind = widgets.Dropdown(options=KINDS, value=kind, description="chunker")
+        self.unit = widgets.ToggleButtons(options=["chars", "tokens"], value=unit)
+        self.size = widgets.IntSlider(value=size, min=50, max=3000, step=50, description="size",
+                                      continuous_update=False)
+        self.overlap = widgets.IntSlider(value=overlap, min=0, max=1000, step=25,
+                                         description="overlap", continuous_update=False)
+        self.chunk_select = widgets.Dropdown(options=[], description="chunk")
+        self.view = widgets.HTML()
+        self.errors = widgets.Output()
+        self.chunks: list[Chunk] = []
+        self._painting = True
+        for control in (self.doc_select, self.kind, self.unit, self.size, self.overlap):
+            control.observe(self._rechunk, names="value")
+        self.chunk_select.observe(self._repaint, names="value")
+        super().__init__([
+            widgets.HBox([self.doc_select, self.kind, self.unit]),
+            widgets.HBox([self.size, self.overlap, self.chunk_select]),
+            self.view, self.errors])
+        self._rechunk()
+
+    @property
+    def document(self) -> Document:
+        return self.documents[self.doc_select.value]
+
+    @property
+    def spec(self) -> str:
+        parts = [f"size={self.size.value}", f"unit={self.unit.value}"]
+        if self.kind.value in ("fixed", "recursive"):
+            parts.append(f"overlap={min(self.overlap.value, self.size.value - 1)}")
+        if self.header:
+            parts.append("header=true")
+        return f"{self.kind.value}:{','.join(parts)}"
+
+    @property
+    def selected_chunk_id(self) -> str | None:
+        value = self.chunk_select.value
+        return str(value) if value else None
+
+    def to_html(self) -> str:
+        counts = {c.id: self.counter.count(c.embed_text) for c in self.chunks}
+        return chunk_preview_html(self.document, self.chunks, self.spans,
+                                  self.selected_chunk_id, self.spec, counts)
+
+    def _rechunk(self, change: Any = None) -> None:
+        with self.errors:
+            self.chunks = parse_chunker(self.spec).chunk(self.document)
+            ids = [c.id for c in self.chunks]
+            keep = self.chunk_select.value if self.chunk_select.value in ids else None
+            self._painting = False
+            self.chunk_select.options = [("(none)", ""), *[(i, i) for i in ids]]
+            self.chunk_select.value = keep or ""
+            self._painting = True
+            self._repaint()
+
+    def _repaint(self, change: Any = None) -> None:
+        if not self._painting:
+            return
+        with self.errors:
+            self.view.value = self.to_html()
+
+
+class ChunkPreviewPair(widgets.HBox):
+    """Two chunk previews side by side on the same documents and spans (``left``,
+    ``right``); the document choice of the left one drives both."""
+
+    def __init__(self, documents: Sequence[Document], spans: Sequence[Span] = (),
+                 left: dict[str, Any] | None = None, right: dict[str, Any] | None = None):
+        self.left = ChunkPreview(documents, spans, **(left or {}))
+        self.right = ChunkPreview(documents, spans, **(right or {"kind": "recursive",
+                                                                  "overlap": 0}))
+        widgets.link((self.left.doc_select, "value"), (self.right.doc_select, "value"))
+        for p in (self.left, self.right):
+            p.layout = widgets.Layout(width="50%")
+        super().__init__([self.left, self.right])
