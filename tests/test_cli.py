@@ -83,3 +83,21 @@ def test_cli_does_not_import_torch():
             "'data/handbook/golden.jsonl', '--json']); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_chunks_diagnostics_json(capsys):
+    assert main(["chunks", *HANDBOOK, "--chunker", "fixed:size=400,overlap=0",
+                 "--chunker", "fixed:size=400,overlap=100", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["chunker"] for r in rows] == ["fixed:size=400,overlap=0",
+                                             "fixed:size=400,overlap=100"]
+    assert rows[0]["cost_multiplier"] == 1.0 and rows[1]["cost_multiplier"] > 1.2
+    assert rows[1]["split_rate"] < rows[0]["split_rate"]
+    assert {"chunks", "index_tokens", "split_rate"} <= set(rows[0])
+
+
+def test_eval_accepts_every_chunker_spec(capsys):
+    for spec in ["recursive:size=300,unit=tokens,overlap=0,header=true", "markdown:size=400",
+                 "sentence:size=400", "parent:child=200,size=1000"]:
+        assert main(["eval", *HANDBOOK, "--chunker", spec, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["n"] == 67

@@ -26,6 +26,11 @@ _EXPORTS = {
     "workbench.retrieval": ["BM25Retriever", "CallableRetriever", "Hit", "Retriever",
                             "make_retriever"],
     "workbench.widgets.metric_table": ["MetricTable", "metric_table_html"],
+    "workbench.widgets.chunk_preview": ["ChunkPreview", "ChunkPreviewPair", "chunk_preview_html"],
+    "workbench.stats": ["PairedComparison", "bootstrap_ci", "compare_many", "compare_paired",
+                        "comparison_table", "holm", "mcnemar_exact",
+                        "minimal_detectable_difference", "paired_permutation_test",
+                        "questions_needed"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
