@@ -1,0 +1,94 @@
+"""Chunking: cut documents into retrievable chunks, offset-exact, and diagnose the result.
+
+Every chunker here obeys the invariants of :mod:`workbench.corpus`:
+
+* ``document.text[c.start:c.end] == c.text`` (offsets are code points);
+* chunk ids are ``{doc_id}#{ordinal}``, ordinals from 0 in document order;
+* ``c.text`` is the clean slice the generator reads; ``c.embed_text`` is what gets
+  embedded and may carry extra context (a repeated table header, a contextual header);
+* no chunk is empty or whitespace only, and every non-whitespace character of a document
+  lies in at least one chunk;
+* chunking is deterministic, and structure-based chunkers (recursive, markdown) never let a
+  chunk cross a heading, so editing one section leaves the other sections' chunks (text and
+  ``content_hash``) unchanged.
+
+Budgets (``size``) are counted in ``unit="chars"`` (code points) or ``unit="tokens"`` of a
+token counter (``counter="minilm"`` by default; see :mod:`workbench.tokens`). A chunk may
+exceed its budget only when a single unit (a sentence, a word, a table row) is larger than
+the budget by itself: it is then cut into fixed windows and those chunks carry
+``metadata["fallback"] == "fixed"``.
+
+Every chunker is a frozen dataclass whose ``repr`` / ``label`` is a spec string that
+:func:`parse_chunker` turns back into an equal chunker, e.g.
+``fixed:size=800,overlap=100,unit=chars`` or
+``recursive:size=300,overlap=0,unit=tokens,header=true``.
+
+Parent/child ids: :class:`ParentChildChunker` returns the *child* chunks (the ones to
+index); they are numbered ``{doc_id}#{i}`` like any chunks and carry ``parent_id``. Its
+``parents(document)`` returns the enclosing parent chunks with ids
+``{doc_id}#parent#{j}``: document ids may not contain ``#``, so a parent id (two ``#``)
+never equals a child or ordinary chunk id (one ``#``), ``Chunk.ordinal`` still gives ``j``
+and ``Chunk.doc_id`` is the real document.
+
+The package is split by concern: :mod:`~workbench.chunking.units` (windows, sentences,
+paragraphs, markdown structure), :mod:`~workbench.chunking.packing` (measuring in chars or
+tokens, packing units into chunks), :mod:`~workbench.chunking.chunkers` (the protocol and
+the fixed, sentence and recursive chunkers), :mod:`~workbench.chunking.structured`
+(markdown, contextual header, parent/child), :mod:`~workbench.chunking.specs` (spec
+strings) and :mod:`~workbench.chunking.diagnostics`.
+
+Besides ``__all__``, the constants ``UNITS``, ``DEFAULT_COUNTER``, ``HEADER_FIELDS`` and
+``SPEC_HELP`` and the type aliases ``Docs`` and ``Splitter`` can still be imported from here.
+"""
+
+from __future__ import annotations
+
+from workbench.chunking.chunkers import DEFAULT_COUNTER as DEFAULT_COUNTER
+from workbench.chunking.chunkers import UNITS as UNITS
+from workbench.chunking.chunkers import (
+    Chunker,
+    FixedChunker,
+    RecursiveChunker,
+    SentenceChunker,
+    chunk_corpus,
+)
+from workbench.chunking.chunkers import Docs as Docs
+from workbench.chunking.diagnostics import (
+    ChunkingDiagnostics,
+    diagnose_chunking,
+    near_duplicate_pairs,
+    split_rate,
+    split_spans,
+)
+from workbench.chunking.packing import Splitter as Splitter
+from workbench.chunking.specs import SPEC_HELP as SPEC_HELP
+from workbench.chunking.specs import parse_chunker
+from workbench.chunking.structured import HEADER_FIELDS as HEADER_FIELDS
+from workbench.chunking.structured import ContextualHeader, MarkdownChunker, ParentChildChunker
+from workbench.chunking.units import (
+    markdown_headings,
+    section_path_at,
+    sentence_spans,
+    window_spans,
+)
+
+__all__ = [
+    "Chunker",
+    "ChunkingDiagnostics",
+    "ContextualHeader",
+    "FixedChunker",
+    "MarkdownChunker",
+    "ParentChildChunker",
+    "RecursiveChunker",
+    "SentenceChunker",
+    "chunk_corpus",
+    "diagnose_chunking",
+    "markdown_headings",
+    "near_duplicate_pairs",
+    "parse_chunker",
+    "section_path_at",
+    "sentence_spans",
+    "split_rate",
+    "split_spans",
+    "window_spans",
+]
