@@ -27,6 +27,8 @@ _EXPORTS = {
                             "make_retriever"],
     "workbench.widgets.metric_table": ["MetricTable", "metric_table_html"],
     "workbench.widgets.chunk_preview": ["ChunkPreview", "ChunkPreviewPair", "chunk_preview_html"],
+    "workbench.gate": ["Baseline", "BaselineRefused", "GateResult", "MetricCheck", "check_gate",
+                       "evaluate_pipeline", "update_baseline"],
     "workbench.stats": ["PairedComparison", "bootstrap_ci", "compare_many", "compare_paired",
                         "comparison_table", "holm", "mcnemar_exact",
                         "minimal_detectable_difference", "paired_permutation_test",

@@ -1,0 +1,566 @@
+"""The CI gate: a baseline file, a paired regression check and a ratchet.
+
+A *baseline* (JSON) records the pipeline config that produced it, the golden set's
+``content_hash``, per-metric mean / n / interval and every question's value per metric.
+:func:`check_gate` scores a new :class:`~workbench.evaluation.Evaluation` against it on the
+same questions; :func:`update_baseline` writes a new baseline only when no gated metric
+went down (the ratchet). Writes are atomic.
+
+The rule (one gated metric; the gate fails when any metric fails). A metric fails when
+    1. its mean dropped, and
+    2. the drop is at least one question's worth: the metric's largest per-question value
+       over n (``1 / n`` for 0/1 metrics, MRR, recall: 1.5 points at n=67), and
+    3. a one-sided paired test on the same questions gives ``p < alpha`` (default 0.05):
+       exact McNemar (binomial on the questions that flipped) for 0/1 metrics such as
+       hit rate, sign-flip permutation for graded ones (recall, MRR, nDCG).
+No fixed tolerance: a test on the flipped questions adapts to n and to how much the two
+pipelines disagree. The smallest failing drop follows from the test: with ``g`` questions
+up and ``l`` down, the best case is ``g = 0`` and ``p = 0.5 ** l``, so at least
+``l = 5`` questions must fall at alpha 0.05 (7.5 points at n=67); a 1-2 question wobble
+never fails. ``correction="holm"`` adjusts the p-values over the gated metrics
+(family-wise error) at the cost of seeing less. The report also gives the 80%-power minimal
+detectable difference (one-sided) so people know how large a drop the gate reliably sees.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from workbench.evaluation import Evaluation, default_metrics, evaluate
+from workbench.golden import GoldenSet, atomic_write_text
+from workbench.stats import (
+    compare_paired,
+    holm,
+    minimal_detectable_difference,
+    one_question,
+    paired_permutation_test,
+)
+
+__all__ = ["Baseline", "BaselineRefused", "GateResult", "MetricCheck", "check_gate",
+           "evaluate_pipeline", "evaluation_from_scores", "gate_config", "update_baseline"]
+
+SCHEMA_VERSION = 1
+DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",
+                            "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
+                            "level": "chunk", "threshold": 1}
+_PATH_KEYS = ("corpus", "golden")
+_EPS = 1e-12
+
+
+class BaselineRefused(ValueError):
+    """The gate or the ratchet refuses: ``reason`` is ``"golden_changed"`` (acknowledge with
+    ``allow_golden_change`` / ``golden_changed`` / ``--golden-changed``), ``"lower"`` (the
+    ratchet only moves up; ``force=True``) or ``"metrics"`` (a gated metric is missing)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
+                ) -> dict[str, Any]:
+    """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
+    metrics, level, threshold (defaults: BM25 over fixed:size=800,overlap=100, k=5)."""
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
+    config = {"corpus": str(corpus), **DEFAULTS, **{k: v for k, v in options.items()
+                                                    if v is not None}}
+    config["golden"] = None if golden is None else str(golden)
+    config["k"] = int(config["k"])
+    config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
+    return config
+
+
+def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
+                      ) -> tuple[Evaluation, GoldenSet]:
+    """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``)."""
+    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.formats import load_dataset
+    from workbench.retrieval import make_retriever
+
+    cfg = gate_config(**{k: v for k, v in config.items() if k in ("corpus", *DEFAULTS)})
+    corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
+    golden.validate(corpus)
+    chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
+    retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"])
+    ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
+                  level=cfg["level"], threshold=cfg["threshold"], system=cfg["retriever"],
+                  progress=progress)
+    return ev, golden
+
+
+def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
+                           categories: Mapping[str, str] | None = None) -> Evaluation:
+    """An Evaluation from per-question values ``{qid: {metric: value}}``: any per-question
+    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated."""
+    cats = categories or {}
+    rows = [{"system": system, "qid": q, "category": cats.get(q, "uncategorised"),
+             "source": "n/a", "metric": m, "value": float(v)}
+            for q, per in scores.items() for m, v in per.items()]
+    return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
+
+
+def _outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    if len(ev.configs()) != 1:
+        raise ValueError(f"the gate scores one configuration, this Evaluation holds "
+                         f"{len(ev.configs())}: {ev.configs()}; select one first")
+    values: dict[str, dict[str, float]] = {}
+    cats: dict[str, str] = {}
+    for q, m, v, c in zip(ev.frame["qid"], ev.frame["metric"], ev.frame["value"],
+                          ev.frame["category"], strict=True):
+        values.setdefault(str(q), {})[str(m)] = float(v)
+        cats[str(q)] = str(c)
+    return values, cats
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A recorded evaluation: ``outcomes`` maps qid -> metric -> value; ``summary`` maps
+    metric -> {mean, n, ci_low, ci_high} (95% bootstrap interval)."""
+
+    config: Mapping[str, Any]
+    golden_hash: str
+    golden_items: int
+    summary: Mapping[str, Mapping[str, float]]
+    outcomes: Mapping[str, Mapping[str, float]]
+    categories: Mapping[str, str] = field(default_factory=dict)
+    created: str = ""
+    path: Path | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.summary)
+
+    @classmethod
+    def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
+                        golden: GoldenSet | None) -> Baseline:
+        values, cats = _outcomes(ev)
+        summary = {str(r["metric"]): {"mean": float(r["mean"]), "n": int(r["n"]),
+                                      "ci_low": float(r["ci_low"]),
+                                      "ci_high": float(r["ci_high"])}
+                   for r in ev.summary().to_dict("records")}
+        return cls(dict(config), golden.content_hash if golden is not None else "",
+                   len(golden) if golden is not None else len(values), summary, values, cats,
+                   datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """JSON text; config paths are written relative to ``path``'s folder (absolute when
+        that climbs more than two folders), and each question sits on one line so the
+        file's diff reads as a history."""
+        base = Path(path).parent if path else None
+        config = dict(self.config)
+        for key in _PATH_KEYS:
+            if config.get(key) and base is not None:
+                try:  # relative when near (in the same repository), else absolute
+                    rel = Path(os.path.relpath(config[key], base)).as_posix()
+                except ValueError:  # another drive (Windows)
+                    rel = "../../../"
+                config[key] = rel if rel.split("/").count("..") <= 2 else str(
+                    Path(config[key]).resolve())
+        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.baseline",
+                "created": self.created, "config": config,
+                "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
+                "n": self.n, "interval": "95% bootstrap", "metrics": dict(self.summary)}
+        lines = json.dumps(head, indent=2, ensure_ascii=False)[:-2].splitlines()
+        for name, block in (("categories", self.categories), ("questions", self.outcomes)):
+            rows = [f"    {json.dumps(q, ensure_ascii=False)}: "
+                    f"{json.dumps(block[q], sort_keys=True, ensure_ascii=False)}"
+                    for q in sorted(block)]
+            lines[-1] += ","
+            lines += [f'  "{name}": {{', ",\n".join(rows), "  }"]
+        return "\n".join(line for line in lines if line) + "\n}\n"
+
+    def save(self, path: str | Path) -> Path:
+        target = Path(path)
+        atomic_write_text(target, self.to_json(target))
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> Baseline:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: baseline not found; create it with "
+                                    "`workbench gate --baseline PATH --update-baseline`")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}: malformed baseline JSON ({exc.msg})"
+                             ) from None
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"{path}: field 'schema_version' must be {SCHEMA_VERSION}; "
+                             "re-create the baseline with --update-baseline --force")
+        try:
+            config = dict(data["config"])
+            for key in _PATH_KEYS:
+                if config.get(key) and not Path(config[key]).is_absolute():
+                    config[key] = os.path.normpath(path.parent / config[key])
+            outcomes = {str(q): {str(m): float(v) for m, v in per.items()}
+                        for q, per in data["questions"].items()}
+            return cls(config, str(data["golden"]["content_hash"]), int(data["golden"]["items"]),
+                       {str(m): dict(s) for m, s in data["metrics"].items()}, outcomes,
+                       dict(data.get("categories", {})), str(data.get("created", "")), path)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: baseline lacks or mangles field {exc}; re-create it with "
+                             "--update-baseline --force") from None
+
+
+# ----------------------------------------------------------------------------- check
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    """One gated metric: means on the compared questions, the one-sided p-value of "the
+    current pipeline is worse", the questions that fell / rose and whether it failed."""
+
+    metric: str
+    n: int
+    baseline: float
+    current: float
+    test: str
+    p_value: float
+    p_adjusted: float
+    lost: tuple[tuple[str, float, float], ...]
+    gained: tuple[tuple[str, float, float], ...]
+    min_drop: float
+    mdd: float
+    failed: bool
+
+    @property
+    def delta(self) -> float:
+        return self.current - self.baseline
+
+    @property
+    def verdict(self) -> str:
+        if self.failed:
+            return "REGRESSED"
+        if self.delta < -_EPS:
+            return "within noise"
+        return "improved" if self.delta > _EPS else "unchanged"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "n": self.n, "baseline": self.baseline,
+                "current": self.current, "delta": self.delta, "test": self.test,
+                "p_one_sided": self.p_value, "p_adjusted": self.p_adjusted,
+                "down": len(self.lost), "up": len(self.gained),
+                "lost": [list(x) for x in self.lost], "gained": [list(x) for x in self.gained],
+                "min_drop": self.min_drop, "mdd_80": self.mdd, "failed": self.failed,
+                "verdict": self.verdict}
+
+
+def _min_fall(alpha: float, tests: int = 1) -> int:
+    """Fewest questions that must fall (none rising) for a one-sided ``p = 0.5 ** l`` below
+    ``alpha`` (below ``alpha / tests`` for the smallest Holm-adjusted p-value)."""
+    return max(1, math.floor(math.log2(tests / alpha)) + 1)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The verdict: ``passed``, one :class:`MetricCheck` per gated metric, the questions that
+    regressed / improved, and what was compared (``report()`` says it in words)."""
+
+    checks: tuple[MetricCheck, ...]
+    alpha: float
+    correction: str | None
+    n: int
+    golden_changed: bool = False
+    only_in_baseline: tuple[str, ...] = ()
+    only_in_current: tuple[str, ...] = ()
+    config_changes: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    baseline_created: str = ""
+    categories: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not any(c.failed for c in self.checks)
+
+    @property
+    def min_questions_to_fail(self) -> int:
+        """Fewest questions that must fall (none rising) before any metric can fail."""
+        return _min_fall(self.alpha, len(self.checks) if self.correction else 1)
+
+    @property
+    def failed_metrics(self) -> list[str]:
+        return [c.metric for c in self.checks if c.failed]
+
+    def _moved(self, attr: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for c in self.checks:
+            for q, _, _ in getattr(c, attr):
+                out.setdefault(q, []).append(c.metric)
+        return dict(sorted(out.items()))
+
+    @property
+    def regressed(self) -> dict[str, list[str]]:
+        """qid -> the gated metrics on which that question's value fell."""
+        return self._moved("lost")
+
+    @property
+    def improved(self) -> dict[str, list[str]]:
+        """qid -> the gated metrics on which that question's value rose."""
+        return self._moved("gained")
+
+    def table(self) -> pd.DataFrame:
+        cols = ["metric", "n", "baseline", "current", "delta", "down", "up", "test",
+                "p_one_sided", "verdict"]
+        return pd.DataFrame([c.to_dict() for c in self.checks], columns=cols).set_index("metric")
+
+    def rule(self) -> str:
+        corr = f", {self.correction}-adjusted over the {len(self.checks)} metrics" \
+            if self.correction else ""
+        return (f"a metric fails when its mean dropped by at least one question's worth "
+                f"({one_question(max(self.n, 1)) * 100:.1f} points at n={self.n} for a metric "
+                "scored 0 to 1 per question) and a "
+                f"one-sided paired test on the same questions gives p < {self.alpha:g}{corr} "
+                "(exact McNemar for 0/1 metrics, sign-flip permutation otherwise)")
+
+    def report(self, limit: int = 20) -> str:
+        head = "PASSED" if self.passed else (
+            f"FAILED: {', '.join(self.failed_metrics)} regressed")
+        lines = [f"Retrieval gate {head}", f"compared n={self.n} questions against the "
+                 f"baseline{' of ' + self.baseline_created if self.baseline_created else ''}"]
+        if self.golden_changed or self.only_in_baseline or self.only_in_current:
+            lines.append(f"golden set changed (acknowledged): compared only the {self.n} "
+                         f"questions in both; {len(self.only_in_baseline)} only in the "
+                         f"baseline, {len(self.only_in_current)} new")
+        for key, (old, new) in self.config_changes.items():
+            lines.append(f"config change: {key}: {old} -> {new}")
+        lines.append(f"{'metric':<16}{'baseline':>9}{'now':>8}{'change':>9}  down/up  "
+                     f"{'p(worse)':>9}  verdict")
+        for c in self.checks:
+            lines.append(f"{c.metric:<16}{c.baseline:>9.3f}{c.current:>8.3f}"
+                         f"{c.delta * 100:>+8.1f}p  {len(c.lost):>4}/{len(c.gained):<3} "
+                         f"{c.p_adjusted:>9.3g}  {c.verdict}")
+        for c in self.checks:
+            if c.failed:
+                shown = ", ".join(f"{q} ({a:.2f}->{b:.2f}, {self.categories.get(q, '?')})"
+                                  for q, a, b in c.lost[:limit])
+                more = f" and {len(c.lost) - limit} more" if len(c.lost) > limit else ""
+                lines.append(f"regressed on {c.metric}: {shown}{more}")
+        for name, moved in (("fell", self.regressed), ("rose", self.improved)):
+            if moved:
+                qids = list(moved)
+                more = f" and {len(qids) - limit} more" if len(qids) > limit else ""
+                lines.append(f"questions that {name} on any gated metric: {len(qids)} "
+                             f"({', '.join(qids[:limit])}{more})")
+        low = self.min_questions_to_fail
+        mdd = ", ".join(f"{c.metric} {c.mdd * 100:.0f}" for c in self.checks)
+        lines.append(f"what n={self.n} can see: one question = "
+                     f"{one_question(max(self.n, 1)) * 100:.1f} points; a metric fails only "
+                     f"when at least {low} questions fall (for a 0/1 metric "
+                     f"{low / max(self.n, 1) * 100:.1f} points, none rising); drops caught "
+                     f"with 80% power between unrelated pipelines: {mdd} points")
+        lines.append(f"rule: {self.rule()}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "alpha": self.alpha, "correction": self.correction,
+                "n": self.n, "failed_metrics": self.failed_metrics,
+                "metrics": [c.to_dict() for c in self.checks], "regressed": self.regressed,
+                "improved": self.improved, "golden_changed": self.golden_changed,
+                "only_in_baseline": list(self.only_in_baseline),
+                "only_in_current": list(self.only_in_current),
+                "config_changes": {k: list(v) for k, v in self.config_changes.items()},
+                "baseline_created": self.baseline_created,
+                "min_questions_to_fail": self.min_questions_to_fail, "rule": self.rule()}
+
+
+def _one_sided(test: str, wins: int, losses: int, a: Mapping[str, float],
+               b: Mapping[str, float]) -> float:
+    if test == "mcnemar-exact":  # P(gains <= observed | changes, 1/2)
+        return float(special.bdtr(wins, wins + losses, 0.5)) if wins + losses else 1.0
+    qids = list(a)
+    return paired_permutation_test(np.array([a[q] for q in qids]), np.array([b[q] for q in qids]),
+                                   alternative="less")
+
+
+def _golden_check(baseline: Baseline, golden: GoldenSet | None, qids: set[str],
+                  allow: bool) -> bool:
+    changed_hash = (golden is not None and bool(baseline.golden_hash)
+                    and golden.content_hash != baseline.golden_hash)
+    changed = changed_hash or qids != set(baseline.outcomes)
+    if changed and not allow:
+        new, gone = len(qids - set(baseline.outcomes)), len(set(baseline.outcomes) - qids)
+        why = (f"its content hash is {golden.content_hash[:12]}, the baseline's "
+               f"{baseline.golden_hash[:12]}" if changed_hash and golden is not None else
+               "the scored questions differ")
+        raise BaselineRefused(
+            f"the golden set changed since the baseline ({why}; {new} new, {gone} gone "
+            "question(s)): numbers on different questions are not comparable. Acknowledge "
+            "with --golden-changed (allow_golden_change=True) to compare the common "
+            "questions, then ratchet a new baseline.", "golden_changed")
+    return changed
+
+
+def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: float = 0.05,
+               metrics: Sequence[str] | None = None, *, golden: GoldenSet | None = None,
+               allow_golden_change: bool = False, config: Mapping[str, Any] | None = None,
+               min_drop: float | None = None, correction: str | None = None,
+               power: float = 0.8) -> GateResult:
+    """Gate ``current`` against ``baseline`` (see the module doc for the rule).
+
+    ``metrics``: the gated metrics (default: all in the baseline). ``golden``: the golden
+    set ``current`` was scored on; a content hash (or question set) other than the
+    baseline's raises :class:`BaselineRefused` unless ``allow_golden_change``, which then
+    compares the common questions. ``min_drop``: the smallest drop that may fail (default
+    one question's worth, ``max per-question value / n``). ``correction="holm"`` adjusts
+    the p-values over the gated metrics.
+    ``config`` (the current pipeline's) only feeds the report's list of config changes."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if correction not in (None, "holm"):
+        raise ValueError(f"correction must be None or 'holm', not {correction!r}")
+    base = baseline if isinstance(baseline, Baseline) else Baseline.load(baseline)
+    values, cats = _outcomes(current)
+    gated = list(metrics or base.metrics)
+    for m in gated:
+        where = [w for w, src in (("baseline", base.metrics), ("evaluation", current.metrics))
+                 if m not in src]
+        if where:
+            raise BaselineRefused(f"metric {m!r} is not in the {' or '.join(where)}; gate "
+                                  f"one of {base.metrics}", "metrics")
+    changed = _golden_check(base, golden, set(values), allow_golden_change)
+    common = sorted(set(values) & set(base.outcomes))
+    if not common:
+        raise ValueError("the evaluation and the baseline share no questions")
+    n = len(common)
+    checks = []
+    for m in gated:
+        a = {q: base.outcomes[q][m] for q in common}
+        b = {q: values[q][m] for q in common}
+        cmp = compare_paired(a, b, alpha=alpha, bootstrap_resamples=200)
+        rate = min(max(cmp.mean_a, 0.05), 0.95)
+        lost = tuple((str(f.qid), f.baseline, f.candidate) for f in cmp.flipped
+                     if f.direction == "lost")
+        gained = tuple((str(f.qid), f.baseline, f.candidate) for f in reversed(cmp.flipped)
+                       if f.direction == "gained")
+        p = _one_sided(cmp.test, cmp.wins, cmp.losses, a, b)
+        # one question's worth on this metric: its largest per-question value, over n
+        top = max([*a.values(), *b.values(), 0.0]) or 1.0
+        floor = top / n if min_drop is None else float(min_drop)
+        # discordance of two unrelated pipelines: E[(b - a)^2] = 2 Var (2p(1-p) for 0/1)
+        var = float(np.var(list(a.values())))
+        disc = 2 * var if var > 0 else 2 * rate * (1 - rate)
+        mdd = minimal_detectable_difference(n, alpha=min(2 * alpha, 0.99), power=power,
+                                            paired_discordance=disc)
+        checks.append(MetricCheck(m, n, cmp.mean_a, cmp.mean_b, cmp.test, p, p, lost, gained,
+                                  floor, mdd, failed=False))
+    adjusted = holm([c.p_value for c in checks]) if correction else [c.p_value for c in checks]
+    checks = [replace(c, p_adjusted=pa, failed=c.delta < 0 and -c.delta >= c.min_drop - _EPS
+                      and pa < alpha) for c, pa in zip(checks, adjusted, strict=True)]
+    changes = {k: (base.config.get(k), v) for k, v in (config or {}).items()
+               if k not in _PATH_KEYS and k in base.config and base.config.get(k) != v}
+    return GateResult(tuple(checks), alpha, correction, n, changed,
+                      tuple(sorted(set(base.outcomes) - set(values))),
+                      tuple(sorted(set(values) - set(base.outcomes))), changes, base.created,
+                      {**base.categories, **cats})
+
+
+# ----------------------------------------------------------------------------- ratchet
+
+
+def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, Any],
+                    golden: GoldenSet | None, *, force: bool = False,
+                    golden_changed: bool = False, metrics: Sequence[str] | None = None
+                    ) -> Baseline:
+    """Write ``current`` as the baseline at ``path`` (atomically), ratcheting upward only.
+
+    With an existing baseline it raises :class:`BaselineRefused` when the golden set changed
+    and ``golden_changed`` is not given, or when any gated metric (default: every metric in
+    the old baseline) has a lower mean on the questions both share, unless ``force``."""
+    path = Path(path)
+    new = Baseline.from_evaluation(current, config, golden)
+    if path.exists() and not force:
+        old = Baseline.load(path)
+        values, _ = _outcomes(current)
+        _golden_check(old, golden, set(values), golden_changed)
+        common = sorted(set(values) & set(old.outcomes))
+        lower = []
+        for m in metrics or old.metrics:
+            if m not in current.metrics:
+                raise BaselineRefused(f"{path}: metric {m!r} is in the baseline but not in the "
+                                      "new evaluation; score it too, or use force=True "
+                                      "(--force) to drop it", "metrics")
+            was = float(np.mean([old.outcomes[q][m] for q in common]))
+            now = float(np.mean([values[q][m] for q in common]))
+            if now < was - 1e-9:
+                lower.append(f"{m} {was:.3f} -> {now:.3f}")
+        if lower:
+            raise BaselineRefused(
+                f"{path}: refusing to lower the baseline ({'; '.join(lower)} on {len(common)} "
+                "questions): the ratchet only moves up. Fix the regression, or use force=True "
+                "(--force) if the drop is deliberate, and say why in the commit.", "lower")
+    new.save(path)
+    return Baseline.load(path)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def run_gate_command(args: Any) -> int:
+    """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
+    Options not given are taken from the baseline's recorded config."""
+    path = Path(args.baseline)
+    if not path.exists() and not args.update_baseline:
+        raise FileNotFoundError(f"{path}: baseline not found; create it with "
+                                f"`workbench gate --baseline {path} --update-baseline`")
+    base = Baseline.load(path) if path.exists() else None
+    given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
+                                                 "encoder", "k", "level")}
+    requested = getattr(args, "metric", None)
+    given["metrics"] = list(dict.fromkeys([*(base.metrics if base else []), *requested])
+                            ) if requested else None
+    merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
+    if not merged.get("corpus"):
+        raise ValueError("give --corpus (and --golden) to create a baseline")
+    config = gate_config(**{k: v for k, v in merged.items() if k in ("corpus", *DEFAULTS)})
+    ev, golden = evaluate_pipeline(config)
+    forced = bool(args.update_baseline and args.force)
+    out: dict[str, Any] = {"baseline": str(path), "config": config}
+    code, result = 0, None
+    try:
+        if base is not None:
+            gated = [m for m in requested or base.metrics if not forced or m in base.metrics]
+            result = check_gate(ev, base, args.alpha, metrics=gated or None, golden=golden,
+                                allow_golden_change=args.golden_changed or forced,
+                                config=config)
+            code = 0 if result.passed or forced else 1
+            out.update(result.to_dict())
+        if args.update_baseline and code == 0:
+            update_baseline(path, ev, config, golden, force=args.force,
+                            golden_changed=args.golden_changed)
+            out["baseline_updated"] = True
+    except BaselineRefused as exc:
+        code = 1 if exc.reason == "lower" else 2
+        out.update(error=str(exc), reason=exc.reason)
+    if args.json:
+        print(json.dumps({"exit_code": code, **out}, indent=2, ensure_ascii=False, default=str))
+        return code
+    if result is not None:
+        print(result.report())
+    if "error" in out:
+        print(f"workbench gate: {out['error']}")
+    elif out.get("baseline_updated"):
+        print(f"{'updated' if base else 'created'} baseline {path} (n={ev.n} questions)")
+    return code
