@@ -1,4 +1,4 @@
-"""The ``workbench`` command: trec, validate, eval, chunks.
+"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate.
 
 User errors (bad files, bad specs) print one clear message and exit 2 (validate: 1 when
 the golden set has problems); never a traceback. torch is imported only when a dense
@@ -134,6 +134,18 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from workbench.gate import run_gate_command
+
+    return run_gate_command(args)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from workbench.sweep import run_sweep_command
+
+    return run_sweep_command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -174,6 +186,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunker", action="append", required=True, help="chunker spec; repeatable")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=_cmd_chunks)
+
+    p = sub.add_parser("gate", help="CI gate: exit 1 when retrieval regressed against a baseline")
+    p.add_argument("--baseline", required=True, help="baseline JSON, e.g. evals/baseline.json")
+    p.add_argument("--corpus", help="default for this and the options below: the baseline's")
+    p.add_argument("--golden")
+    p.add_argument("--chunker")
+    p.add_argument("--retriever")
+    p.add_argument("--encoder")
+    p.add_argument("-k", type=int)
+    p.add_argument("-m", "--metric", action="append", help="gate only this metric; repeatable")
+    p.add_argument("--level", choices=["chunk", "document"])
+    p.add_argument("--alpha", type=float, default=0.05, help="one-sided test level (0.05)")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="write the baseline (create it, or ratchet it upward only)")
+    p.add_argument("--golden-changed", action="store_true",
+                   help="acknowledge an edited golden set: compare the common questions")
+    p.add_argument("--force", action="store_true", help="with --update-baseline: allow lower")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(fn=_cmd_gate)
+
+    p = sub.add_parser("sweep", help="evaluate a grid of configurations (grid YAML; see "
+                                     "workbench.sweep)")
+    corpus_args(p)
+    p.add_argument("--grid", required=True, help="grid YAML: parameter: [values], + metrics")
+    p.add_argument("--executor", help="dask://HOST:PORT or processes:N (default: in process)")
+    p.add_argument("--state", help="JSONL of finished configs: a rerun skips them (resume)")
+    p.add_argument("--cache", default=".workbench_cache/embeddings",
+                   help="embedding cache folder (shared by workers; a network folder for a "
+                        "multi-machine Dask cluster)")
+    p.add_argument("-k", type=int, default=5, help="k when the grid has none (default 5)")
+    p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
+    p.set_defaults(fn=_cmd_sweep)
     return parser
 
 
