@@ -1,0 +1,166 @@
+"""Sweep explorer: pick a metric, an x parameter, a colour and a category; see the sweep.
+
+The view paints :func:`workbench.widgets.plots.metric_vs_param` into a ``go.FigureWidget``
+and lists the configurations best first for the chosen metric and category. Clicking a
+point (or picking from the list) selects a configuration, readable from Python as
+``explorer.selected_config`` (its name, the Evaluation's system) and
+``explorer.selected_params``. ``to_html()`` is the static form. Callback errors are shown in
+the widget's ``Output`` rather than lost.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from workbench.widgets.plots import metric_vs_param
+
+NONE = "(none)"
+
+
+class SweepExplorer(widgets.VBox):
+    """Interactive view of a :class:`~workbench.sweep.SweepResult`."""
+
+    def __init__(self, result: Any, metric: str | None = None, x: str | None = None,
+                 color: str | None = None, category: str = "all"):
+        self.result = result
+        params = [p for p in result.grid_params
+                  if result.configs[p].dropna().astype(str).nunique() > 1] or result.grid_params
+        numeric = [p for p in params if p in ("size", "overlap", "k")]
+        x = x or (numeric[0] if numeric else params[0])
+        others = [p for p in params if p != x]
+        cats = sorted(result.frame["category"].unique())
+        self.metric_select = widgets.Dropdown(options=result.metrics,
+                                              value=metric or result.metrics[0],
+                                              description="metric")
+        self.x_select = widgets.Dropdown(options=params, value=x, description="x")
+        self.color_select = widgets.Dropdown(
+            options=[NONE, *params], value=color or (others[0] if others else NONE),
+            description="colour")
+        self.category_select = widgets.Dropdown(options=["all", *cats], value=category,
+                                                description="category")
+        self.config_select = widgets.Dropdown(options=[], description="config",
+                                              layout=widgets.Layout(width="95%"))
+        self.figure = go.FigureWidget()
+        self.details = widgets.HTML()
+        self.errors = widgets.Output()
+        for control in (self.metric_select, self.x_select, self.color_select,
+                        self.category_select):
+            control.observe(self._repaint, names="value")
+        self.config_select.observe(self._on_select, names="value")
+        super().__init__([
+            widgets.HBox([self.metric_select, self.category_select]),
+            widgets.HBox([self.x_select, self.color_select]),
+            self.figure, self.config_select, self.details, self.errors])
+        self._repaint()
+
+    # -- readable state -----------------------------------------------------------------
+
+    @property
+    def selected_config(self) -> str | None:
+        """The selected configuration's name (a system of the sweep's Evaluation)."""
+        value = self.config_select.value
+        return str(value) if value is not None else None
+
+    @property
+    def selected_params(self) -> dict[str, Any]:
+        config = self.selected_config
+        return self.result.params_of(config) if config else {}
+
+    def select(self, config: str) -> None:
+        """Select a configuration by name (as clicking its point does)."""
+        if config not in self.result.configs.index:
+            raise ValueError(f"unknown configuration {config!r}")
+        self.config_select.value = config
+
+    # -- painting -----------------------------------------------------------------------
+
+    def build_figure(self) -> go.Figure:
+        """The figure for the current controls (plain ``go.Figure``)."""
+        color = self.color_select.value
+        color = None if color in (NONE, self.x_select.value) else color
+        fig = metric_vs_param(self.result, self.metric_select.value, self.x_select.value,
+                              color=color, category=self.category_select.value)
+        config = self.selected_config
+        if config is not None:
+            board = self.result.leaderboard(self.metric_select.value, self._category())
+            x_value = board.loc[config, self.x_select.value]
+            if x_value is not None and x_value == x_value:  # not None / NaN
+                numeric = isinstance(fig.data[0].x[0], int | float) if fig.data else True
+                fig.add_trace(go.Scatter(
+                    x=[x_value if numeric else str(x_value)], y=[board.loc[config, "mean"]],
+                    mode="markers", name="selected", hoverinfo="skip",
+                    marker={"size": 18, "symbol": "circle-open", "color": "crimson",
+                            "line": {"width": 3}}))
+        return fig
+
+    def _category(self) -> str | None:
+        value = self.category_select.value
+        return None if value == "all" else str(value)
+
+    def _repaint(self, change: Any = None) -> None:
+        with self.errors:
+            board = self.result.leaderboard(self.metric_select.value, self._category())
+            options = [(f"{name}  {row['mean']:.3f} [{row['ci_low']:.3f}, "
+                        f"{row['ci_high']:.3f}] n={int(row['n'])}", name)
+                       for name, row in board.iterrows()]
+            current = self.config_select.value
+            self.config_select.unobserve(self._on_select, names="value")
+            self.config_select.options = options
+            names = [value for _, value in options]
+            self.config_select.value = current if current in names else names[0]
+            self.config_select.observe(self._on_select, names="value")
+            self._paint()
+
+    def _on_select(self, change: Any = None) -> None:
+        with self.errors:
+            self._paint()
+
+    def _paint(self) -> None:
+        fig = self.build_figure()
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.add_traces(list(fig.data))
+            self.figure.layout = fig.layout
+        for trace in self.figure.data:
+            if trace.name != "selected":
+                trace.on_click(self._clicked)
+        self.details.value = self.details_html()
+
+    def _clicked(self, trace: Any, points: Any, state: Any) -> None:
+        with self.errors:
+            if points.point_inds:
+                data = trace.customdata[points.point_inds[0]]
+                self.select(str(data[0] if isinstance(data, list | tuple) else data))
+
+    def details_html(self) -> str:
+        """The selected configuration: parameters, chunker spec, cost and its score."""
+        config = self.selected_config
+        if config is None:
+            return ""
+        row = self.result.configs.loc[config]
+        board = self.result.leaderboard(self.metric_select.value, self._category())
+        score = board.loc[config]
+        cells = [("config", config), ("spec", row["spec"]),
+                 (str(self.metric_select.value),
+                  f"{score['mean']:.3f} [{score['ci_low']:.3f}, {score['ci_high']:.3f}], "
+                  f"n={int(score['n'])}"),
+                 ("chunks", f"{int(row['chunks']):,}"),
+                 ("index tokens", f"{int(row['index_tokens']):,}"),
+                 ("cost multiplier", f"{row['cost_multiplier']:.2f}"),
+                 ("split rate", f"{row['split_rate']:.1%}"),
+                 ("prompt tokens at k", f"{row['prompt_tokens_at_k']:.0f}"),
+                 ("embedded / reused", f"{int(row['embedded'])} / {int(row['reused'])}")]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td>{html.escape(str(v))}</td></tr>" for k, v in cells)
+        return f'<table class="wb-sweep-config">{body}</table>'
+
+    def to_html(self, include_plotlyjs: str | bool = "cdn") -> str:
+        """Static form: the current figure (plotly.js from the CDN by default) and the
+        selected configuration."""
+        figure = self.build_figure().to_html(include_plotlyjs=include_plotlyjs,
+                                              full_html=False)
+        return f"<div>{figure}{self.details_html()}</div>"
