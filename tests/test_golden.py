@@ -156,3 +156,4 @@ def test_save_roundtrip_atomic_and_add_case(tmp_path):
                         "evidence": [{**ev("60 days"), "text": "61 days"}]}, corpus=CORPUS)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]
+    assert path.stat().st_mode & 0o077 != 0  # not left private (0600) by the temp file
