@@ -1,0 +1,347 @@
+"""Character-span retrieval metrics, as in Chroma's "Evaluating Chunking Strategies for
+Retrieval" (Smith & Troynikov, 2024).
+
+Chunk-id metrics (recall@k, ...) ask *whether* the chunk holding an answer was retrieved.
+Span metrics ask *how much of the answer text* came back and *how much else* came with it,
+so chunkings of different sizes are compared on the same footing. The report calls them
+"token-level"; its code (``chunking_evaluation/evaluation_framework/base_evaluation.py``)
+works on half-open **character** ranges ``[start, end)``, and so do we (code points).
+
+For one question with retrieved ranges ``R`` (the top k chunks, in order) and reference
+ranges ``G`` (the evidence spans), writing ``|x|`` for a length:
+
+* ``I`` = the union of ``r ∩ g`` over every retrieved ``r`` and reference ``g`` in the same
+  document. Text that several overlapping chunks cover counts **once**.
+* ``span_recall    = |I| / Σ|g|`` (references summed without a union; they rarely overlap).
+* ``span_precision = |I| / Σ|r|`` over **all** retrieved chunks, summed **without** a union
+  and including chunks from other documents: overlap redundancy and off-target chunks both
+  lower precision.
+* ``span_iou       = |I| / (Σ|r| + Σ_g |g minus the retrieved chunks|)``: the precision
+  denominator plus the reference text no retrieved chunk covers.
+* ``span_precision_omega`` (the report's "PrecisionΩ") is the same ratio when *every* chunk
+  of the chunking that meets a reference is retrieved: ``|I| / |union(those chunks, the
+  uncovered reference text)|``. It is the ceiling of IoU at perfect recall, a property of
+  the chunking alone. As in the report's code, a chunk that only *touches* a reference
+  (``max(start) <= min(end)``, a zero-length intersection) counts as meeting it: it adds
+  nothing to ``I`` but its length enters the denominator.
+
+Means and standard deviations are plain ``np.mean`` / ``np.std`` (population std, ddof=0)
+over questions, pooled across documents, as the report prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.corpus import Chunk, Span
+
+__all__ = [
+    "SPAN_METRICS",
+    "SpanScores",
+    "intersect",
+    "range_length",
+    "score_spans",
+    "span_evaluate",
+    "span_iou",
+    "span_precision",
+    "span_precision_omega",
+    "span_recall",
+    "subtract",
+    "union_ranges",
+]
+
+SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "span_precision_omega")
+
+Range = tuple[int, int]
+Located = tuple[str, int, int]  # (doc_id, start, end)
+RangeLike = Chunk | Span | Sequence[Any]
+
+
+# --------------------------------------------------------------------------- range algebra
+
+
+def union_ranges(ranges: Iterable[Range]) -> list[Range]:
+    """Merge ranges that overlap or touch (``start <= previous end``), sorted by start."""
+    merged: list[Range] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def range_length(ranges: Iterable[Range]) -> int:
+    """Summed lengths, without a union (overlaps count twice)."""
+    return sum(end - start for start, end in ranges)
+
+
+def intersect(a: Range, b: Range) -> Range | None:
+    """``a ∩ b``; ``None`` when they are disjoint. Touching ranges give an empty range
+    ``(x, x)`` (the report's test is ``max(start) <= min(end)``)."""
+    start, end = max(a[0], b[0]), min(a[1], b[1])
+    return (start, end) if start <= end else None
+
+
+def subtract(a: Range, cover: Iterable[Range]) -> list[Range]:
+    """The parts of ``a`` that no range in ``cover`` overlaps."""
+    out: list[Range] = []
+    pos = a[0]
+    for start, end in union_ranges(c for c in cover if c[0] < a[1] and c[1] > a[0]):
+        if start > pos:
+            out.append((pos, start))
+        pos = max(pos, end)
+    if pos < a[1]:
+        out.append((pos, a[1]))
+    return out
+
+
+def _located(item: RangeLike, what: str) -> Located:
+    """``(doc_id, start, end)`` from a Chunk, a Span / Evidence or a 3-tuple."""
+    if isinstance(item, Chunk | Span):
+        return item.doc_id, int(item.start), int(item.end)
+    if isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 3:
+        doc_id, start, end = item
+        if not isinstance(doc_id, str):
+            raise ValueError(f"{what} {item!r}: the first field must be a document id string")
+        start, end = int(start), int(end)
+        if not 0 <= start <= end:
+            raise ValueError(f"{what} {item!r}: need 0 <= start <= end (half-open range)")
+        return doc_id, start, end
+    raise ValueError(
+        f"{what} {item!r}: give a Chunk, a Span, or a (doc_id, start, end) tuple"
+    )
+
+
+def _prepare(
+    retrieved: Iterable[RangeLike], references: Iterable[RangeLike]
+) -> tuple[list[Located], list[Located]]:
+    ret = [_located(r, "retrieved range") for r in retrieved]
+    refs = [_located(g, "reference span") for g in references]
+    if not refs or range_length((s, e) for _, s, e in refs) == 0:
+        raise ValueError(
+            "span metrics need at least one non-empty reference span: questions without "
+            "evidence have no span recall (exclude them, as chunk metrics do)"
+        )
+    return ret, refs
+
+
+def _numerator(ret: Sequence[Located], refs: Sequence[Located]) -> int:
+    """|I|: the union of every retrieved-range ∩ reference in the same document."""
+    parts: dict[str, list[Range]] = {}
+    for doc, rs, re_ in ret:
+        for gdoc, gs, ge in refs:
+            if doc == gdoc:
+                hit = intersect((rs, re_), (gs, ge))
+                if hit is not None and hit[1] > hit[0]:
+                    parts.setdefault(doc, []).append(hit)
+    return sum(range_length(union_ranges(p)) for p in parts.values())
+
+
+def _uncovered(ret: Sequence[Located], refs: Sequence[Located]) -> list[Located]:
+    """Each reference minus the retrieved ranges of its document (per reference)."""
+    out: list[Located] = []
+    for gdoc, gs, ge in refs:
+        cover = [(s, e) for d, s, e in ret if d == gdoc]
+        out.extend((gdoc, s, e) for s, e in subtract((gs, ge), cover))
+    return out
+
+
+# --------------------------------------------------------------------------- per question
+
+
+def span_recall(retrieved: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
+    """Share of the reference characters the retrieved ranges cover: ``|I| / Σ|g|``."""
+    ret, refs = _prepare(retrieved, references)
+    return _numerator(ret, refs) / range_length((s, e) for _, s, e in refs)
+
+
+def span_precision(retrieved: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
+    """Share of the retrieved characters that are reference text: ``|I| / Σ|r|`` with
+    every retrieved range counted in full (no union). 0.0 when nothing was retrieved."""
+    ret, refs = _prepare(retrieved, references)
+    total = range_length((s, e) for _, s, e in ret)
+    return _numerator(ret, refs) / total if total else 0.0
+
+
+def span_iou(retrieved: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
+    """``|I| / (Σ|r| + uncovered reference characters)`` (the report's IoU: the retrieved
+    lengths are summed without a union, so overlapping chunks lower it)."""
+    ret, refs = _prepare(retrieved, references)
+    denominator = range_length((s, e) for _, s, e in ret) + range_length(
+        (s, e) for _, s, e in _uncovered(ret, refs)
+    )
+    return _numerator(ret, refs) / denominator if denominator else 0.0
+
+
+def span_precision_omega(chunks: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
+    """PrecisionΩ: IoU with every chunk that meets (overlaps or touches) a reference
+    retrieved, the chunks *unioned* with the uncovered reference text in the denominator.
+    ``chunks`` is the whole chunking (or at least every chunk of the references'
+    documents)."""
+    all_chunks, refs = _prepare(chunks, references)
+    meeting = [
+        (d, s, e)
+        for d, s, e in all_chunks
+        if any(d == gd and intersect((s, e), (gs, ge)) is not None for gd, gs, ge in refs)
+    ]
+    return _omega(meeting, refs)
+
+
+def _omega(meeting: Sequence[Located], refs: Sequence[Located]) -> float:
+    numerator = _numerator(meeting, refs)
+    if not numerator:
+        return 0.0
+    by_doc: dict[str, list[Range]] = {}
+    for d, s, e in [*meeting, *_uncovered(meeting, refs)]:
+        by_doc.setdefault(d, []).append((s, e))
+    return numerator / sum(range_length(union_ranges(r)) for r in by_doc.values())
+
+
+# --------------------------------------------------------------------------- many questions
+
+
+@dataclass
+class SpanScores:
+    """Per-question span metrics (arrays aligned with ``qids``) and their means."""
+
+    qids: list[str]
+    values: dict[str, np.ndarray]
+    groups: list[str] = field(default_factory=list)
+
+    def mean(self) -> dict[str, float]:
+        return {m: float(np.mean(v)) if len(v) else float("nan") for m, v in self.values.items()}
+
+    def std(self) -> dict[str, float]:
+        """Population standard deviation (``np.std``, ddof=0), as the report prints."""
+        return {m: float(np.std(v)) if len(v) else float("nan") for m, v in self.values.items()}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per question, one column per metric (plus ``group`` when given)."""
+        frame = pd.DataFrame({"qid": self.qids, **self.values})
+        if self.groups:
+            frame.insert(1, "group", self.groups)
+        return frame
+
+
+class _ChunkIndex:
+    """Chunks of each document as sorted numpy arrays, to find those meeting a range."""
+
+    def __init__(self, chunks: Iterable[Located]):
+        by_doc: dict[str, list[Range]] = {}
+        for d, s, e in chunks:
+            by_doc.setdefault(d, []).append((s, e))
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+        for d, ranges in by_doc.items():
+            arr = np.array(sorted(ranges), dtype=np.int64).reshape(-1, 2)
+            longest = int((arr[:, 1] - arr[:, 0]).max()) if len(arr) else 0
+            self._arrays[d] = (arr[:, 0].copy(), arr[:, 1].copy(), longest)
+
+    def meeting(self, doc: str, start: int, end: int) -> list[Located]:
+        """Chunks of ``doc`` with ``max(starts) <= min(ends)`` against ``[start, end)``."""
+        if doc not in self._arrays:
+            return []
+        starts, ends, longest = self._arrays[doc]
+        lo = int(np.searchsorted(starts, start - longest, side="left"))
+        hi = int(np.searchsorted(starts, end, side="right"))
+        sel = np.flatnonzero(ends[lo:hi] >= start) + lo
+        return [(doc, int(starts[i]), int(ends[i])) for i in sel]
+
+
+def score_spans(
+    retrieved: Mapping[str, Sequence[RangeLike]],
+    references: Mapping[str, Sequence[RangeLike]],
+    k: int | None = None,
+    chunks: Iterable[RangeLike] | None = None,
+    groups: Mapping[str, str] | None = None,
+) -> SpanScores:
+    """Span metrics for every question of ``references`` (qid -> evidence ranges).
+
+    ``retrieved`` maps qid -> ranked ranges (best first; only the first ``k`` are used when
+    ``k`` is given); a question missing from it retrieved nothing. With ``chunks`` (the
+    whole chunking) ``span_precision_omega`` is computed too. ``groups`` (qid -> label,
+    e.g. the corpus) is carried into ``to_frame`` for per-group means.
+    """
+    index = _ChunkIndex(_located(c, "chunk") for c in chunks) if chunks is not None else None
+    names = [*SPAN_METRICS[:3], *(["span_precision_omega"] if index is not None else [])]
+    out: dict[str, list[float]] = {m: [] for m in names}
+    qids = list(references)
+    for qid in qids:
+        ranked = list(retrieved.get(qid, ()))
+        ret, refs = _prepare(ranked[:k] if k is not None else ranked, references[qid])
+        numerator = _numerator(ret, refs)
+        ref_total = range_length((s, e) for _, s, e in refs)
+        ret_total = range_length((s, e) for _, s, e in ret)
+        uncovered = range_length((s, e) for _, s, e in _uncovered(ret, refs))
+        out["span_recall"].append(numerator / ref_total)
+        out["span_precision"].append(numerator / ret_total if ret_total else 0.0)
+        denominator = ret_total + uncovered
+        out["span_iou"].append(numerator / denominator if denominator else 0.0)
+        if index is not None:
+            meeting = list(dict.fromkeys(m for d, s, e in refs for m in index.meeting(d, s, e)))
+            out["span_precision_omega"].append(_omega(meeting, refs))
+    return SpanScores(
+        qids,
+        {m: np.asarray(v, dtype=float) for m, v in out.items()},
+        [groups.get(q, "") for q in qids] if groups is not None else [],
+    )
+
+
+def span_evaluate(
+    run: Any,
+    golden: Any,
+    chunks: Sequence[Chunk],
+    k: int = 5,
+    system: str | None = None,
+) -> Any:
+    """Span metrics of a :class:`~workbench.evaluation.Run` (or a retriever, searched here)
+    against a golden set's evidence spans, as an :class:`~workbench.evaluation.Evaluation`
+    (so ``summary()``, ``by("category")`` and ``compare()`` work).
+
+    Metric names carry k: ``span_recall@5``, ``span_precision@5``, ``span_iou@5``, plus
+    ``span_precision_omega`` (independent of the retriever). ``chunks`` must hold every
+    chunk id the run returns. Items without evidence (or unanswerable) are excluded and
+    counted in ``excluded["no_evidence"]``.
+    """
+    from workbench.evaluation import Evaluation, Run
+
+    if not isinstance(run, Run):
+        run = Run.from_retriever(run, golden, k, system)
+    name = system or run.system
+    by_id = {c.id: c for c in chunks}
+    items = [i for i in golden if i.answerable and i.evidence]
+    excluded = [i.qid for i in golden if not (i.answerable and i.evidence)]
+    retrieved: dict[str, list[Chunk]] = {}
+    for item in items:
+        hits = run.hits.get(item.qid)
+        if hits is None:
+            raise ValueError(f"run {run.system!r} has no results for question {item.qid!r}")
+        unknown = [h.chunk_id for h in hits[:k] if h.chunk_id not in by_id]
+        if unknown:
+            raise ValueError(
+                f"run {run.system!r} returned chunk {unknown[0]!r} for {item.qid!r}, which is "
+                "not among the chunks given: pass the chunks the retriever returns"
+            )
+        retrieved[item.qid] = [by_id[h.chunk_id] for h in hits[:k]]
+    scores = score_spans(retrieved, {i.qid: list(i.evidence) for i in items}, k, chunks)
+    rename = {m: f"{m}@{k}" for m in SPAN_METRICS[:3]}
+    frames = [
+        pd.DataFrame({
+            "system": name,
+            "qid": scores.qids,
+            "category": [i.category for i in items],
+            "source": [i.source for i in items],
+            "metric": rename.get(metric, metric),
+            "value": values,
+        })
+        for metric, values in scores.values.items()
+    ]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=list(Evaluation.COLUMNS))
+    return Evaluation(frame, {"no_evidence": excluded}, {name: run})
