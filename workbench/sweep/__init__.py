@@ -1,0 +1,95 @@
+"""Sweeps: evaluate a grid of retrieval configurations on one golden set, memoised.
+
+A grid maps parameters to lists of values; every combination is one configuration::
+
+    grid = {"chunker": ["fixed", "recursive"], "size": [200, 400, 800],
+            "overlap": [0, "25%"], "header": [False, True], "retriever": ["bm25"], "k": [5]}
+    result = sweep(grid, corpus, golden)          # a SweepResult (an Evaluation)
+    result.leaderboard("recall@5")                # one row per config: mean [CI], n, cost
+
+Parameters (a scalar means a one-value list):
+
+    chunker    fixed | sentence | recursive | markdown, or a full chunker spec such as
+               "parent:child=200,size=1000" (size/overlap/unit/header then do not apply)
+    size       chunk budget (positive integer) in ``unit``
+    overlap    integer, or a percentage of size such as "25%" (sentence: whole sentences;
+               markdown takes none)
+    unit       chars | tokens
+    header     true | false | fields joined by '+' (title+section+date): contextual header
+    retriever  bm25 | dense | hybrid (BM25 + dense, reciprocal rank fusion)
+    encoder    minilm (default) | e5 | any sentence-transformers name or path; dense/hybrid only
+    k          chunks the generator receives (default: the ``k`` argument)
+
+Invalid combinations (overlap >= size, an overlap for markdown...) are skipped and listed in
+``result.skipped`` with the reason. Metrics are evaluated at each configuration's k: a name
+ending in ``@k`` (``recall@k``) means "at this configuration's k"; the default is the five
+headline metrics, named concretely (``recall@5``) when the grid has one k, else ``recall@k``.
+
+Grid files (``workbench sweep --grid GRID.yaml``, :func:`load_grid`) are YAML mappings of the
+same keys plus ``metrics``::
+
+    chunker: [fixed, recursive]
+    size: [200, 400, 800]
+    overlap: [0, 100]
+    unit: chars
+    retriever: [bm25]
+    k: [5]
+    metrics: [recall@5, mrr@5]
+
+Errors name the file, the line and what is valid.
+
+Memoisation: configurations sharing a chunking form one task, so each distinct chunking is
+computed (and indexed) once; every ``embed_text`` goes through the :class:`EmbeddingCache`,
+so a text is embedded once across the whole sweep (``embedded`` / ``reused`` per config).
+Tasks run on any ``concurrent.futures.Executor`` (default: in this process, one after
+another); for ``ProcessPoolExecutor`` or Dask (``client.get_executor()``) tasks carry the
+corpus, the golden set and the cache *folder*, and results come back as plain data, so the
+result equals the in-process one. Workers sharing a folder (local disk, or a network file
+system across machines) share embeddings; the cache's shards are safe for concurrent writers.
+Configurations that share a chunking run in one task, so the useful parallelism is the number
+of distinct chunkings. With ``state_path``, each finished configuration is appended to a JSONL
+file (atomically: the file is rewritten to a temporary file and renamed) and a restarted
+sweep skips configurations already there.
+
+The package is split by concern: :mod:`~workbench.sweep.grid` (grid parameters, validation,
+:func:`expand_grid`, chunker specs, :func:`load_grid`), :mod:`~workbench.sweep.worker` (one
+task: chunk once, embed through the cache, evaluate every configuration of that chunking;
+what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`sweep`:
+memoised tasks, executors, resume state), :mod:`~workbench.sweep.result` (:class:`SweepResult`,
+:func:`refine`, :func:`first_relevant_rank_table`) and :mod:`~workbench.sweep.command`
+(``workbench sweep``).
+
+Besides ``__all__``, the constants ``CHUNKER_KINDS``, ``SWEEP_RETRIEVERS``, ``VALID`` and
+``MISSING``, and ``check_value``, ``InProcessExecutor``, ``make_executor``, ``sweep_rows`` and
+``run_sweep_command`` can still be imported from here.
+"""
+
+from __future__ import annotations
+
+from workbench.sweep.command import run_sweep_command as run_sweep_command
+from workbench.sweep.command import sweep_rows as sweep_rows
+from workbench.sweep.grid import CHUNKER_KINDS as CHUNKER_KINDS
+from workbench.sweep.grid import GRID_KEYS, SweepConfig, expand_grid, load_grid
+from workbench.sweep.grid import SWEEP_RETRIEVERS as SWEEP_RETRIEVERS
+from workbench.sweep.grid import VALID as VALID
+from workbench.sweep.grid import check_value as check_value
+from workbench.sweep.result import MISSING as MISSING
+from workbench.sweep.result import RANK_BUCKETS, SweepResult, first_relevant_rank_table, refine
+from workbench.sweep.runner import InProcessExecutor as InProcessExecutor
+from workbench.sweep.runner import make_executor as make_executor
+from workbench.sweep.runner import sweep
+from workbench.sweep.worker import _decode_docs as _decode_docs
+from workbench.sweep.worker import _decode_golden as _decode_golden
+from workbench.sweep.worker import _run_group as _run_group
+
+__all__ = [
+    "GRID_KEYS",
+    "RANK_BUCKETS",
+    "SweepConfig",
+    "SweepResult",
+    "expand_grid",
+    "first_relevant_rank_table",
+    "load_grid",
+    "refine",
+    "sweep",
+]

@@ -1,0 +1,85 @@
+"""``workbench sweep``: read the grid file and the dataset, run the sweep on the chosen
+executor and print the leaderboard, or JSON (:func:`sweep_rows`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from workbench.sweep.grid import load_grid
+from workbench.sweep.result import SweepResult, _plain
+from workbench.sweep.runner import make_executor, sweep
+
+
+def _num(value: Any) -> Any:
+    value = _plain(value)
+    return None if isinstance(value, float) and value != value else value
+
+
+def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
+    """One JSON-able row per configuration: parameters, metrics (mean, ci_low, ci_high, n),
+    cost, and the texts embedded / reused."""
+    summary: dict[tuple[str, str], dict[Any, Any]] = {
+        (str(r["system"]), str(r["metric"])): r for r in result.summary().to_dict("records")}
+    rows = []
+    for name, cfg in result.configs.iterrows():
+        metrics = {}
+        for metric in result.metrics:
+            s = summary[(str(name), metric)]
+            metrics[metric] = {"mean": _num(s["mean"]), "ci_low": _num(s["ci_low"]),
+                               "ci_high": _num(s["ci_high"]), "n": int(s["n"])}
+        rows.append({
+            "config": name, "params": {p: _num(cfg[p]) for p in result.grid_params},
+            "spec": cfg["spec"], "metrics": metrics,
+            "cost": {c: _num(cfg[c]) for c in ("chunks", "index_tokens", "cost_multiplier",
+                                               "split_rate", "prompt_tokens_at_k")},
+            "embedded": int(cfg["embedded"]), "reused": int(cfg["reused"])})
+    return rows
+
+
+def run_sweep_command(args: Any) -> int:
+    """``workbench sweep``: see the module docstring for the grid file."""
+    import sys
+
+    from workbench.formats import load_dataset
+
+    grid, metrics = load_grid(args.grid)
+    corpus, golden = load_dataset(args.corpus, args.golden)
+    golden.validate(corpus)
+    executor, close = make_executor(args.executor)
+    try:
+        result = sweep(grid, corpus, golden, metrics=metrics, k=args.k, executor=executor,
+                       cache=args.cache, progress=sys.stderr.isatty(), state_path=args.state)
+    finally:
+        close()
+    metric = result.metrics[0]
+    if args.json:
+        print(json.dumps({"n": result.n, "metric_order": result.metrics,
+                          "best": {m: result.best(m) for m in result.metrics},
+                          "configs": sweep_rows(result),
+                          "skipped": [{"params": {k: _num(v) for k, v in s["params"].items()},
+                                       "reason": s["reason"]} for s in result.skipped],
+                          "embedded": result.embedded, "reused": result.reused,
+                          "resumed": result.resumed}, indent=2, ensure_ascii=False))
+        return 0
+    board = result.leaderboard(metric)
+    table = pd.DataFrame({
+        metric: [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+                 zip(board["mean"], board["ci_low"], board["ci_high"], strict=True)],
+        "n": board["n"], "chunks": board["chunks"], "index_tokens": board["index_tokens"],
+        "cost_x": board["cost_multiplier"].round(2), "split_rate": board["split_rate"].round(3),
+        "prompt_tokens": board["prompt_tokens_at_k"].round(0).astype(int),
+        "embedded": board["embedded"], "reused": board["reused"]}, index=board.index)
+    with pd.option_context("display.width", 250, "display.max_columns", 20,
+                           "display.max_colwidth", 60):
+        print(f"{len(result.configs)} configurations, n={result.n} questions; "
+              f"{metric}: mean [95% bootstrap interval], best first")
+        print(table.to_string())
+    print(f"best on {metric}: {result.best(metric)}")
+    print(f"texts embedded: {result.embedded}, reused from the cache: {result.reused}; "
+          f"resumed from state: {result.resumed}")
+    for s in result.skipped:
+        print(f"skipped {s['params']}: {s['reason']}")
+    return 0

@@ -1,0 +1,266 @@
+"""Sweep results: :class:`SweepResult` (the cost table, leaderboards, best configurations),
+:func:`refine` (coarse, then fine) and :func:`first_relevant_rank_table` (where the first
+relevant chunk sits)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.evaluation import Evaluation, Run
+from workbench.golden import GoldenSet
+from workbench.sweep.grid import _PERCENT, GRID_KEYS, _concrete, _show, _values
+
+RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
+                                                  (6, 10, "6-10"))
+MISSING = "missing"
+
+
+class SweepResult(Evaluation):
+    """An Evaluation with one system per configuration (named by the parameters that vary)
+    and the grid parameters as columns, plus:
+
+    * ``configs``: one row per configuration: parameters, chunker ``spec``, ``chunks``,
+      ``index_tokens``, ``cost_multiplier``, ``split_rate``, ``prompt_tokens_at_k`` (mean
+      tokens of the top-k chunks returned, what the generator reads), ``embedded`` and
+      ``reused`` (texts sent to the encoder / served from the cache);
+    * ``skipped``: invalid combinations and why; ``qrels[config]``: span-derived relevance
+      under that configuration's chunking; ``resumed``: configurations read from the state file.
+
+    Note that ``configs`` is the cost table here, not ``Evaluation.configs()``; configuration
+    labels (for ``compare``) are the system names, ``list(result.configs.index)``.
+    """
+
+    def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]],
+                 runs: Mapping[str, Run], configs: pd.DataFrame,
+                 skipped: Sequence[Mapping[str, Any]] = (),
+                 qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+                 resumed: int = 0):
+        super().__init__(frame, excluded, runs)
+        self._configs = configs
+        self.skipped = [dict(s) for s in skipped]
+        self.qrels = dict(qrels or {})
+        self.resumed = resumed
+
+    @property
+    def configs(self) -> pd.DataFrame:  # type: ignore[override]
+        return self._configs
+
+    @property
+    def grid_params(self) -> list[str]:
+        """The grid parameters (columns) of this sweep."""
+        return [p for p in GRID_KEYS if p in self.params]
+
+    @property
+    def embedded(self) -> int:
+        return int(self._configs["embedded"].sum())
+
+    @property
+    def reused(self) -> int:
+        return int(self._configs["reused"].sum())
+
+    def _labels(self) -> pd.Series:
+        return self.frame["system"].astype(str)
+
+    def metric_name(self, metric: str | None = None) -> str:
+        """``metric`` as named in this sweep (default: the first); ``recall@k`` also finds
+        ``recall@5`` when every configuration has k=5."""
+        if metric is None:
+            return self.metrics[0]
+        if metric in self.metrics:
+            return metric
+        ks = self._configs["k_value"].unique()
+        if metric.endswith("@k") and len(ks) == 1 and _concrete(metric, int(ks[0])) in self.metrics:
+            return _concrete(metric, int(ks[0]))
+        raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
+
+    def leaderboard(self, metric: str | None = None, category: str | None = None,
+                    level: float = 0.95) -> pd.DataFrame:
+        """One row per configuration, best ``metric`` first: parameters, mean, interval,
+        n and cost. ``category`` restricts the questions to one category."""
+        metric = self.metric_name(metric)
+        frame = self.frame[self.frame["metric"] == metric]
+        if category is not None:
+            frame = frame[frame["category"] == category]
+        summ = Evaluation(frame)._summarise(["system"], level).set_index("system")
+        cost = self._configs.drop(columns=["retriever_name", "k_value"])
+        table = cost.join(summ[["mean", "ci_low", "ci_high", "n"]], how="inner")
+        table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
+                                  kind="stable")
+        table.insert(0, "metric", metric)
+        return table
+
+    def best(self, metric: str | None = None, category: str | None = None) -> str:
+        """The name of the configuration with the highest mean ``metric`` (ties: the smaller
+        index, then grid order)."""
+        return str(self.leaderboard(metric, category).index[0])
+
+    def params_of(self, config: str) -> dict[str, Any]:
+        row = self._configs.loc[config]
+        return {p: _plain(row[p]) for p in self.grid_params}
+
+    def label(self, **params: Any) -> str:
+        """The configuration whose parameters equal ``params`` (e.g. ``size=800,
+        overlap=100``), for ``compare(baseline=...)``."""
+        table = self._configs
+        mask = pd.Series(True, index=table.index)
+        for key, value in params.items():
+            if key not in table.columns:
+                raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
+            mask &= table[key].map(lambda v, want=value: _show(v) == _show(want))
+        found = list(table.index[mask])
+        if len(found) != 1:
+            raise ValueError(f"{len(found)} configurations match {params}; "
+                             f"add parameters to pick one of: {found or list(table.index)}")
+        return str(found[0])
+
+    def subset(self, **params: Any) -> SweepResult:
+        """The configurations whose parameters equal ``params`` (a value or a list of
+        values each), e.g. ``result.subset(k=5)``; comparisons then run among those only."""
+        table = self._configs
+        mask = pd.Series(True, index=table.index)
+        for key, want in params.items():
+            if key not in table.columns:
+                raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
+            wanted = {_show(v) for v in _values(want)}
+            mask &= table[key].map(lambda v, w=wanted: _show(v) in w)
+        keep = list(table.index[mask])
+        if not keep:
+            raise ValueError(f"no configuration has {params}")
+        frame = self.frame[self.frame["system"].isin(keep)]
+        return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
+                           table.loc[keep], self.skipped,
+                           {k: v for k, v in self.qrels.items() if k in keep}, self.resumed)
+
+    def best_by_category(self, metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+        """Per category: the best configuration there, its mean [interval] and n, next to the
+        overall best configuration's score in that category."""
+        metric = self.metric_name(metric)
+        overall = self.best(metric)
+        rows = []
+        for cat in sorted(self.frame["category"].unique()):
+            board = self.leaderboard(metric, cat, level)
+            top = board.iloc[0]
+            rows.append({"category": cat, "n": int(top["n"]), "best_config": board.index[0],
+                         "mean": top["mean"], "ci_low": top["ci_low"], "ci_high": top["ci_high"],
+                         "overall_best": overall,
+                         "overall_best_mean": board.loc[overall, "mean"]})
+        return pd.DataFrame(rows).set_index("category")
+
+    def __repr__(self) -> str:
+        return (f"SweepResult({len(self._configs)} configs, {len(self.skipped)} skipped, "
+                f"n={self.n} questions, metrics={self.metrics}, embedded={self.embedded}, "
+                f"reused={self.reused}, resumed={self.resumed})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        board = self.leaderboard().drop(columns=["metric"]).round(3).to_html(escape=True)
+        note = (f"{len(self._configs)} configurations, n={self.n} questions; "
+                f"{self.metrics[0]}, mean [95% bootstrap interval]; texts embedded "
+                f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped")
+        return f"<div><p>{html.escape(note)}</p>{board}</div>"
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars to Python ones (grids are plain data)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def refine(result: SweepResult, metric: str | None = None, around: str | Mapping[str, Any]
+           | None = None, params: Sequence[str] = ("size", "overlap"), points: int = 1
+           ) -> dict[str, list[Any]]:
+    """Coarse, then fine: a grid centred on the best configuration (or ``around``: a
+    config name or parameter dict), with ``points`` evenly spaced values between it and each
+    neighbouring coarse value for every numeric parameter in ``params`` (at an edge of the
+    coarse grid, as far beyond the edge: the optimum may lie outside it). Values are integers;
+    overlaps given as percentages stay percentages. Other parameters are fixed at the centre's
+    values. Feed the result back to :func:`sweep`."""
+    if around is None:
+        centre = result.params_of(result.best(metric))
+    elif isinstance(around, str):
+        centre = result.params_of(around)
+    else:
+        centre = result.params_of(result.label(**around))
+    grid: dict[str, list[Any]] = {}
+    for key in result.grid_params:
+        value = _plain(centre[key])
+        coarse = [_plain(v) for v in result.configs[key].dropna().unique()]
+        if key not in params or len(coarse) < 2 or value is None:
+            if value is not None:
+                grid[key] = [value]
+            continue
+        pct = isinstance(value, str)
+        nums = sorted({float(_PERCENT.match(v).group(1)) if isinstance(v, str)  # type: ignore
+                       else float(v) for v in coarse if isinstance(v, str) == pct})
+        c = float(_PERCENT.match(value).group(1)) if pct else float(value)  # type: ignore
+        i = nums.index(c)
+        fine = {c}
+        for j, mirror in ((i - 1, i + 1), (i + 1, i - 1)):
+            # towards each neighbour; at an edge of the coarse grid, as far beyond it
+            other = nums[j] if 0 <= j < len(nums) else 2 * c - nums[mirror]
+            fine.update(c + (other - c) * s / (points + 1) for s in range(1, points + 1))
+        low = 1 if key == "size" else 0
+        out = sorted({round(v) for v in fine if round(v) >= low})
+        grid[key] = [f"{v}%" for v in out] if pct else out
+    return grid
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def _bucket(rank: int | None, buckets: Sequence[tuple[int, int, str]]) -> str:
+    if rank is not None:
+        for lo, hi, name in buckets:
+            if lo <= rank <= hi:
+                return name
+    return MISSING
+
+
+def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
+                              qrels: Mapping[str, Mapping[str, int]] | GoldenSet | None = None,
+                              chunks: Sequence[Any] | None = None, threshold: int = 1,
+                              column: str = "category",
+                              buckets: Sequence[tuple[int, int, str]] = RANK_BUCKETS
+                              ) -> pd.DataFrame:
+    """Where the first relevant chunk sits, per ``column`` (plus ``all``): counts and shares
+    of questions in rank buckets 1, 2-3, 4-5, 6-10 and ``missing`` (no relevant chunk in the
+    returned hits, or below the last bucket). Ranks are 1-based.
+
+    From ``ev.runs[system].hits`` and qrels: given, derived from a GoldenSet (with
+    ``chunks``), or, for a SweepResult, the qrels of that configuration's chunking. Only
+    questions with a relevant chunk (grade >= ``threshold``) count.
+    """
+    system = system or next(iter(ev.runs), None)
+    if system not in ev.runs:
+        raise ValueError(f"no run named {system!r}; runs: {list(ev.runs)}")
+    if qrels is None:
+        qrels = getattr(ev, "qrels", {}).get(system)
+        if qrels is None:
+            raise ValueError("give qrels (or a GoldenSet and chunks) for this evaluation")
+    elif isinstance(qrels, GoldenSet):
+        qrels = qrels.qrels(chunks)
+    groups = dict(zip(ev.frame["qid"], ev.frame[column], strict=True))
+    order = [name for _, _, name in buckets] + [MISSING]
+    rows = []
+    for qid, judged in qrels.items():
+        relevant = {cid for cid, g in judged.items() if g >= threshold}
+        if not relevant or qid not in groups:
+            continue
+        hits = ev.runs[system].hits.get(qid, ())
+        rank = next((h.rank for h in hits if h.chunk_id in relevant), None)
+        rows.append({column: groups[qid], "bucket": _bucket(rank, buckets)})
+    data = pd.DataFrame(rows, columns=[column, "bucket"])
+    data = pd.concat([data.assign(**{column: "all"}), data], ignore_index=True)
+    counts = data.groupby([column, "bucket"]).size()
+    cats = ["all", *sorted(c for c in data[column].unique() if c != "all")]
+    index = pd.MultiIndex.from_product([cats, order], names=[column, "bucket"])
+    table = counts.reindex(index, fill_value=0).rename("count").reset_index()
+    totals = table.groupby(column)["count"].transform("sum")
+    table["n"] = totals
+    table["share"] = (table["count"] / totals.where(totals > 0, 1)).astype(float)
+    table.attrs["system"] = system
+    return table

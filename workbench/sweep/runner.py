@@ -1,0 +1,248 @@
+"""The sweep itself: :func:`sweep` plans one task per distinct chunking, runs the tasks on an
+executor (in process, a process pool or Dask: :func:`make_executor`), keeps finished
+configurations in a resume state file and assembles the :class:`SweepResult`."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import importlib
+import json
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.corpus import Corpus, Document
+from workbench.evaluation import Run, default_metrics
+from workbench.golden import GoldenSet, atomic_write_text
+from workbench.metrics import parse_metric
+from workbench.retrieval.base import Hit
+from workbench.sweep.grid import (
+    SweepConfig,
+    _concrete,
+    _metric_name,
+    _show,
+    _values,
+    expand_grid,
+)
+from workbench.sweep.result import SweepResult
+
+
+def _worker() -> Callable[[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The task function, :func:`workbench.sweep.worker._run_group` (pickled by that path),
+    looked up on the package when a sweep runs so that replacing ``workbench.sweep._run_group``
+    (as the tests do) takes effect, as when the sweep was one module."""
+    return importlib.import_module("workbench.sweep")._run_group
+
+
+class InProcessExecutor(cf.Executor):
+    """Runs each task when it is submitted, in this process (the default)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        future: cf.Future[Any] = cf.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+
+def _fingerprint(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _read_state(path: Path) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            done[row["key"]] = row["result"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            warnings.warn(f"{path}:{lineno}: unreadable sweep state line ignored; that "
+                          "configuration will run again", stacklevel=3)
+    return done
+
+
+def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: GoldenSet,
+          metrics: Sequence[str] | None = None, k: int = 5, executor: cf.Executor | None = None,
+          cache: Any = None, progress: bool = True, state_path: str | Path | None = None,
+          position_depth: int = 10) -> SweepResult:
+    """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
+
+    ``cache``: an EmbeddingCache or a folder (default ``.workbench_cache/embeddings``);
+    other executors get its folder. ``position_depth``: hits kept per question for the
+    retrieval-position view (metrics use the configuration's own depth).
+    """
+    grid = dict(grid)
+    if "metrics" in grid:
+        listed = _values(grid.pop("metrics"))
+        metrics = metrics or [str(m) for m in listed]
+    configs, skipped = expand_grid(grid, k)
+    if not configs:
+        reasons = "; ".join(sorted({s["reason"] for s in skipped}))
+        raise ValueError(f"the grid has no valid configuration ({reasons})")
+    ks = sorted({c.k for c in configs})
+    names = ([_metric_name(m) for m in metrics] if metrics
+             else default_metrics(ks[0]) if len(ks) == 1
+             else [m.replace("@{k}", "@k") for m in
+                   ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")])
+    names = list(dict.fromkeys(names))
+    documents = corpus.documents if isinstance(corpus, Corpus) else list(corpus)
+    docs = [(d.id, d.text, d.title, dict(d.metadata)) for d in documents]
+    gold = [item.to_json() for item in golden]
+    data_key = _fingerprint([docs, gold])
+    in_process = executor is None or isinstance(executor, InProcessExecutor)
+    executor = executor or InProcessExecutor()
+    from workbench.cache import EmbeddingCache
+
+    if cache is None:
+        cache = EmbeddingCache()
+    elif not isinstance(cache, EmbeddingCache | str | Path):
+        raise ValueError(f"cache must be an EmbeddingCache or a folder, not {type(cache)}")
+    folder = cache.root if isinstance(cache, EmbeddingCache) else Path(cache)
+    cache_ref = cache if in_process else str(folder.resolve())
+    encoders: dict[str, Any] = {}
+    plans: dict[str, dict[str, Any]] = {}
+    for c in configs:
+        concrete = [_concrete(m, c.k) for m in names]
+        depth = max([c.k, *[parse_metric(m).k or 0 for m in concrete]])
+        enc_key = c.encoder_id
+        if enc_key is not None:
+            encoders[enc_key] = c.encoder
+        key = _fingerprint([data_key, c.spec, c.retriever, enc_key, c.k, concrete,
+                            position_depth])
+        plans[c.name] = {"key": key, "retriever": c.retriever, "encoder_key": enc_key,
+                         "k": c.k, "metrics": concrete, "depth": depth}
+    state = Path(state_path) if state_path else None
+    done = _read_state(state) if state else {}
+    resumed = sum(1 for p in plans.values() if p["key"] in done)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in configs:
+        if plans[c.name]["key"] not in done:
+            groups.setdefault(c.spec, []).append(plans[c.name])
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(configs), initial=resumed, desc="sweep", unit="config",
+               disable=not progress)
+
+    def task(spec: str, group: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"spec": spec, "configs": group, "docs": docs, "golden": gold, "cache": cache_ref,
+                "encoders": {p["encoder_key"]: encoders[p["encoder_key"]] for p in group
+                             if p["encoder_key"] is not None},
+                "position_depth": position_depth, "progress": progress and in_process}
+
+    def record(results: dict[str, dict[str, Any]]) -> None:
+        done.update(results)
+        if state is not None:
+            old = state.read_text(encoding="utf-8") if state.exists() else ""
+            new = "".join(json.dumps({"key": key, "result": r}, ensure_ascii=False) + "\n"
+                          for key, r in results.items())
+            atomic_write_text(state, old + new)
+        bar.update(len(results))
+
+    try:
+        if isinstance(executor, InProcessExecutor):  # one chunking at a time, saved as it ends
+            for spec, group in groups.items():
+                record(executor.submit(_worker(), task(spec, group)).result())
+        else:
+            futures = [executor.submit(_worker(), task(spec, group))
+                       for spec, group in groups.items()]
+            try:
+                for future in cf.as_completed(futures):
+                    record(future.result())
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                for f in futures:  # keep what finished before the failure
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        results = f.result()
+                        if not set(results) <= set(done):
+                            record(results)
+                raise
+    finally:
+        bar.close()
+    return _assemble(configs, plans, done, golden, names, skipped, resumed)
+
+
+def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
+              done: dict[str, dict[str, Any]], golden: GoldenSet, names: list[str],
+              skipped: list[dict[str, Any]], resumed: int) -> SweepResult:
+    items = {i.qid: i for i in golden}
+    frames, runs, rows, qrels = [], {}, [], {}
+    excluded: dict[str, set[str]] = {}
+    for c in configs:
+        plan = plans[c.name]
+        r = done[plan["key"]]
+        qids = r["qids"]
+        values = [r["scores"][m] for m in plan["metrics"]]
+        frame = pd.DataFrame({
+            "system": c.name, "qid": qids * len(names),
+            "category": [items[q].category for q in qids] * len(names),
+            "source": [items[q].source for q in qids] * len(names),
+            "metric": np.repeat(names, len(qids)),
+            "value": np.asarray([v for vs in values for v in vs], dtype=float)})
+        for key, value in c.params.items():
+            frame[key] = pd.Series([_show(value) if key == "encoder" and value is not None
+                                    else value] * len(frame), dtype=object)
+        frames.append(frame)
+        for reason, ids in r["excluded"].items():
+            excluded.setdefault(reason, set()).update(ids)
+        hits = {q: tuple(Hit(cid, score, rank, c.retriever)
+                         for rank, (cid, score) in enumerate(hs, start=1))
+                for q, hs in r["hits"].items()}
+        runs[c.name] = Run(c.name, MappingProxyType(hits), params=MappingProxyType(
+            {key: v for key, v in c.params.items() if key != "encoder"}))
+        qrels[c.name] = r["qrels"]
+        rows.append({"config": c.name, **{key: (_show(v) if key == "encoder" and v is not None
+                                                else v) for key, v in c.params.items()},
+                     "spec": c.spec, "retriever_name": c.retriever, "k_value": c.k,
+                     **r["cost"], "embedded": r["embedded"], "reused": r["reused"]})
+    table = pd.DataFrame(rows).set_index("config")
+    frame = pd.concat(frames, ignore_index=True)
+    for key in configs[0].params:
+        frame[key] = frame[key].infer_objects()
+    return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, table, skipped,
+                       qrels, resumed)
+
+
+def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], None]]:
+    """``None`` (in process), ``processes:N`` (a spawn-based process pool) or
+    ``dask://HOST:PORT`` (a running Dask scheduler; its ``client.get_executor()``).
+    Returns the executor and a function that shuts it down."""
+    if not spec:
+        return None, lambda: None
+    if spec.startswith("processes:"):
+        import multiprocessing
+
+        try:
+            n = int(spec.split(":", 1)[1])
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"--executor {spec!r}: give processes:N with N >= 1")
+        pool = cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+        return pool, lambda: pool.shutdown(cancel_futures=True)
+    if spec.startswith("dask://"):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValueError("--executor dask://...: install dask[distributed] "
+                             "(pip install 'workbench[scale]')") from None
+        try:
+            client = Client("tcp://" + spec[len("dask://"):], timeout="20s")
+        except OSError as exc:
+            raise ValueError(f"--executor {spec!r}: cannot reach the Dask scheduler ({exc})")\
+                from None
+        return client.get_executor(), client.close
+    raise ValueError(f"--executor {spec!r}: give dask://HOST:PORT or processes:N")

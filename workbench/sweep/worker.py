@@ -1,0 +1,195 @@
+"""One sweep task, run in this process or on a worker (process pool, Dask): chunk once,
+index once per retriever, embed through the :class:`~workbench.cache.EmbeddingCache` and
+evaluate every configuration of that chunking. Tasks and results are plain data; the task
+function is pickled by its path, ``workbench.sweep.worker._run_group``."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from workbench.corpus import Document
+from workbench.evaluation import Run
+from workbench.golden import GoldenSet, Problem, parse_item
+from workbench.retrieval.base import Hit
+
+_LOCAL = threading.local()
+
+
+def _encoder(ref: Any) -> Any:
+    """An Encoder from a name (loaded once per process and thread) or the object itself."""
+    if not isinstance(ref, str):
+        return ref
+    memo = _LOCAL.__dict__.setdefault("encoders", {})
+    if ref not in memo:
+        from workbench.retrieval.dense import get_encoder
+
+        memo[ref] = get_encoder(ref)
+    return memo[ref]
+
+
+def _cache(ref: Any) -> Any:
+    if ref is None or not isinstance(ref, str | Path):
+        return ref
+    memo = _LOCAL.__dict__.setdefault("caches", {})
+    key = str(ref)
+    if key not in memo:
+        from workbench.cache import EmbeddingCache
+
+        memo[key] = EmbeddingCache(key)
+    return memo[key]
+
+
+def _decode_docs(rows: Sequence[tuple[str, str, str, dict[str, Any]]]) -> list[Document]:
+    return [Document(i, text, title, MappingProxyType(dict(meta))) for i, text, title, meta in rows]
+
+
+def _decode_golden(rows: Sequence[dict[str, Any]]) -> GoldenSet:
+    problems: list[Problem] = []
+    items = [parse_item(row, f"golden[{i}]", problems) for i, row in enumerate(rows)]
+    if problems:  # pragma: no cover - the rows come from valid items
+        raise ValueError("; ".join(str(p) for p in problems))
+    return GoldenSet([i for i in items if i is not None])
+
+
+_TOKEN_COUNTS: dict[str, int] = {}
+
+
+def _count_tokens(texts: list[str]) -> list[int]:
+    """MiniLM token counts (the counter ``diagnose_chunking`` uses), memoised per process:
+    chunkings of one sweep share most texts (header on/off, the zero-overlap baseline)."""
+    from workbench.tokens import get_counter
+
+    todo = list(dict.fromkeys(t for t in texts if t not in _TOKEN_COUNTS))
+    if todo:
+        if len(_TOKEN_COUNTS) > 500_000:
+            _TOKEN_COUNTS.clear()
+        counter = get_counter("minilm")
+        batch = getattr(counter, "count_batch", None)
+        counts = batch(todo) if batch is not None else [counter.count(t) for t in todo]
+        _TOKEN_COUNTS.update(zip(todo, counts, strict=True))
+    return [_TOKEN_COUNTS[t] for t in texts]
+
+
+def _without_overlap(chunker: Any) -> Any:
+    """The same chunker with every overlap set to 0 (None when it has none): the baseline
+    of ``cost_multiplier``, as in ``diagnose_chunking``."""
+    if not dataclasses.is_dataclass(chunker) or isinstance(chunker, type):
+        return None
+    names = {f.name for f in dataclasses.fields(chunker)}
+    changes: dict[str, Any] = {n: 0 for n in ("overlap", "overlap_sentences", "child_overlap")
+                               if n in names and getattr(chunker, n)}
+    for n in ("base", "parent"):
+        inner = _without_overlap(getattr(chunker, n)) if n in names else None
+        if inner is not None:
+            changes[n] = inner
+    return dataclasses.replace(chunker, **changes) if changes else None
+
+
+def _run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Chunk once, index once per retriever, and evaluate every configuration of one
+    chunking. Returns plain data (picklable, JSON-able) keyed by config key."""
+    from workbench.chunking import chunk_corpus, parse_chunker, split_rate
+    from workbench.evaluation import evaluate
+    from workbench.retrieval.bm25 import BM25Retriever
+
+    docs = _decode_docs(task["docs"])
+    golden = _decode_golden(task["golden"])
+    chunker = parse_chunker(task["spec"])
+    chunks = chunk_corpus(chunker, docs)
+    if not chunks:
+        raise ValueError(f"chunker {task['spec']} produced no chunks")
+    embed_counts = _count_tokens([c.embed_text for c in chunks])
+    text_tokens = dict(zip([c.id for c in chunks], _count_tokens([c.text for c in chunks]),
+                           strict=True))
+    index_tokens = sum(embed_counts)
+    cost = 1.0
+    zero = _without_overlap(chunker)
+    if zero is not None:
+        base = sum(_count_tokens([c.embed_text for c in chunk_corpus(zero, docs)]))
+        cost = index_tokens / base if base else 1.0
+    spans = [ev for item in golden for ev in item.evidence]
+    qrels = golden.qrels(chunks)
+    questions = [item.question for item in golden]
+    qids = [item.qid for item in golden]
+    cache = _cache(task["cache"])
+    depth_of = {c["key"]: max(c["depth"], task["position_depth"]) for c in task["configs"]}
+    deepest: dict[tuple[str, Any], int] = {}
+    for c in task["configs"]:
+        ref = (c["retriever"], c["encoder_key"])
+        deepest[ref] = max(deepest.get(ref, 0), depth_of[c["key"]])
+
+    bm25: list[BM25Retriever] = []
+    dense: dict[Any, Any] = {}
+    searched: dict[tuple[str, Any], list[list[Hit]]] = {}
+
+    def get_bm25() -> BM25Retriever:
+        if not bm25:
+            bm25.append(BM25Retriever(chunks))
+        return bm25[0]
+
+    def get_dense(enc_key: Any) -> tuple[Any, np.ndarray, int, int]:
+        if enc_key not in dense:
+            from workbench.retrieval.dense import DenseRetriever
+
+            encoder = _encoder(task["encoders"][enc_key])
+            vecs = cache.embed(encoder, [c.embed_text for c in chunks], kind="document",
+                               progress=task["progress"])
+            embedded, reused = cache.stats.embedded, cache.stats.reused
+            qvecs = cache.embed(encoder, questions, kind="query", progress=False)
+            retriever = DenseRetriever.from_vectors([c.id for c in chunks], vecs, encoder)
+            dense[enc_key] = (retriever, qvecs, embedded, reused)
+            return dense[enc_key]
+        retriever, qvecs, _, _ = dense[enc_key]
+        return retriever, qvecs, 0, len(chunks)
+
+    out: dict[str, dict[str, Any]] = {}
+    for c in task["configs"]:
+        ref = (c["retriever"], c["encoder_key"])
+        embedded = reused = 0
+        depth = deepest[ref]
+        if c["retriever"] == "bm25":
+            if ref not in searched:
+                b = get_bm25()
+                searched[ref] = [b.search(q, depth) for q in questions]
+        else:
+            retriever, qvecs, embedded, reused = get_dense(c["encoder_key"])
+            if ref not in searched:
+                if c["retriever"] == "dense":
+                    searched[ref] = retriever.search_vectors(qvecs, depth)
+                else:
+                    from workbench.retrieval.hybrid import HybridRetriever
+
+                    fetch = max(50, depth)
+                    b = get_bm25()
+                    hybrid = HybridRetriever([b, retriever], name="hybrid")
+                    dense_hits = retriever.search_vectors(qvecs, fetch)
+                    searched[ref] = [hybrid.fuse([b.search(q, fetch), d], depth)
+                                     for q, d in zip(questions, dense_hits, strict=True)]
+        hits = searched[ref]
+        run = Run(c["key"], MappingProxyType({q: tuple(h[: c["depth"]])
+                                              for q, h in zip(qids, hits, strict=True)}))
+        ev = evaluate(run, golden, chunks, metrics=c["metrics"], k=c["k"])
+        frame = ev.frame
+        prompt = [sum(text_tokens[h.chunk_id] for h in hs[: c["k"]]) for hs in hits]
+        out[c["key"]] = {
+            "qids": list(dict.fromkeys(frame["qid"])),
+            "scores": {m: frame.loc[frame["metric"] == m, "value"].astype(float).tolist()
+                       for m in c["metrics"]},
+            "excluded": ev.excluded,
+            "hits": {q: [[h.chunk_id, float(h.score)] for h in hs[: depth_of[c["key"]]]]
+                     for q, hs in zip(qids, hits, strict=True)},
+            "qrels": qrels,
+            "cost": {"chunks": len(chunks), "index_tokens": int(index_tokens),
+                     "cost_multiplier": float(cost),
+                     "split_rate": float(split_rate(chunks, spans)),
+                     "prompt_tokens_at_k": float(np.mean(prompt)) if prompt else 0.0},
+            "embedded": int(embedded), "reused": int(reused),
+        }
+    return out
