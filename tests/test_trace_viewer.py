@@ -1,0 +1,208 @@
+"""The failure-trace viewer: static HTML (escaping, anchors, budget cut, ACL), the widget's
+filters / prev / next / selected_qid, and one real JupyterLab check in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.browser import CHROMIUM_ARGS, chromium_path, jupyter_lab, run_all_cells
+from workbench.context import assemble_context
+from workbench.corpus import Chunk, Corpus, Document
+from workbench.diagnose import case_from_bug_report, make_trace
+from workbench.generation import Answer
+from workbench.grading import grade_answer
+from workbench.widgets.trace_viewer import TraceViewer, trace_viewer_html
+
+HOSTILE = ('Refunds take 30 days. <script>window.__pwned = 1</script> '
+           '<img src=x onerror="window.__pwned = 2"> Business customers get 60 days.')
+FILLER = "Shipping is free on orders over $50 and takes three to five working days. " * 3
+DOCS = Corpus([
+    Document("refunds", HOSTILE, "Refunds <b>policy</b>", {"version": 2}),
+    Document("shipping", FILLER, "Shipping", {}),
+    Document("secret", "SECRET-PLAN-9 for the board only.", "Board", {"acl": ["board"]}),
+])
+CHUNKS = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in DOCS.values()]
+
+
+def item(qid="q1", question="how long for a refund <script>alert(1)</script>",
+         category="lookup"):
+    return case_from_bug_report(question, [("refunds", "Refunds take 30 days.")], ["30 days"],
+                                corpus=DOCS, qid=qid, category=category)
+
+
+def trace(it, hits, answer, **kw):
+    ctx = assemble_context(hits, CHUNKS, DOCS, **kw)
+    ans = Answer(answer, model_id="m<1>", prompt_version="p1")
+    return make_trace(it.qid, it.question, hits, ctx, ans, grade_answer(it, ans, ctx),
+                      chunks=CHUNKS, corpus=DOCS, category=it.category)
+
+
+def test_static_form_escapes_hostile_documents_and_answers():
+    it = item()
+    t = trace(it, ["refunds#0", "shipping#0"],
+              'Refunds take 30 days [P1] <img src=y onerror="window.__pwned = 3"> [P7]')
+    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    assert "<script" not in page.lower() and "<img" not in page.lower()
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in page
+    assert "alert(1)" in page and "m&lt;1&gt;" in page
+    # the citation links to its passage; the unknown label is marked, not linked
+    anchor = re.search(r'<a href="#(wb-[^"]+-P1)"', page)
+    assert anchor and f'id="{anchor.group(1)}"' in page
+    assert 'class="wb-unknown"' in page and "P7</span>" in page
+    # golden evidence quoted, and highlighted inside the passage
+    assert '<mark title="golden evidence">Refunds take 30 days.</mark>' in page
+    assert "unknown_citation" in page and "v2" in page
+
+
+def test_budget_cut_and_gold_marks():
+    it = item()
+    t = trace(it, ["shipping#0", "refunds#0"], "Shipping is free [P1]", budget_tokens=75)
+    assert t.drop_reason("refunds#0") == "budget"
+    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    assert page.count('class="wb-cut"') == 1 and "context budget cut here" in page
+    rows = page.split('class="wb-cut"')
+    assert "refunds#0" in rows[1] and "wb-gold-row" in rows[1]  # gold chunk after the cut
+    assert "context_loss" in page and "not_in_context" in page
+
+
+def test_only_recorded_chunks_are_shown_and_restricted_evidence_is_withheld():
+    it = item()
+    t = trace(it, ["secret#0", "refunds#0"], "30 days [P1]", user_groups=["staff"])
+    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    assert "SECRET-PLAN" not in page and "secret#0" not in page
+    assert "1 chunk(s) withheld by access control" in page
+    board = case_from_bug_report("plan?", [("secret", "SECRET-PLAN-9")], corpus=DOCS,
+                                 qid="q9")
+    t9 = trace(board, ["secret#0"], "I don't know", user_groups=["staff"])
+    page9 = trace_viewer_html(t9, board, DOCS, CHUNKS)
+    assert "SECRET-PLAN" not in page9 and "evidence withheld" in page9
+
+
+def make_traces():
+    a, b, c = item("q1"), item("q2", "refund window?", "lookup"), item("q3", "ship?", "other")
+    return [a, b, c], [
+        trace(a, ["refunds#0"], "Refunds take 30 days [P1]"),          # OK
+        trace(b, ["shipping#0"], "Shipping is free [P1]"),             # RET_FAIL
+        trace(c, ["refunds#0", "shipping#0"], "60 days [P1][P9]"),     # GEN_FAIL, unknown
+    ]
+
+
+def test_viewer_filters_prev_next_and_selected_qid():
+    golden, traces = make_traces()
+    viewer = TraceViewer(traces, golden, DOCS, CHUNKS)
+    assert viewer.selected_qid == "q1" and viewer.qids == ["q1", "q2", "q3"]
+    assert viewer.quadrants == ["OK", "RET_FAIL", "GEN_FAIL"]
+    viewer.next()
+    assert viewer.selected_qid == "q2" and "refund window?" in viewer.view.value
+    viewer.next_button.click()
+    assert viewer.selected_qid == "q3" and "3 of 3" in viewer.position.value
+    viewer.next()
+    assert viewer.selected_qid == "q1"  # wraps around
+    viewer.prev_button.click()
+    assert viewer.selected_qid == "q3"
+    viewer.label.value = "retrieval_miss"
+    assert viewer.qids == ["q2"] and viewer.selected_qid == "q2"
+    viewer.label.value = "all"
+    viewer.quadrant.value = "GEN_FAIL"
+    assert viewer.qids == ["q3"]
+    viewer.quadrant.value = "all"
+    viewer.category.value = "lookup"
+    assert viewer.qids == ["q1", "q2"]
+    viewer.failing.value = True
+    assert viewer.qids == ["q2"]
+    viewer.select("q3")  # clears the filters that hide it
+    assert viewer.selected_qid == "q3" and viewer.category.value == "all"
+    assert viewer.label.options == ("all", "retrieval_miss", "unknown_citation", "(no label)")
+    viewer.label.value = "(no label)"
+    assert viewer.qids == ["q1"]
+    with pytest.raises(KeyError):
+        viewer.select("nope")
+
+
+def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
+    golden, traces = make_traces()
+    viewer = TraceViewer(traces, golden, DOCS, CHUNKS,
+                         triage={"q1": "LUCKY", "q2": "RET_FAIL", "q3": "GEN_FAIL"})
+    assert viewer.quadrant.options == ("all", "GEN_FAIL", "LUCKY", "RET_FAIL")
+    viewer.quadrant.value = "LUCKY"
+    assert viewer.selected_qid == "q1" and "triage <b>LUCKY</b>" in viewer.view.value
+    viewer.category.value = "other"
+    assert viewer.selected_qid is None and "no trace matches" in viewer.view.value
+    viewer.next()
+    assert viewer.selected_qid is None
+
+
+CELLS = [
+    "from workbench.corpus import Chunk, Corpus, Document\n"
+    "from workbench.context import assemble_context\n"
+    "from workbench.diagnose import case_from_bug_report, make_trace\n"
+    "from workbench.widgets.trace_viewer import TraceViewer\n"
+    "text = ('Refunds take 30 days. <script>window.__pwned = 1</script> '\n"
+    "        '<img src=x onerror=\"window.__pwned = 2\"> Business customers get 60 days.')\n"
+    "docs = Corpus([Document('refunds', text, 'Refunds')])\n"
+    "chunks = [Chunk('refunds#0', 'refunds', 0, len(text), text)]\n"
+    "golden, traces = [], []\n"
+    "for qid in ('q1', 'q2'):\n"
+    "    it = case_from_bug_report(f'refund {qid}?', [('refunds', 'Refunds take 30 days.')],\n"
+    "                              ['30 days'], corpus=docs, qid=qid)\n"
+    "    ctx = assemble_context(['refunds#0'], chunks, docs)\n"
+    "    golden.append(it)\n"
+    "    traces.append(make_trace(qid, it.question, ['refunds#0'], ctx,\n"
+    "                             '<img src=z onerror=\"window.__pwned = 3\"> 30 days [P1]',\n"
+    "                             chunks=chunks, corpus=docs))\n"
+    "viewer = TraceViewer(traces, golden, docs, chunks)\n"
+    "viewer",
+    "print('SELECTED', viewer.selected_qid)",
+]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_trace_viewer_in_jupyterlab(tmp_path):
+    browser_path = chromium_path()
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, tmp_path / "viewer.ipynb")
+    with jupyter_lab(tmp_path) as (base, token), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/viewer.ipynb?token={token}")
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            time.sleep(3)
+            run_all_cells(page, 1)
+            view = page.locator(".wb-trace").first
+            view.wait_for(timeout=120_000)
+            assert view.get_attribute("data-qid") == "q1"
+            shown = view.inner_text()
+            assert "<script>window.__pwned = 1</script>" in shown  # shown as text
+            assert "onerror=" in shown
+
+            page.get_by_role("button", name="next ▶").click()
+            page.wait_for_function(
+                "() => document.querySelector('.wb-trace').dataset.qid === 'q2'",
+                timeout=60_000)
+            page.locator(".jp-Cell .jp-InputArea-editor").nth(1).click()
+            page.keyboard.press("Shift+Enter")
+            page.wait_for_selector("text=SELECTED", timeout=60_000)
+            printed = page.locator(".jp-OutputArea-output", has_text="SELECTED").first
+            assert "SELECTED q2" in printed.inner_text()
+
+            # the citation is a working link to the passage
+            link = page.locator(".wb-answer a").first
+            assert link.inner_text() == "P1"
+            assert page.locator(link.get_attribute("href") or "#none").count() == 1
+            # no script from the documents or the answer ran
+            assert page.evaluate("() => window.__pwned") is None
+            assert page.locator(".wb-trace script, .wb-trace img").count() == 0
+            page.screenshot(path=str(tmp_path / "viewer.png"))
+        finally:
+            browser.close()

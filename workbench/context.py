@@ -1,0 +1,281 @@
+"""Context assembly: from retrieved hits to the labelled passages a generator reads.
+
+Order of operations (each drop is recorded with its reason):
+
+1. ``acl``: the user's groups must be allowed to read the chunk's document (and the chunk,
+   when ``chunk.metadata["acl"]`` is set). An empty ACL or one containing ``"all"`` means
+   everyone. A chunk whose document is unknown is refused (fail closed). These chunks are
+   removed *before* anything else happens, so their text and ids never reach the passages,
+   the rendered prompt or the recorded context: the ``dropped`` entry of such a chunk says
+   only ``(RESTRICTED, "acl")``.
+2. ``superseded``: chunks of documents with ``status: superseded`` (or a ``superseded_by``)
+   are removed unless ``include_superseded=True``.
+3. ``duplicate``: the same chunk id twice, or the same text (whitespace-insensitive).
+4. ``budget``: passages are taken in rank order while they fit in ``budget_tokens``; a
+   passage that does not fit is dropped whole (a later, shorter one may still fit).
+
+Labels ``P1..Pn`` are given to the surviving passages in order. ``user_groups=None`` means
+an unrestricted evaluation view (no ACL check); pass the user's groups (``[]`` for a user in
+no group) to enforce access.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.corpus import Chunk, Document
+
+__all__ = [
+    "DROP_REASONS",
+    "RESTRICTED",
+    "AssembledContext",
+    "CitationCheck",
+    "Passage",
+    "approx_tokens",
+    "assemble_context",
+    "can_read",
+    "context_from_passages",
+    "resolve_citations",
+]
+
+DROP_REASONS = ("acl", "superseded", "duplicate", "budget")
+RESTRICTED = "<restricted>"
+EVERYONE = "all"
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_APPROX_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate: words count 4/3 tokens, each CJK character and each
+    punctuation mark one. Pass a real counter (``count_tokens=``) when it matters."""
+    words = cjk = punct = 0
+    for match in _APPROX_TOKEN.finditer(text):
+        piece = match.group()
+        if re.fullmatch(rf"[{_CJK}]", piece):
+            cjk += 1
+        elif piece[0].isalnum():
+            words += 1
+        else:
+            punct += 1
+    return (4 * words + 2) // 3 + cjk + punct
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage of the final context: ``label`` is ``P1``, ``P2``, ..."""
+
+    label: str
+    chunk_id: str
+    doc_id: str
+    text: str
+    title: str = ""
+
+    def render(self) -> str:
+        head = f"[{self.label}]" + (f" {self.title}" if self.title else "")
+        return f"{head}\n{self.text.strip()}"
+
+
+@dataclass(frozen=True)
+class AssembledContext:
+    """What the generator receives, after every filter and the budget cut."""
+
+    passages: tuple[Passage, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    budget_tokens: int | None = None
+    tokens_used: int = 0
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    @property
+    def chunk_ids(self) -> tuple[str, ...]:
+        return tuple(p.chunk_id for p in self.passages)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """label -> chunk id, e.g. ``{"P1": "policy-refunds#3"}``."""
+        return {p.label: p.chunk_id for p in self.passages}
+
+    def dropped_by(self, reason: str) -> list[str]:
+        return [cid for cid, why in self.dropped if why == reason]
+
+    def render(self) -> str:
+        """The passages as they appear in the prompt, separated by blank lines."""
+        return "\n\n".join(p.render() for p in self.passages)
+
+    def to_record(self) -> dict[str, Any]:
+        """The recorded context (for traces and caches): labels, ids, drops, budget."""
+        return {
+            "passages": [{"label": p.label, "chunk_id": p.chunk_id, "doc_id": p.doc_id}
+                         for p in self.passages],
+            "dropped": [list(d) for d in self.dropped],
+            "budget_tokens": self.budget_tokens,
+            "tokens_used": self.tokens_used,
+        }
+
+
+def _groups(acl: Any) -> tuple[str, ...]:
+    if acl is None:
+        return ()
+    return (acl,) if isinstance(acl, str) else tuple(str(g) for g in acl)
+
+
+def can_read(user_groups: Iterable[str] | None, acl: Any) -> bool:
+    """True when a user in ``user_groups`` may read something with ``acl``.
+    ``user_groups=None`` is the unrestricted evaluation view."""
+    allowed = _groups(acl)
+    if user_groups is None or not allowed or EVERYONE in allowed:
+        return True
+    return bool(set(allowed) & set(user_groups))
+
+
+def _is_superseded(doc: Document) -> bool:
+    return not doc.is_current or bool(doc.metadata.get("superseded_by"))
+
+
+def _norm_text(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _as_counter(count_tokens: Any) -> Callable[[str], int]:
+    if count_tokens is None:
+        return approx_tokens
+    if callable(count_tokens):
+        return count_tokens
+    if hasattr(count_tokens, "count"):
+        return count_tokens.count
+    raise ValueError("count_tokens must be a callable str -> int or a counter with .count()")
+
+
+def _chunk_id(hit: Any) -> str:
+    if isinstance(hit, str):
+        return hit
+    if isinstance(hit, Chunk):
+        return hit.id
+    cid = getattr(hit, "chunk_id", None)
+    if not isinstance(cid, str):
+        raise ValueError(f"cannot read a chunk id from {type(hit).__name__}: pass Hits, "
+                         "Chunks or chunk id strings")
+    return cid
+
+
+def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
+                     documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                     user_groups: Iterable[str] | None = None, budget_tokens: int | None = None,
+                     count_tokens: Any = None,
+                     include_superseded: bool = False) -> AssembledContext:
+    """Filter (ACL, version), deduplicate, cut to the budget and label ``hits``.
+
+    ``hits`` are Hits, Chunks or chunk ids, best first. ``documents`` gives ACL, status and
+    titles (a Corpus or any mapping/iterable of Documents). Returns the final context.
+    """
+    by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
+    if documents is None:
+        docs: Mapping[str, Document] = {}
+    elif isinstance(documents, Mapping):
+        docs = documents
+    else:
+        docs = {d.id: d for d in documents}
+    groups = None if user_groups is None else frozenset(user_groups)
+    counter = _as_counter(count_tokens)
+    if budget_tokens is not None and budget_tokens < 0:
+        raise ValueError(f"budget_tokens must be >= 0 or None, got {budget_tokens}")
+
+    dropped: list[tuple[str, str]] = []
+    kept: list[Chunk] = []
+    seen_ids: set[str] = set()
+    seen_text: set[str] = set()
+    for hit in hits:
+        cid = _chunk_id(hit)
+        chunk = by_id.get(cid)
+        if chunk is None:
+            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
+                             "retriever indexed")
+        doc = docs.get(chunk.doc_id)
+        if groups is not None and (doc is None or not can_read(groups, doc.acl)
+                                   or not can_read(groups, chunk.metadata.get("acl"))):
+            dropped.append((RESTRICTED, "acl"))
+            continue
+        if doc is not None and not include_superseded and _is_superseded(doc):
+            dropped.append((cid, "superseded"))
+            continue
+        norm = _norm_text(chunk.text)
+        if cid in seen_ids or norm in seen_text:
+            dropped.append((cid, "duplicate"))
+            continue
+        seen_ids.add(cid)
+        seen_text.add(norm)
+        kept.append(chunk)
+
+    passages: list[Passage] = []
+    used = 0
+    for chunk in kept:
+        doc = docs.get(chunk.doc_id)
+        title = doc.title if doc is not None else ""
+        draft = Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text, title)
+        cost = counter(draft.render())
+        if budget_tokens is not None and used + cost > budget_tokens:
+            dropped.append((chunk.id, "budget"))
+            continue
+        used += cost
+        passages.append(draft)
+    return AssembledContext(tuple(passages), tuple(dropped), budget_tokens, used,
+                            {"user_groups": None if groups is None else sorted(groups),
+                             "include_superseded": include_superseded})
+
+
+def context_from_passages(items: Iterable[Any]) -> AssembledContext:
+    """A context from ready passages, in the given order (no filtering): each item is a
+    Chunk, a Passage, or a ``(chunk_id, text[, title])`` tuple. Used by experiments that
+    place passages by hand (e.g. the position experiment)."""
+    passages = []
+    for i, item in enumerate(items, start=1):
+        label = f"P{i}"
+        if isinstance(item, Chunk):
+            passages.append(Passage(label, item.id, item.doc_id, item.text))
+        elif isinstance(item, Passage):
+            passages.append(Passage(label, item.chunk_id, item.doc_id, item.text, item.title))
+        else:
+            cid, text, *rest = item
+            title = str(rest[0]) if rest else ""
+            passages.append(Passage(label, str(cid), str(cid).rsplit("#", 1)[0], str(text), title))
+    tokens = sum(approx_tokens(p.render()) for p in passages)
+    return AssembledContext(tuple(passages), (), None, tokens)
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """Citations found in an answer: ``labels`` in order of first use, the ``chunk_ids``
+    they map to, and ``unknown`` labels that name no passage of the context."""
+
+    labels: tuple[str, ...] = ()
+    chunk_ids: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.unknown
+
+
+_BRACKET = re.compile(r"[\[【(（]([^\]】)）]{1,80})[\]】)）]")
+_LABEL = re.compile(r"(?<![A-Za-z0-9])[Pp]\s?(\d{1,4})(?!\d)")
+
+
+def resolve_citations(answer_text: str, context: AssembledContext) -> CitationCheck:
+    """Map ``[P2]``-style citations (also ``[P1, P3]``, ``[P1][P2]``, ``(P2)``) to chunk ids.
+    Labels that the context does not hold are returned in ``unknown``, never mapped."""
+    labels: list[str] = []
+    for bracket in _BRACKET.finditer(answer_text):
+        for m in _LABEL.finditer(bracket.group(1)):
+            label = f"P{int(m.group(1))}"
+            if label not in labels:
+                labels.append(label)
+    known = context.labels
+    ids = tuple(dict.fromkeys(known[label] for label in labels if label in known))
+    unknown = tuple(label for label in labels if label not in known)
+    return CitationCheck(tuple(labels), ids, unknown)

@@ -1,0 +1,359 @@
+"""Lost in the middle: does answer accuracy depend on where the gold passage sits?
+
+For each question the gold passage is placed at each tested position among ``N - 1``
+distractors (``n_positions = N`` slots; positions are 0-based here, shown 1-based in plots).
+Distractors keep one fixed order per question, so the only thing that changes between two
+prompts of a question is where the gold passage is. Accuracy per position carries its n and
+a bootstrap interval.
+
+Items come from the handbook (:func:`handbook_position_items`: gold = the best gold chunk
+that holds every required string, distractors = the retriever's own non-gold hits) or from
+the NQ-open slice of Liu et al. (:func:`load_nq_open`, gold = the one oracle passage,
+distractors = other questions' passages without any of the answers; the published
+multi-document files with Contriever distractors are not in the snapshot).
+:func:`load_reference_curves` reads the published 20-document numbers for comparison.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.context import Passage, can_read, context_from_passages
+from workbench.corpus import Chunk, Document
+from workbench.evaluation import bootstrap_ci
+from workbench.generation import generate_all, gold_ids
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.grading import best_subspan_em, must_mention
+
+__all__ = [
+    "PositionItem",
+    "PositionResult",
+    "default_positions",
+    "find_lost_in_the_middle",
+    "handbook_position_items",
+    "load_nq_open",
+    "load_reference_curves",
+    "place_gold",
+    "position_experiment",
+]
+
+NQ_ORACLE = Path("qa_data") / "nq-open-oracle.jsonl.gz"
+REFERENCE_FILE = "reference_results_from_EXPERIMENTS_md.json"
+
+
+@dataclass(frozen=True)
+class PositionItem:
+    """One question with its gold passage and an ordered list of distractors.
+    ``match="any"``: one of ``answers`` must appear (NQ, best-subspan EM);
+    ``match="all"``: every answer string must be mentioned (handbook must-mention)."""
+
+    qid: str
+    question: str
+    gold: Passage
+    distractors: tuple[Passage, ...]
+    answers: tuple[str, ...]
+    match: str = "any"
+    category: str = ""
+
+    def passes(self, answer: str) -> bool:
+        if self.match == "all":
+            return must_mention(answer, self.answers)
+        return best_subspan_em(answer, self.answers)
+
+
+def default_positions(n_positions: int) -> list[int]:
+    """Every slot up to 5 passages; beyond that the paper's spread: first, every fifth
+    (4, 9, 14, ...) and last (0-based)."""
+    if n_positions < 1:
+        raise ValueError(f"n_positions must be >= 1, got {n_positions}")
+    if n_positions <= 5:
+        return list(range(n_positions))
+    return sorted({0, n_positions - 1, *range(4, n_positions, 5)})
+
+
+def place_gold(gold: Passage, distractors: Sequence[Passage], position: int) -> list[Passage]:
+    """The passage list with ``gold`` at index ``position`` and the distractors, in their
+    order, around it."""
+    if not 0 <= position <= len(distractors):
+        raise ValueError(f"position {position} outside 0..{len(distractors)}")
+    return [*distractors[:position], gold, *distractors[position:]]
+
+
+def _contains_answer(item: PositionItem, text: str) -> bool:
+    return item.passes(text)
+
+
+def _distractors(item: PositionItem, others: Sequence[PositionItem], need: int, mode: str,
+                 rng: random.Random) -> list[Passage]:
+    chosen: list[Passage] = []
+    seen = {item.gold.chunk_id, " ".join(item.gold.text.split())}
+    if mode == "own":
+        pool = list(item.distractors)
+    else:
+        pool = [o.gold for o in others if o.qid != item.qid]
+        rng.shuffle(pool)
+        if mode == "mixed":
+            pool = [*item.distractors, *pool]
+    if mode == "own":  # fill from other questions when the item's own list runs short
+        fill = [o.gold for o in others if o.qid != item.qid]
+        rng.shuffle(fill)
+        pool += fill
+    for p in pool:
+        key = " ".join(p.text.split())
+        if p.chunk_id in seen or key in seen or _contains_answer(item, p.text):
+            continue
+        seen.update((p.chunk_id, key))
+        chosen.append(p)
+        if len(chosen) == need:
+            break
+    return chosen
+
+
+@dataclass
+class PositionResult:
+    """Per (question, position) answers and grades; ``summary()`` gives the curve."""
+
+    frame: pd.DataFrame
+    n_positions: int
+    positions: list[int]
+    model_id: str = ""
+    skipped: list[str] = field(default_factory=list)
+    closed_book: pd.DataFrame | None = None
+
+    def __repr__(self) -> str:
+        n = self.frame["qid"].nunique() if len(self.frame) else 0
+        return (f"PositionResult({self.model_id}, {n} questions x {len(self.positions)} "
+                f"positions of {self.n_positions} passages)")
+
+    @property
+    def n_questions(self) -> int:
+        return int(self.frame["qid"].nunique()) if len(self.frame) else 0
+
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """position (0-based), rank (1-based), n, accuracy and bootstrap interval."""
+        rows = []
+        for pos in self.positions:
+            values = self.frame.loc[self.frame["position"] == pos, "passed"].astype(float)
+            low, high = bootstrap_ci(values.to_numpy(), level)
+            rows.append({"position": pos, "rank": pos + 1, "n": len(values),
+                         "accuracy": float(values.mean()) if len(values) else float("nan"),
+                         "ci_low": low, "ci_high": high})
+        return pd.DataFrame(rows)
+
+    def closed_book_accuracy(self) -> float | None:
+        if self.closed_book is None or not len(self.closed_book):
+            return None
+        return float(self.closed_book["passed"].astype(float).mean())
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (f"<div><p>{html.escape(repr(self))}</p>"
+                f"{self.summary().to_html(index=False, float_format=lambda v: f'{v:.3f}')}</div>")
+
+
+def position_experiment(items: Sequence[PositionItem], generator: Any, n_positions: int = 5,
+                        distractors: str = "own", positions: Sequence[int] | None = None,
+                        seed: int = 0, closed_book: bool = False,
+                        progress: bool = False) -> PositionResult:
+    """Ask each question with its gold passage at each of ``positions`` (default
+    :func:`default_positions`) among ``n_positions - 1`` distractors and grade the answers.
+
+    ``distractors``: ``"own"`` (each item's own list, e.g. the retriever's non-gold hits,
+    topped up from other questions' gold passages when short), ``"others"`` (other questions'
+    gold passages only) or ``"mixed"``. Passages containing an answer are never used as
+    distractors. Items that cannot get ``n_positions - 1`` distractors are skipped (listed
+    in ``skipped``). ``closed_book=True`` also asks each question with no passages.
+    """
+    if distractors not in ("own", "others", "mixed"):
+        raise ValueError(f"distractors must be 'own', 'others' or 'mixed', not {distractors!r}")
+    slots = list(positions) if positions is not None else default_positions(n_positions)
+    bad = [p for p in slots if not 0 <= p < n_positions]
+    if bad:
+        raise ValueError(f"positions {bad} outside 0..{n_positions - 1}")
+    rng = random.Random(seed)
+    requests, meta, skipped = [], [], []
+    for item in items:
+        chosen = _distractors(item, items, n_positions - 1, distractors, rng)
+        if len(chosen) < n_positions - 1:
+            skipped.append(item.qid)
+            continue
+        for pos in slots:
+            ctx = context_from_passages(place_gold(item.gold, chosen, pos))
+            requests.append((item.question, ctx))
+            meta.append((item, pos, ctx))
+    answers = generate_all(generator, requests, progress, desc="position experiment")
+    rows = []
+    for (item, pos, ctx), answer in zip(meta, answers, strict=True):
+        rows.append({"qid": item.qid, "category": item.category, "n_positions": n_positions,
+                     "position": pos, "gold_id": item.gold.chunk_id,
+                     "gold_label": ctx.passages[pos].label,
+                     "passed": item.passes(answer.text) if not answer.error else False,
+                     "answer": answer.text, "error": answer.error,
+                     "context_ids": list(ctx.chunk_ids)})
+    book = None
+    if closed_book:
+        kept = [i for i in items if i.qid not in skipped]
+        empty = [(i.question, context_from_passages([])) for i in kept]
+        book_answers = generate_all(generator, empty, progress, desc="closed book")
+        book = pd.DataFrame([{"qid": i.qid, "passed": i.passes(a.text), "answer": a.text}
+                             for i, a in zip(kept, book_answers, strict=True)])
+    frame = pd.DataFrame(rows, columns=["qid", "category", "n_positions", "position", "gold_id",
+                                        "gold_label", "passed", "answer", "error",
+                                        "context_ids"])
+    return PositionResult(frame, n_positions, slots, str(getattr(generator, "model_id", "")),
+                          skipped, book)
+
+
+# ----------------------------------------------------------------------------- handbook items
+
+def handbook_position_items(golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
+                            retriever: Any,
+                            documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                            n_distractors: int = 4, qids: Iterable[str] | None = None,
+                            user_groups: Iterable[str] | None = None) -> list[PositionItem]:
+    """Position items from a golden set: the gold passage is the best-graded gold chunk that
+    mentions every required string; distractors are the retriever's hits for the question
+    that are not gold, not superseded, readable by ``user_groups`` and do not mention the
+    answer, in rank order. Items without such a gold chunk are left out."""
+    gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
+    docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
+                                    else {d.id: d for d in documents or ()})
+    qrels = gs.qrels(chunks)
+    by_id = {c.id: c for c in chunks}
+    order = {c.id: n for n, c in enumerate(chunks)}
+    wanted = set(qids) if qids is not None else None
+
+    def usable(chunk: Chunk) -> bool:
+        doc = docs.get(chunk.doc_id)
+        if doc is None:
+            return user_groups is None
+        current = doc.is_current and not doc.metadata.get("superseded_by")
+        return current and can_read(user_groups, doc.acl)
+
+    def passage(chunk: Chunk) -> Passage:
+        doc = docs.get(chunk.doc_id)
+        return Passage("", chunk.id, chunk.doc_id, chunk.text, doc.title if doc else "")
+
+    out = []
+    for item in gs:
+        if not item.answerable or not item.answer_must_mention:
+            continue
+        if wanted is not None and item.qid not in wanted:
+            continue
+        golds = [by_id[c] for c in gold_ids(item, qrels, order) if c in by_id]
+        holding = [c for c in golds if usable(c) and must_mention(c.text, item.answer_must_mention)]
+        if not holding:
+            continue
+        gold_set = set(qrels.get(item.qid, {}))
+        hits = retriever.search(item.question, 4 * n_distractors + 10)
+        distract = []
+        for hit in hits:
+            chunk = by_id.get(hit.chunk_id)
+            if chunk is None or chunk.id in gold_set or not usable(chunk):
+                continue
+            if must_mention(chunk.text, item.answer_must_mention):
+                continue
+            distract.append(passage(chunk))
+            if len(distract) == n_distractors:
+                break
+        out.append(PositionItem(item.qid, item.question, passage(holding[0]), tuple(distract),
+                                tuple(item.answer_must_mention), "all", item.category))
+    return out
+
+
+# ----------------------------------------------------------------------------- NQ-open
+
+def find_lost_in_the_middle(start: str | Path | None = None) -> Path | None:
+    """The ``lost_in_the_middle`` dataset folder, looked for in ``$WORKBENCH_DATASETS``,
+    then ``shared/datasets`` beside the working directory or the repository; None if absent."""
+    roots = []
+    if os.environ.get("WORKBENCH_DATASETS"):
+        roots.append(Path(os.environ["WORKBENCH_DATASETS"]))
+    here = Path(start) if start else Path.cwd()
+    repo = Path(__file__).resolve().parents[1]
+    for base in (here, here.parent, repo):
+        roots.append(base.parent / "shared" / "datasets")
+    for root in roots:
+        folder = root / "lost_in_the_middle"
+        if (folder / NQ_ORACLE).exists() or (folder / REFERENCE_FILE).exists():
+            return folder
+    return None
+
+
+def load_nq_open(path: str | Path | None = None, limit: int = 20, n_distractors: int = 29,
+                 pool: int = 300, seed: int = 0) -> list[PositionItem]:
+    """The first ``limit`` questions of ``nq-open-oracle.jsonl.gz`` as position items.
+
+    ``path`` is the file or the ``lost_in_the_middle`` folder (default: found by
+    :func:`find_lost_in_the_middle`). Distractors for each question are gold passages of
+    the first ``pool`` other questions that contain none of its answers, in a seeded
+    order. Raises FileNotFoundError when the file is absent (callers skip on that).
+    """
+    if path is None:
+        folder = find_lost_in_the_middle()
+        if folder is None:
+            raise FileNotFoundError("lost_in_the_middle dataset not found beside the repo "
+                                    "(../shared/datasets/lost_in_the_middle)")
+        path = folder
+    path = Path(path)
+    file = path / NQ_ORACLE if path.is_dir() else path
+    if not file.exists():
+        raise FileNotFoundError(f"{file}: NQ-open oracle file not found")
+    records: list[tuple[str, str, tuple[str, ...], Passage]] = []
+    with gzip.open(file, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if len(records) >= max(limit, pool):
+                break
+            try:
+                row = json.loads(line)
+                ctx = row["ctxs"][0]
+                records.append((f"nq{lineno:04d}", row["question"], tuple(row["answers"]),
+                                Passage("", f"nq{lineno:04d}#0", f"nq{lineno:04d}",
+                                        ctx["text"], ctx.get("title", ""))))
+            except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+                raise ValueError(f"{file}:{lineno}: not a lost-in-the-middle QA record "
+                                 f"({type(exc).__name__}: {exc})") from None
+    rng = random.Random(seed)
+    items = []
+    for qid, question, answers, gold in records[:limit]:
+        probe = PositionItem(qid, question, gold, (), answers, "any", "nq-open")
+        others = [r[3] for r in records if r[0] != qid]
+        rng.shuffle(others)
+        chosen: list[Passage] = []
+        for p in others:
+            if len(chosen) == n_distractors:
+                break
+            if not probe.passes(p.text):
+                chosen.append(p)
+        items.append(PositionItem(qid, question, gold, tuple(chosen), answers, "any", "nq-open"))
+    return items
+
+
+def load_reference_curves(path: str | Path | None = None) -> dict[str, Any]:
+    """The published position curves (20 documents, NQ-open, best-subspan EM) from the
+    dataset's reference JSON: ``{"source", "n_documents", "curves": {model: {pos: acc}},
+    "closedbook": {model: acc}, "oracle": {model: acc}}``."""
+    if path is None:
+        folder = find_lost_in_the_middle()
+        if folder is None:
+            raise FileNotFoundError("lost_in_the_middle dataset not found")
+        path = folder
+    path = Path(path)
+    file = path / REFERENCE_FILE if path.is_dir() else path
+    data = json.loads(file.read_text(encoding="utf-8"))
+    qa = data.get("multi_doc_qa_nq_open", {})
+    curves = {m: {int(k): float(v) for k, v in d.get("20_docs_by_gold_index", {}).items()}
+              for m, d in qa.items()}
+    return {"source": data.get("_source", str(file)), "n_documents": 20, "curves": curves,
+            "closedbook": {m: d.get("closedbook") for m, d in qa.items()},
+            "oracle": {m: d.get("oracle") for m, d in qa.items()}}

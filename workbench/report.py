@@ -1,0 +1,290 @@
+"""One standalone HTML report: retrieval metrics, sweep plots, answers, triage, failing traces.
+
+:func:`write_report` writes a single ``.html`` file that opens in any browser without
+Jupyter or a network: the metric table (:func:`~workbench.widgets.metric_table.metric_table_html`),
+sweep plots (plotly, with plotly.js inlined once), answer accuracy and the retrieval tax,
+the 2x2 triage and the failing traces (:func:`~workbench.widgets.trace_viewer.trace_viewer_html`).
+All text is HTML-escaped, and a Content-Security-Policy allows only the report's own scripts
+(by hash), so even a document that slipped through unescaped could not run a script.
+
+Also here: :func:`generation_evaluation` (answers as an Evaluation, so ``compare`` and the
+gate apply to them) and :func:`source_slices` (metrics per golden ``source`` side by side).
+``workbench report`` (:func:`run_report_command`) builds the whole report from a corpus and
+a golden set with the instant, deterministic extractive reader.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.corpus import Chunk, Document
+from workbench.diagnose import LABELS, Trace, diagnose, save_traces, traces_from_result
+from workbench.evaluation import Evaluation
+from workbench.golden import GoldenItem, GoldenSet, atomic_write_text
+
+__all__ = ["generation_evaluation", "render_report", "run_report_command", "source_slices",
+           "write_report"]
+
+
+def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
+                          system: str | None = None, mode: str = "live") -> Evaluation:
+    """A GenerationResult as an Evaluation with one 0/1 metric ``answer_pass`` per decided
+    question (undecided answers are left out), so ``compare``, ``by("source")`` and the gate
+    apply to answers as they do to retrieval. ``golden`` supplies each question's source."""
+    items = {i.qid: i for i in golden} if golden is not None else {}
+    rows = [{"system": system or result.model_id, "qid": r["qid"], "category": r["category"],
+             "source": items[r["qid"]].source if r["qid"] in items else "n/a",
+             "metric": "answer_pass", "value": float(bool(r["passed"]))}
+            for r in result.frame[result.frame["mode"] == mode].to_dict("records")
+            if r["passed"] is not None and not pd.isna(r["passed"])]
+    return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
+
+
+def source_slices(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
+                  metrics: Sequence[str] | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Metrics per golden ``source`` (real / owner / synthetic) side by side: rows are
+    metrics, columns ``(source, mean|ci_low|ci_high|n)``. Takes an Evaluation or a
+    GenerationResult (``golden`` then gives each question's source). Synthetic questions
+    borrow the documents' words and usually score higher than real ones: read ``real``."""
+    ev = result if isinstance(result, Evaluation) else generation_evaluation(result, golden)
+    if golden is not None and isinstance(result, Evaluation):
+        sources = {i.qid: i.source for i in golden}
+        ev = Evaluation(ev.frame.assign(source=[sources.get(q, s) for q, s in zip(
+            ev.frame["qid"], ev.frame["source"], strict=True)]), ev.excluded)
+    table = ev.by("source", level)
+    if metrics:
+        table = table[table["metric"].isin(list(metrics))]
+    if table.empty:
+        raise ValueError("nothing to slice: no scored questions (or none of those metrics)")
+    wide = table.pivot_table(index="metric", columns="source",
+                             values=["mean", "ci_low", "ci_high", "n"], sort=False)
+    wide = wide.swaplevel(0, 1, axis=1)
+    present = list(dict.fromkeys(wide.columns.get_level_values(0)))
+    order = [s for s in ("real", "owner", "synthetic") if s in present]
+    order += [s for s in present if s not in order]
+    cols = [(s, v) for s in order for v in ("mean", "ci_low", "ci_high", "n")]
+    out = wide[cols].reindex(list(dict.fromkeys(table["metric"])))
+    for s in order:
+        out[(s, "n")] = out[(s, "n")].astype("Int64")
+    return out
+
+
+# ----------------------------------------------------------------------------- HTML
+
+PAGE_STYLE = """
+body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#202124}
+h1{font-size:22px}h3{font-size:15px}
+h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:3px;margin-top:28px}
+table.wb-frame,table.wb-metric-table{border-collapse:collapse;font-size:12px;margin:6px 0}
+table.wb-frame td,table.wb-frame th,table.wb-metric-table td,table.wb-metric-table th{
+  border:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top}
+.wb-note{color:#5f6368;font-size:12px}nav a{margin-right:12px}
+"""
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _frame(frame: pd.DataFrame, index: bool = False) -> str:
+    return frame.to_html(index=index, escape=True, classes="wb-frame", border=0,
+                         float_format=lambda v: f"{v:.3f}", na_rep="")
+
+
+def _figures(sweep: Any) -> list[Any]:
+    """Plot figures for the sweep section: a SweepResult, a figure, or a list of figures."""
+    if sweep is None:
+        return []
+    if hasattr(sweep, "to_html"):
+        return [sweep]
+    if isinstance(sweep, list | tuple):
+        return list(sweep)
+    from workbench.widgets.plots import category_heatmap, cost_quality
+
+    metric = sweep.metrics[0]
+    return [cost_quality(sweep, metric), category_heatmap(sweep, metric)]
+
+
+def _sweep_html(sweep: Any) -> str:
+    parts = []
+    if hasattr(sweep, "leaderboard"):
+        parts.append(_frame(sweep.leaderboard().drop(columns=["metric"]), index=True))
+    for n, fig in enumerate(_figures(sweep)):
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=(n == 0),
+                                 default_height="460px"))
+    return "".join(parts)
+
+
+def _generation_html(generation: Any, golden: Sequence[GoldenItem] | None) -> str:
+    parts = [f"<p>{_esc(repr(generation))}</p>", _frame(generation.accuracy())]
+    if set(generation.frame["mode"]) >= {"oracle", "live"}:
+        parts += ["<h3>Retrieval tax (oracle − live, paired bootstrap)</h3>",
+                  _frame(generation.retrieval_tax())]
+    parts += ["<h3>By category</h3>", _frame(generation.accuracy(by="category"))]
+    if golden is not None:
+        slices = source_slices(generation, golden)
+        parts += ["<h3>By source (real / owner / synthetic)</h3>", _frame(slices, index=True)]
+    return "".join(parts)
+
+
+def _triage_html(tri: Any, generation: Any) -> str:
+    counts = tri.counts.assign(share=tri.counts["share"].map(lambda v: f"{v:.1%}"))
+    rows = tri.rows
+    if generation is not None:
+        live = generation.frame[generation.frame["mode"] == "live"]
+        rows = rows.merge(live[["qid", "category", "answer"]], on="qid", how="left")
+    return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> (n={len(tri.rows)})</p>"
+            f"<details><summary>per question</summary>{_frame(rows)}</details>")
+
+
+def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
+                 corpus: Mapping[str, Document], chunks: Sequence[Chunk],
+                 quadrants: Mapping[str, str], limit: int) -> tuple[str, int]:
+    from workbench.widgets.trace_viewer import trace_viewer_html
+
+    items = {i.qid: i for i in golden}
+    by_id = {c.id: c for c in chunks}
+    failing = []
+    for t in traces:
+        item = items.get(t.qid)
+        d = diagnose(t, item, chunks, corpus) if item is not None else None
+        if d is not None and (d.passed is False or d.labels):
+            failing.append((t, item, d))
+    counts = pd.Series([lab for _, _, d in failing for lab in d.labels], dtype=object)
+    summary = pd.DataFrame({"label": list(LABELS), "meaning": list(LABELS.values()),
+                            "traces": [int((counts == lab).sum()) for lab in LABELS]})
+    shown = sorted(failing, key=lambda f: (-len(f[2].labels), f[0].category, f[0].qid))[:limit]
+    more = len(failing) - len(shown)
+    body = [f"<p>{len(failing)} of {len(traces)} traces failed or carry a diagnosis label"
+            + (f"; the first {len(shown)} are shown" if more else "") + ".</p>",
+            _frame(summary)]
+    body += [trace_viewer_html(t, item, corpus, by_id, d, quadrants.get(t.qid))
+             for t, item, d in shown]
+    return "".join(body), len(failing)
+
+
+def _csp(body: str) -> str:
+    """A Content-Security-Policy allowing exactly the inline scripts in ``body``."""
+    hashes = [base64.b64encode(hashlib.sha256(m.group(1).encode("utf-8")).digest()).decode()
+              for m in re.finditer(r"<script[^>]*>(.*?)</script>", body, re.DOTALL)]
+    scripts = " ".join(f"'sha256-{h}'" for h in hashes) or "'none'"
+    return (f"default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; "
+            "img-src data:; font-src data:")
+
+
+def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
+                  generation: Any = None, traces: Sequence[Trace] | None = None, *,
+                  title: str = "RAG Workbench report", golden: Any = None,
+                  corpus: Mapping[str, Document] | None = None,
+                  chunks: Sequence[Chunk] | None = None, triage: Any = None,
+                  max_traces: int = 25, notes: str = "") -> str:
+    """The report as one HTML string (see :func:`write_report`)."""
+    from workbench.widgets.metric_table import metric_table_html
+
+    sections: list[tuple[str, str, str]] = []
+    if evaluation is not None:
+        tables = []
+        for system in dict.fromkeys(evaluation.frame["system"]):
+            tables.append(f"<h3>{_esc(system)}</h3>"
+                          + metric_table_html(evaluation, system=str(system)))
+        if evaluation.frame["source"].nunique() > 1:
+            tables.append("<h3>By source (real / owner / synthetic)</h3>"
+                          + _frame(source_slices(evaluation, golden), index=True))
+        sections.append(("retrieval", "Retrieval", "".join(tables)))
+    if sweep is not None:
+        sections.append(("sweep", "Sweep", _sweep_html(sweep)))
+    if generation is not None:
+        sections.append(("generation", "Answers", _generation_html(generation, golden)))
+        if triage is None:
+            from workbench.generation import triage as make_triage
+
+            triage = make_triage(generation)
+    quadrants: dict[str, str] = {}
+    if triage is not None:
+        sections.append(("triage", "Triage: retrieval or generation?",
+                         _triage_html(triage, generation)))
+        quadrants = dict(zip(triage.rows["qid"], triage.rows["quadrant"], strict=True))
+    if traces is not None:
+        if golden is None or corpus is None or chunks is None:
+            raise ValueError("traces need golden=, corpus= and chunks= (traces hold ids only; "
+                             "the text is re-read from the corpus)")
+        body, _ = _traces_html(traces, list(golden), corpus, chunks, quadrants, max_traces)
+        sections.append(("traces", "Failing traces", body))
+    if not sections:
+        raise ValueError("nothing to report: give an evaluation, sweep, generation or traces")
+    nav = " ".join(f'<a href="#{key}">{_esc(name)}</a>' for key, name, _ in sections)
+    main = "".join(f'<section id="{key}"><h2>{_esc(name)}</h2>{body}</section>'
+                   for key, name, body in sections)
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    head_note = f"<p>{_esc(notes)}</p>" if notes else ""
+    body = (f"<h1>{_esc(title)}</h1><p class=\"wb-note\">generated {stamp} by RAG Workbench"
+            f"</p>{head_note}<nav>{nav}</nav>{main}")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{_csp(body)}">'
+            f"<title>{_esc(title)}</title><style>{PAGE_STYLE}</style></head>"
+            f"<body>{body}</body></html>\n")
+
+
+def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: Any = None,
+                 generation: Any = None, traces: Sequence[Trace] | None = None, *,
+                 title: str = "RAG Workbench report", golden: Any = None,
+                 corpus: Mapping[str, Document] | None = None,
+                 chunks: Sequence[Chunk] | None = None, triage: Any = None,
+                 max_traces: int = 25, notes: str = "") -> Path:
+    """Write one standalone HTML report (atomically) and return its path. ``sweep`` is a
+    SweepResult (leaderboard, cost/quality and category plots) or plotly figure(s);
+    ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence and text."""
+    text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
+                         corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
+                         notes=notes)
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def run_report_command(args: Any) -> int:
+    """``workbench report``: evaluate retrieval, answer every question with the extractive
+    reader (instant, deterministic), triage, and write the report with the failing traces."""
+    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.evaluation import evaluate
+    from workbench.formats import load_dataset
+    from workbench.generation import ExtractiveReader, run_generation_eval, triage
+    from workbench.retrieval import make_retriever
+
+    corpus, golden = load_dataset(args.corpus, args.golden)
+    golden.validate(corpus)
+    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
+    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever)
+    generation = tri = traces = None
+    if not args.no_generation:
+        generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
+                                         k=args.k, budget_tokens=args.budget_tokens,
+                                         user_groups=args.user_group)
+        tri = triage(generation)
+        traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,
+                                    run=ev.runs.get(args.retriever), system=args.retriever)
+        if args.traces:
+            save_traces(args.traces, traces)
+    title = args.title or f"{args.retriever} over {args.chunker}, k={args.k}"
+    notes = (f"corpus {args.corpus}; golden {args.golden or '(from the dataset)'}; "
+             f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
+             + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
+             + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
+    out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
+                       corpus=corpus, chunks=chunks, triage=tri, notes=notes)
+    line = f"wrote {out}: n={ev.n} questions"
+    if generation is not None:
+        acc = generation.accuracy()
+        live = acc[acc["mode"] == "live"]["accuracy"]
+        line += f", live answer accuracy {float(live.iloc[0]):.3f}" if len(live) else ""
+    print(line)
+    return 0

@@ -1,0 +1,391 @@
+"""Failure-trace viewer: what one question went through, from retrieval to the answer.
+
+``trace_viewer_html`` is the static form (reports, tests): the question, the golden evidence
+(quoted), the diagnosis labels and per-fact statuses, the answer with each ``[Pn]`` citation
+linked to its passage, the context the model saw (labels, versions, gold marked, what was
+dropped and why) and the ranked retrieved chunks with the point where the context budget cut.
+Document text is re-read from ``chunks`` / ``corpus`` (traces hold ids only) and always
+HTML-escaped; only chunks recorded in the trace are shown, so nothing the user may not read
+appears. ``TraceViewer`` adds filters (triage cell, category, diagnosis label) and prev/next,
+and exposes ``selected_qid``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.context import RESTRICTED, can_read
+from workbench.corpus import Chunk, Document
+from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose
+from workbench.generation import quadrant as _cell
+from workbench.golden import GoldenItem
+
+__all__ = ["TraceViewer", "trace_viewer_html"]
+
+STYLE = """<style>
+.wb-trace{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;border:1px solid #ccc;
+  padding:8px 10px;margin:6px 0;max-width:1100px}
+.wb-trace h4{margin:10px 0 4px;font-size:13px;color:#333}
+.wb-trace table{border-collapse:collapse;font-size:12px}
+.wb-trace td,.wb-trace th{border-bottom:1px solid #eee;padding:2px 6px;text-align:left;
+  vertical-align:top}
+.wb-text{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:12px;
+  background:#fafafa;border-left:3px solid #ccc;padding:3px 6px;margin:2px 0 6px}
+.wb-gold-row{background:#e6f4ea}.wb-old{color:#b06000}.wb-bad{color:#d93025;font-weight:bold}
+.wb-ok{color:#188038;font-weight:bold}.wb-cut td{color:#d93025;border-top:2px dashed #d93025}
+.wb-chip{display:inline-block;border-radius:9px;padding:0 8px;margin:0 4px 2px 0;
+  background:#fce8e6;color:#a50e0e;font-size:12px}
+.wb-chip.wb-fine{background:#e6f4ea;color:#137333}
+.wb-answer{font-size:14px;background:#f1f3f4;padding:4px 8px}
+.wb-unknown{color:#d93025;text-decoration:line-through}
+</style>"""
+
+_CITE = re.compile(r"\[([^\[\]]{1,80})\]")
+_LABEL = re.compile(r"(?<![A-Za-z0-9])[Pp]\s?(\d{1,4})(?!\d)")
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _uid(trace: Trace) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_-]", "_", f"{trace.qid}-{trace.mode}")[:40]
+    digest = hashlib.sha1(f"{trace.qid}|{trace.mode}|{trace.system}".encode()).hexdigest()
+    return f"{slug}-{digest[:6]}"
+
+
+def _text(cid: str, start: int | None, end: int | None, chunks: Mapping[str, Chunk],
+          corpus: Mapping[str, Document]) -> str | None:
+    """A recorded chunk's text: from the chunks, else the corpus by recorded offsets."""
+    if cid in chunks:
+        return chunks[cid].text
+    doc = corpus.get(cid.rsplit("#", 1)[0])
+    if doc is not None and start is not None and end is not None:
+        return doc.text[start:end]
+    return None
+
+
+def _version(trace: Trace, doc_id: str) -> str:
+    meta = trace.doc_versions.get(doc_id, {})
+    parts = [f"v{meta['version']}" if "version" in meta else "",
+             f"superseded by {meta['superseded_by']}" if meta.get("superseded_by")
+             else str(meta.get("status", ""))]
+    shown = ", ".join(p for p in parts if p)
+    css = ' class="wb-old"' if trace.is_superseded(doc_id) else ""
+    return f"<span{css}>{_esc(shown)}</span>" if shown else ""
+
+
+def _marked(text: str, start: int | None, doc_id: str, item: GoldenItem | None) -> str:
+    """Escaped ``text`` (a chunk starting at ``start`` in ``doc_id``) with the golden
+    evidence inside it highlighted."""
+    if item is None or start is None:
+        return _esc(text)
+    cuts = sorted((max(ev.start - start, 0), min(ev.end - start, len(text)))
+                  for ev in item.evidence if ev.doc_id == doc_id)
+    out, pos = [], 0
+    for a, b in cuts:
+        if b <= a or b <= pos:
+            continue
+        a = max(a, pos)
+        out += [_esc(text[pos:a]), f'<mark title="golden evidence">{_esc(text[a:b])}</mark>']
+        pos = b
+    return "".join(out) + _esc(text[pos:])
+
+
+def _answer_html(trace: Trace, uid: str) -> str:
+    """The escaped answer, each citation label linked to its passage anchor."""
+    out, pos = [], 0
+    text = trace.answer
+    for m in _CITE.finditer(text):
+        labels = [f"P{int(x.group(1))}" for x in _LABEL.finditer(m.group(1))]
+        if not labels:
+            continue
+        out.append(_esc(text[pos:m.start()]))
+        links = []
+        for lab in labels:
+            if lab in trace.labels:
+                links.append(f'<a href="#wb-{uid}-{lab}" title="{_esc(trace.labels[lab])}">'
+                             f"{lab}</a>")
+            else:
+                links.append(f'<span class="wb-unknown" title="not in the context">{lab}</span>')
+        out.append("[" + ", ".join(links) + "]")
+        pos = m.end()
+    out.append(_esc(text[pos:]))
+    return "".join(out) or "<i>(empty answer)</i>"
+
+
+def _grade_html(trace: Trace, diagnosis: Diagnosis | None) -> str:
+    passed = trace.passed if trace.grade is not None else (diagnosis.passed if diagnosis
+                                                          else None)
+    verdict = {True: '<span class="wb-ok">passed</span>',
+               False: '<span class="wb-bad">failed</span>', None: "<i>undecided</i>"}[passed]
+    grade = trace.grade or {}
+    details = json.dumps(grade["details"], ensure_ascii=False, default=str) if grade.get(
+        "details") else ""
+    method = f" by {_esc(grade['method'])}" if grade.get("method") else ""
+    error = f' · <span class="wb-bad">error: {_esc(trace.error)}</span>' if trace.error else ""
+    return f"<div>{verdict}{method} <small>{_esc(details[:300])}</small>{error}</div>"
+
+
+def _diagnosis_html(d: Diagnosis | None, trace: Trace,
+                    corpus: Mapping[str, Document]) -> str:
+    if d is None:
+        return "<div><i>no golden item: nothing to diagnose against</i></div>"
+
+    def shown(cid: str) -> str:  # gold chunk ids of documents the user may not read
+        doc = corpus.get(cid.rsplit("#", 1)[0])
+        if trace.user_groups is None or (doc is not None and can_read(trace.user_groups,
+                                                                      doc.acl)):
+            return cid
+        return RESTRICTED
+
+    chips = [f'<span class="wb-chip" title="{_esc(LABELS[lab])}">{_esc(lab)}: '
+             f"{_esc(', '.join(dict.fromkeys(map(shown, d.evidence.get(lab, ())))))}</span>"
+             for lab in d.labels]
+    if not chips:
+        chips = ['<span class="wb-chip wb-fine">ids line up (retrieval, context and '
+                 "citations)</span>"]
+    rows = "".join(f"<tr><td>{_esc(f.fact)}</td>"
+                   f'<td class="{"wb-ok" if f.status == "cited" else "wb-bad"}">'
+                   f"{_esc(f.status)}</td><td>{_esc(', '.join(f.chunk_ids) or '-')}</td></tr>"
+                   for f in d.facts)
+    facts = (f"<table><tr><th>must mention</th><th>status</th><th>recorded chunks holding it"
+             f"</th></tr>{rows}</table>") if rows else ""
+    return f"<div>{''.join(chips)}</div>{facts}"
+
+
+def _evidence_html(trace: Trace, item: GoldenItem | None,
+                   corpus: Mapping[str, Document]) -> str:
+    if item is None:
+        return "<i>not in the golden set</i>"
+    if not item.answerable:
+        return "<i>unanswerable: the documents do not answer this; a refusal passes</i>"
+    parts = []
+    for ev in item.evidence:
+        doc = corpus.get(ev.doc_id)
+        if trace.user_groups is not None and (doc is None or not can_read(trace.user_groups,
+                                                                           doc.acl)):
+            parts.append(f"<div>{_esc(ev.doc_id)}: <i>evidence withheld (restricted "
+                         "document)</i></div>")
+            continue
+        quote = doc.text[ev.start:ev.end] if doc is not None else ev.text
+        parts.append(f"<div><b>{_esc(ev.doc_id)}</b> [{ev.start}:{ev.end}]"
+                     f'<div class="wb-text">{_esc(quote)}</div></div>')
+    if not item.evidence:
+        parts.append(f"<div>labelled chunks: {_esc(', '.join(item.chunk_labels))}</div>")
+    if item.answer_must_mention:
+        parts.append("<div>answer must mention: "
+                     + ", ".join(f"<code>{_esc(s)}</code>" for s in item.answer_must_mention)
+                     + "</div>")
+    return "".join(parts)
+
+
+def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str, Document],
+                      chunks: Sequence[Chunk] | Mapping[str, Chunk],
+                      diagnosis: Diagnosis | None = None, quadrant: str | None = None,
+                      snippet: int = 220) -> str:
+    """Static HTML of one trace (see module doc). ``diagnosis`` is computed when not given."""
+    by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+    if diagnosis is None and item is not None:
+        diagnosis = diagnose(trace, item, list(by_id.values()), corpus)
+    uid = _uid(trace)
+    gold = {c for unit in (diagnosis.required if diagnosis else ()) for c in unit}
+    star = '<span class="wb-ok" title="holds golden evidence">★</span>'
+    head = " · ".join(_esc(x) for x in (trace.category, trace.mode, trace.model_id,
+                                        trace.prompt_version) if x)
+    quad = f' · triage <b>{_esc(quadrant)}</b>' if quadrant else ""
+    question = f"<div><b>Question:</b> {_esc(trace.query)}</div>"
+    if trace.rewritten_query:
+        question += f"<div><b>Rewritten:</b> {_esc(trace.rewritten_query)}</div>"
+
+    passages = []
+    for p in trace.context:
+        text = _text(p.chunk_id, p.start, p.end, by_id, corpus)
+        body = (_marked(text, p.start, p.doc_id, item) if text is not None
+                else "<i>(text not available)</i>")
+        passages.append(f'<div id="wb-{uid}-{_esc(p.label)}"><b>[{_esc(p.label)}]</b> '
+                        f"{_esc(p.chunk_id)} {_version(trace, p.doc_id)} "
+                        f"{star if p.chunk_id in gold else ''}"
+                        f'<div class="wb-text">{body}</div></div>')
+    restricted = sum(1 for c, _ in trace.dropped if c == RESTRICTED)
+    dropped = [f"{_esc(c)}: {_esc(w)}" for c, w in trace.dropped if c != RESTRICTED]
+    if restricted:
+        dropped.append(f"{restricted} chunk(s) withheld by access control")
+    budget = (f"budget {trace.budget_tokens} tokens, used {trace.tokens_used}"
+              if trace.budget_tokens is not None else f"no budget, {trace.tokens_used} tokens")
+    context = ("".join(passages) or "<i>(empty context)</i>") + (
+        f"<div><b>dropped</b> ({_esc(budget)}): {'; '.join(dropped)}</div>" if dropped
+        else f"<div><small>{_esc(budget)}; nothing dropped</small></div>")
+
+    rows, cut_shown = [], False
+    fate = {p.chunk_id: p.label for p in trace.context}
+    for h in trace.retrieved:
+        why = trace.drop_reason(h.chunk_id)
+        if why == "budget" and not cut_shown:
+            rows.append(f'<tr class="wb-cut"><td colspan="6">context budget cut here '
+                        f"({_esc(budget)})</td></tr>")
+            cut_shown = True
+        text = _text(h.chunk_id, h.start, h.end, by_id, corpus) or ""
+        short = text[:snippet] + ("…" if len(text) > snippet else "")
+        where = (f'<a href="#wb-{uid}-{fate[h.chunk_id]}">{fate[h.chunk_id]}</a>'
+                 if h.chunk_id in fate else f'<span class="wb-bad">{_esc(why or "not sent")}'
+                                             "</span>")
+        rank = h.rank if h.source != "expansion" else "exp"
+        score = f"{h.score:.3f}" if h.score is not None else ""
+        css = ' class="wb-gold-row"' if h.chunk_id in gold else ""
+        rows.append(f"<tr{css}><td>{_esc(rank)}</td><td>{_esc(h.chunk_id)} "
+                    f"{star if h.chunk_id in gold else ''}<br>{_version(trace, h.doc_id)}</td>"
+                    f"<td>{score}</td><td>{where}</td><td><small>{_esc(short)}</small></td></tr>")
+    ranked = (f"<table><tr><th>rank</th><th>chunk</th><th>score</th><th>in context</th>"
+              f"<th>text</th></tr>{''.join(rows)}</table>" if rows
+              else "<i>(nothing recorded)</i>")
+    timing = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in trace.timing.items())
+    return (f'{STYLE}<div class="wb-trace" data-qid="{_esc(trace.qid)}">'
+            f"<div><b>{_esc(trace.qid)}</b> · {head}{quad}</div>{question}"
+            f"<h4>Diagnosis</h4>{_diagnosis_html(diagnosis, trace, corpus)}"
+            f"<h4>Answer</h4><div class=\"wb-answer\">{_answer_html(trace, uid)}</div>"
+            f"{_grade_html(trace, diagnosis)}"
+            f"<h4>Golden evidence</h4>{_evidence_html(trace, item, corpus)}"
+            f"<h4>Context the model saw</h4>{context}"
+            f"<h4>Retrieved (ranked)</h4>{ranked}"
+            f"<div><small>{_esc(timing)}</small></div></div>")
+
+
+ALL = "all"
+NO_LABEL = "(no label)"
+
+
+class TraceViewer(widgets.VBox):
+    """Browse traces with filters and prev/next. ``selected_qid`` / ``selected_trace`` are
+    readable from Python; ``select(qid)``, ``next()`` and ``prev()`` move the selection;
+    the filters are ``quadrant``, ``category`` and ``label`` dropdowns."""
+
+    def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
+                 corpus: Mapping[str, Document], chunks: Sequence[Chunk],
+                 triage: Any = None, only_failing: bool = False):
+        self.traces = list(traces)
+        self.items = {i.qid: i for i in golden}
+        self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
+        self.diagnoses = [diagnose(t, self.items[t.qid], chunks, corpus)
+                          if t.qid in self.items else None for t in self.traces]
+        cells = _quadrants(triage)
+        self.quadrants = [cells.get(t.qid) or _derived(d) for t, d in
+                          zip(self.traces, self.diagnoses, strict=True)]
+        labels = [lab for lab in LABELS if any(d and lab in d.labels for d in self.diagnoses)]
+        self.quadrant = widgets.Dropdown(options=[ALL, *sorted(set(self.quadrants))],
+                                         description="triage")
+        cats = sorted({t.category for t in self.traces})
+        self.category = widgets.Dropdown(options=[ALL, *cats], description="category")
+        self.label = widgets.Dropdown(options=[ALL, *labels, NO_LABEL], description="diagnosis")
+        self.failing = widgets.Checkbox(value=only_failing, description="failing only",
+                                        indent=False)
+        self.prev_button = widgets.Button(description="◀ prev", layout={"width": "80px"})
+        self.next_button = widgets.Button(description="next ▶", layout={"width": "80px"})
+        self.position = widgets.HTML()
+        self.view = widgets.HTML()
+        self.errors = widgets.Output()
+        self.filtered: list[int] = []
+        self._at = 0
+        for control in (self.quadrant, self.category, self.label, self.failing):
+            control.observe(self._refilter, names="value")
+        self.prev_button.on_click(lambda _: self.prev())
+        self.next_button.on_click(lambda _: self.next())
+        super().__init__([widgets.HBox([self.quadrant, self.category, self.label,
+                                        self.failing]),
+                          widgets.HBox([self.prev_button, self.next_button, self.position]),
+                          self.view, self.errors])
+        self._refilter()
+
+    @property
+    def selected_trace(self) -> Trace | None:
+        return self.traces[self.filtered[self._at]] if self.filtered else None
+
+    @property
+    def selected_qid(self) -> str | None:
+        trace = self.selected_trace
+        return trace.qid if trace else None
+
+    @property
+    def qids(self) -> list[str]:
+        """The qids that pass the filters, in order."""
+        return [self.traces[i].qid for i in self.filtered]
+
+    def _keep(self, i: int) -> bool:
+        d, q = self.diagnoses[i], self.quadrants[i]
+        if self.quadrant.value != ALL and q != self.quadrant.value:
+            return False
+        if self.category.value != ALL and self.traces[i].category != self.category.value:
+            return False
+        if self.failing.value and (d is None or (d.passed is not False and not d.labels)):
+            return False
+        if self.label.value == NO_LABEL:
+            return d is not None and not d.labels
+        return self.label.value == ALL or (d is not None and self.label.value in d.labels)
+
+    def _refilter(self, change: Any = None) -> None:
+        with self.errors:
+            current = self.filtered[self._at] if self.filtered else None
+            self.filtered = [i for i in range(len(self.traces)) if self._keep(i)]
+            self._at = self.filtered.index(current) if current in self.filtered else 0
+            self._repaint()
+
+    def select(self, qid: str) -> None:
+        """Show ``qid`` (clearing filters that hide it)."""
+        where = [n for n, i in enumerate(self.filtered) if self.traces[i].qid == qid]
+        if not where:
+            if qid not in {t.qid for t in self.traces}:
+                raise KeyError(f"qid {qid!r} has no trace here")
+            for control in (self.quadrant, self.category, self.label):
+                control.value = ALL
+            self.failing.value = False
+            where = [n for n, i in enumerate(self.filtered) if self.traces[i].qid == qid]
+        self._at = where[0]
+        self._repaint()
+
+    def next(self) -> None:
+        if self.filtered:
+            self._at = (self._at + 1) % len(self.filtered)
+            self._repaint()
+
+    def prev(self) -> None:
+        if self.filtered:
+            self._at = (self._at - 1) % len(self.filtered)
+            self._repaint()
+
+    def to_html(self) -> str:
+        if not self.filtered:
+            return "<div class=\"wb-trace\"><i>no trace matches these filters</i></div>"
+        i = self.filtered[self._at]
+        trace = self.traces[i]
+        return trace_viewer_html(trace, self.items.get(trace.qid), self.corpus, self.chunks,
+                                 self.diagnoses[i], self.quadrants[i])
+
+    def _repaint(self) -> None:
+        with self.errors:
+            n = len(self.filtered)
+            self.position.value = (f"{self._at + 1} of {n} · <b>{_esc(self.selected_qid)}</b>"
+                                   if n else "0 of 0")
+            self.view.value = self.to_html()
+
+
+def _quadrants(triage: Any) -> dict[str, str]:
+    if triage is None:
+        return {}
+    if isinstance(triage, Mapping):
+        return {str(k): str(v) for k, v in triage.items()}
+    rows = getattr(triage, "rows", triage)
+    return {str(q): str(c) for q, c in zip(rows["qid"], rows["quadrant"], strict=True)}
+
+
+def _derived(d: Diagnosis | None) -> str:
+    """The 2x2 cell from a diagnosis when no triage is given (n/a when undecided)."""
+    if d is None or d.passed is None or d.retrieved_ok is None:
+        return "n/a"
+    return _cell(d.retrieved_ok, d.passed)
