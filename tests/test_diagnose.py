@@ -228,6 +228,14 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     assert t34.context_ids == list(result.contexts["q034", "live"].chunk_ids)
     assert t34.model_id == "extractive-reader/1" and t34.prompt_version == "extractive-v1"
     assert t34.grade is not None and t34.grade["method"] == "must_mention"
+    # without golden= / run=: the question text and the scores come from the result itself
+    bare = traces_from_result(result, corpus=corpus, chunks=chunks)
+    assert [t.query for t in bare] == [t.query for t in traces]
+    assert [[(h.chunk_id, h.rank) for h in t.retrieved] for t in bare] == [
+        [(h.chunk_id, h.rank) for h in t.retrieved] for t in traces]
+    assert [[h.score for h in t.retrieved] for t in bare] == [
+        [pytest.approx(h.score) for h in t.retrieved] for t in traces]
+    assert "retrieval_s" not in bare[1].timing  # search latency needs the Run
     oracle = traces_from_result(result, "oracle", golden=golden)
     assert {h.source for t in oracle for h in t.retrieved} <= {"oracle"}
     path = save_traces(tmp_path / "traces.jsonl", traces)

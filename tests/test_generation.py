@@ -9,14 +9,24 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from workbench.context import AssembledContext, assemble_context, context_from_passages
+from workbench.context import (
+    RESTRICTED,
+    AssembledContext,
+    assemble_context,
+    can_read_chunk,
+    context_from_passages,
+)
 from workbench.corpus import Chunk, Document
+from workbench.diagnose import traces_from_result
 from workbench.generation import (
     PROMPT_VERSION,
     Answer,
@@ -280,6 +290,135 @@ def test_budget_is_recorded_in_eval(handbook):
     row = result.frame.iloc[0]
     assert row["context_ids"] == list(ctx.chunk_ids)
     assert any(reason == "budget" for _, reason in row["dropped"])
+
+
+# ----------------------------------------------------------------------------- ACL at the source
+
+GROUPS = ["hr", "finance", "engineering"]
+_acl = st.one_of(st.none(), st.just([]), st.just(["all"]),
+                 st.lists(st.sampled_from(GROUPS), min_size=1, max_size=2, unique=True))
+
+
+@st.composite
+def acl_cases(draw):
+    """A few documents (random ACLs, some superseded) of two chunks each (some with their own
+    chunk ACL), golden items over random gold chunks, a user and a retriever ranking."""
+    docs, chunks = [], []
+    for i in range(draw(st.integers(1, 5))):
+        parts = [f"TEXT-{i}-{j} alpha beta gamma." for j in range(2)]
+        text = " ".join(parts)
+        status = draw(st.sampled_from(["current", "current", "superseded"]))
+        acl = draw(_acl)
+        meta: dict = {"status": status, **({"acl": acl} if acl is not None else {})}
+        docs.append(Document(f"d{i}", text, f"Doc {i}", meta))
+        start = 0
+        for j, part in enumerate(parts):
+            own = draw(st.one_of(st.none(), _acl))
+            chunks.append(Chunk(f"d{i}#{j}", f"d{i}", start, start + len(part), part,
+                                metadata={"acl": own} if own is not None else {}))
+            start += len(part) + 1
+    ids = [c.id for c in chunks]
+    items = [GoldenItem(f"q{n}", f"question {n}?",
+                        tuple(draw(st.lists(st.sampled_from(ids), min_size=1, max_size=3,
+                                            unique=True))))
+             for n in range(draw(st.integers(1, 3)))]
+    items.append(GoldenItem("qx", "unanswerable?", category="unanswerable", answerable=False))
+    ranking = draw(st.permutations(ids))
+    user = draw(st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
+    return docs, chunks, GoldenSet(items), ranking, user
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=acl_cases(), k=st.integers(1, 6),
+       budget=st.one_of(st.none(), st.integers(min_value=0, max_value=40)))
+def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
+    docs, chunks, golden, ranking, user = case
+    by_doc = {d.id: d for d in docs}
+    forbidden = [c for c in chunks if not can_read_chunk(user, c, by_doc[c.doc_id])]
+    readable = {c.id for c in chunks} - {c.id for c in forbidden}
+    retriever = CallableRetriever(lambda q: [(c, 10.0 - n) for n, c in enumerate(ranking)])
+    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=k,
+                                 user_groups=user, budget_tokens=budget)
+    t = triage(result)
+    blob = json.dumps({
+        "frame": result.frame.to_dict("records"), "retrieved": result.retrieved,
+        "gold": result.gold, "scores": result.scores, "ranks": result.ranks,
+        "questions": result.questions,
+        "contexts": [[c.to_record(), c.render()] for c in result.contexts.values()],
+        "answers": [a.to_json() for a in result.answers.values()],
+        "grades": [[g.passed, g.method, dict(g.details)] for g in result.grades.values()],
+        "triage": t.rows.to_dict("records"),
+        "traces": [tr.to_json() for mode in ("live", "oracle")
+                   for tr in traces_from_result(result, mode, chunks=chunks, corpus=by_doc)],
+    }, default=str)
+    for c in forbidden:
+        assert c.id not in blob and c.text not in blob
+    # the readable hits keep the ranks the retriever gave them, with their scores
+    for qid, ids in result.retrieved.items():
+        expected = [(r, cid) for r, cid in enumerate(ranking[:k], start=1) if cid in readable]
+        assert list(zip(result.ranks[qid], ids, strict=True)) == expected
+        assert result.scores[qid] == [10.0 - (r - 1) for r, _ in expected]
+    for item in golden.answerable:
+        gold = set(item.relevant_chunk_ids) & readable  # gold ids are in corpus order
+        assert result.gold[item.qid] == [c.id for c in chunks if c.id in gold]
+
+
+def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
+    docs, chunks, golden = tiny_corpus()
+    docs[3] = Document("leave", docs[3].text, "Leave", {"acl": ["hr"]})  # leave#0: hr only
+    ranked = {"refund window?": ["leave#0", "refunds#0"]}
+    retriever = CallableRetriever(lambda q: ranked.get(q, []), "fixed")
+    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2,
+                                 user_groups=["engineering"], qids=["q1", "q4"])
+    assert result.retrieved["q1"] == ["refunds#0"] and result.ranks["q1"] == [2]
+    assert result.gold["q4"] == []  # the gold chunk of q4 is unreadable to this user
+    assert result.contexts["q4", "oracle"].dropped == ((RESTRICTED, "acl"),)
+    # at k=1 the user's pipeline sees only the unreadable chunk: a retrieval failure
+    assert triage(result, k=1).rows.set_index("qid").loc["q1", "quadrant"] == "LUCKY"
+    assert triage(result, k=2).rows.set_index("qid").loc["q1", "quadrant"] == "OK"
+
+
+# ----------------------------------------------------------------------------- versions
+
+def test_include_superseded_passes_through_to_assembly():
+    old_text = "Refunds were accepted within 14 days of delivery."
+    docs, chunks, _ = tiny_corpus()
+    docs.append(Document("refunds-2023", old_text, "Refunds (2023)",
+                         {"status": "superseded", "superseded_by": "refunds"}))
+    chunks.append(Chunk("refunds-2023#0", "refunds-2023", 0, len(old_text), old_text))
+    golden = GoldenSet([GoldenItem("old", "old refund window?", ("refunds-2023#0",),
+                                   answer_must_mention=("14 days",))])
+    retriever = CallableRetriever(lambda q: ["refunds-2023#0", "refunds#0"], "fixed")
+    filtered = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2)
+    assert filtered.contexts["old", "live"].chunk_ids == ("refunds#0",)
+    assert filtered.contexts["old", "live"].dropped == (("refunds-2023#0", "superseded"),)
+    assert filtered.contexts["old", "oracle"].chunk_ids == ()
+    unfiltered = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2,
+                                     include_superseded=True)
+    assert unfiltered.contexts["old", "live"].chunk_ids == ("refunds-2023#0", "refunds#0")
+    assert unfiltered.contexts["old", "oracle"].chunk_ids == ("refunds-2023#0",)
+    assert unfiltered.contexts["old", "live"].params["include_superseded"] is True
+    frame = unfiltered.frame.set_index("mode")
+    assert frame.loc["oracle", "passed"] is True and frame.loc["live", "dropped"] == []
+
+
+# ----------------------------------------------------------------------------- traces
+
+def test_result_keeps_questions_and_scores_for_traces():
+    docs, chunks, golden = tiny_corpus()
+    ranked = {i.question: [(c.id, 5.0 - n) for n, c in enumerate(chunks)] for i in golden}
+    retriever = CallableRetriever(lambda q: ranked[q], "scored")
+    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=3)
+    assert result.questions == {i.qid: i.question for i in golden}
+    assert result.scores["q1"] == [5.0, 4.0, 3.0] and result.ranks["q1"] == [1, 2, 3]
+    traces = traces_from_result(result, chunks=chunks, corpus=docs)  # no golden, no run
+    t1 = next(t for t in traces if t.qid == "q1")
+    assert t1.query == "refund window?"
+    assert [(h.chunk_id, h.rank, h.score) for h in t1.retrieved] == [
+        ("refunds#0", 1, 5.0), ("passwords#0", 2, 4.0), ("shipping#0", 3, 3.0)]
+    # golden= still overrides the question text
+    other = GoldenSet([replace(i, question=i.question.upper()) for i in golden])
+    assert traces_from_result(result, golden=other)[0].query == "REFUND WINDOW?"
 
 
 # ----------------------------------------------------------------------------- HTTP client

@@ -37,6 +37,7 @@ __all__ = [
     "approx_tokens",
     "assemble_context",
     "can_read",
+    "can_read_chunk",
     "context_from_passages",
     "resolve_citations",
 ]
@@ -134,6 +135,18 @@ def can_read(user_groups: Iterable[str] | None, acl: Any) -> bool:
     return bool(set(allowed) & set(user_groups))
 
 
+def can_read_chunk(user_groups: Iterable[str] | None, chunk: Chunk,
+                   doc: Document | None) -> bool:
+    """True when a user in ``user_groups`` may read ``chunk`` of document ``doc``: the
+    document's ACL and the chunk's own (``chunk.metadata["acl"]``) must both allow it, and an
+    unknown document (``doc=None``) is refused (fail closed). This is the access check of
+    :func:`assemble_context`; ``user_groups=None`` is the unrestricted evaluation view."""
+    if user_groups is None:
+        return True
+    return (doc is not None and can_read(user_groups, doc.acl)
+            and can_read(user_groups, chunk.metadata.get("acl")))
+
+
 def _is_superseded(doc: Document) -> bool:
     return not doc.is_current or bool(doc.metadata.get("superseded_by"))
 
@@ -197,8 +210,7 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
             raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
                              "retriever indexed")
         doc = docs.get(chunk.doc_id)
-        if groups is not None and (doc is None or not can_read(groups, doc.acl)
-                                   or not can_read(groups, chunk.metadata.get("acl"))):
+        if not can_read_chunk(groups, chunk, doc):
             dropped.append((RESTRICTED, "acl"))
             continue
         if doc is not None and not include_superseded and _is_superseded(doc):

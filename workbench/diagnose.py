@@ -187,7 +187,8 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
     recorded = []
     for rank, h in enumerate(hits, start=1):
         cid = h if isinstance(h, str) else h.chunk_id
-        score = None if isinstance(h, str) else float(h.score)
+        raw = None if isinstance(h, str) else getattr(h, "score", None)
+        score = None if raw is None else float(raw)
         if readable is None or cid in readable:
             recorded.append(hit(cid, getattr(h, "rank", rank), score, source))
     recorded += [hit(c, 0, None, "expansion") for c in expanded
@@ -220,10 +221,16 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
                        corpus: Mapping[str, Document] | None = None,
                        chunks: Sequence[Chunk] | None = None, run: Any = None,
                        system: str = "") -> list[Trace]:
-    """One trace per question of a GenerationResult in ``mode``. ``golden`` supplies the
-    question text (the result does not keep it), ``corpus`` the document versions,
-    ``chunks`` the offsets, and ``run`` (the retriever's Run) scores and search latency."""
-    questions = {i.qid: i.question for i in golden} if golden is not None else {}
+    """One trace per question of a GenerationResult in ``mode``. The question text and the
+    live hits' scores and ranks come from the result (``questions``, ``scores``, ``ranks``);
+    ``golden`` (question text) and ``run`` (the retriever's Run: scores and search latency)
+    override them where given. ``corpus`` supplies the document versions, ``chunks`` the
+    offsets."""
+    questions = dict(getattr(result, "questions", None) or {})
+    if golden is not None:
+        questions.update({i.qid: i.question for i in golden})
+    all_scores = getattr(result, "scores", None) or {}
+    all_ranks = getattr(result, "ranks", None) or {}
     cats = {str(r["qid"]): str(r["category"]) for r in result.frame.to_dict("records")}
     by_id = {c.id: c for c in chunks or ()}
     out = []
@@ -232,10 +239,15 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
             continue
         hits: list[Any] = list(result.retrieved.get(qid, []) if m == "live"
                                else result.gold.get(qid, []))
+        if m == "live" and (qid in all_scores or qid in all_ranks):
+            scores = all_scores.get(qid) or [None] * len(hits)
+            ranks = all_ranks.get(qid) or range(1, len(hits) + 1)
+            hits = [TraceHit(c, rank, score) for c, score, rank in zip(hits, scores, ranks,
+                                                                       strict=True)]
         timing: dict[str, float] = {}
         if run is not None and qid in run.hits:
             scored = {h.chunk_id: h for h in run.hits[qid]}
-            hits = [scored.get(c, c) for c in hits]
+            hits = [scored.get(getattr(c, "chunk_id", c), c) for c in hits]
             if qid in run.latency_s:
                 timing["retrieval_s"] = float(run.latency_s[qid])
         out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, result.answers[qid, m],

@@ -1,0 +1,257 @@
+"""Oracle vs live: :func:`run_generation_eval` answers every golden question with its gold
+chunks (oracle) and with the retriever's top k (live), through the same context assembly,
+and grades both; :class:`GenerationResult` holds the answers with summary views (accuracy,
+the retrieval tax). Also :func:`context_swap` (does the model answer from memory?),
+:func:`oracle_context` and :func:`gold_ids`."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from workbench.context import AssembledContext, assemble_context, can_read_chunk
+from workbench.corpus import Chunk, Document
+from workbench.evaluation import bootstrap_ci
+from workbench.generation.prompt import Answer, generate_all
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.grading import Grade, Judge, grade_answer, is_refusal, normalize
+
+MODES = ("oracle", "live")
+
+
+def gold_ids(item: GoldenItem, qrels: Mapping[str, Mapping[str, int]],
+             order: Mapping[str, int], threshold: int = 1) -> list[str]:
+    """Gold chunk ids of an item, grade descending, then corpus order."""
+    grades = qrels.get(item.qid, {})
+    return sorted((c for c, g in grades.items() if g >= threshold),
+                  key=lambda c: (-grades[c], order.get(c, 1 << 30), c))
+
+
+@dataclass
+class GenerationResult:
+    """Per-question answers and grades for each mode, with summary views.
+    ``frame`` columns: qid, category, answerable, mode, passed, method, retrieved_gold_at_k,
+    gold_in_context, answer, citations, unknown_citations, context_ids, dropped, gold_ids,
+    error, cached, latency_s, model_id, prompt_version.
+
+    ``retrieved[qid]`` are the live top-k chunk ids, best first, with their retriever
+    ``scores[qid]`` (None where a hit had none) and 1-based ``ranks[qid]`` in the retriever's
+    list; ``gold[qid]`` the gold chunk ids, best grade first; ``questions[qid]`` the question
+    text. With ``user_groups`` set, chunks the user may not read are left out of all of these
+    (and never reach a context, an answer or the frame): the readable hits keep their original
+    ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
+
+    frame: pd.DataFrame
+    k: int
+    contexts: dict[tuple[str, str], AssembledContext] = field(default_factory=dict)
+    answers: dict[tuple[str, str], Answer] = field(default_factory=dict)
+    grades: dict[tuple[str, str], Grade] = field(default_factory=dict)
+    retrieved: dict[str, list[str]] = field(default_factory=dict)
+    gold: dict[str, list[str]] = field(default_factory=dict)
+    model_id: str = ""
+    questions: dict[str, str] = field(default_factory=dict)
+    scores: dict[str, list[float | None]] = field(default_factory=dict)
+    ranks: dict[str, list[int]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        n = self.frame["qid"].nunique() if len(self.frame) else 0
+        return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
+
+    def accuracy(self, by: str | None = None, level: float = 0.95) -> pd.DataFrame:
+        """Share of decided answers that passed, per mode (and ``by``), with n, a bootstrap
+        interval and the number of undecided answers."""
+        keys = ["mode", *([by] if by else [])]
+        rows = []
+        for key, group in self.frame.groupby(keys, sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            decided = group["passed"].dropna().astype(float).to_numpy()
+            low, high = bootstrap_ci(decided, level)
+            rows.append({**dict(zip(keys, key, strict=True)), "n": len(decided),
+                         "accuracy": float(decided.mean()) if len(decided) else float("nan"),
+                         "ci_low": low, "ci_high": high,
+                         "undecided": int(group["passed"].isna().sum())})
+        return pd.DataFrame(rows)
+
+    def paired(self) -> pd.DataFrame:
+        """One row per question decided in both modes: oracle and live pass (0/1)."""
+        wide = self.frame.pivot_table(index=["qid", "category"], columns="mode", values="passed",
+                                      aggfunc="first")
+        if not set(MODES) <= set(wide.columns):
+            raise ValueError("the retrieval tax needs both oracle and live modes")
+        wide = wide[list(MODES)].dropna().astype(float).reset_index()
+        return wide
+
+    def retrieval_tax(self, by: str | None = "category", level: float = 0.95) -> pd.DataFrame:
+        """Oracle accuracy minus live accuracy on the same questions, with a paired bootstrap
+        interval of the per-question difference; first row is all questions."""
+        wide = self.paired()
+        groups: list[tuple[str, pd.DataFrame]] = [("all", wide)]
+        if by:
+            groups += [(str(k), g) for k, g in wide.groupby(by, sort=True)]
+        rows = []
+        for name, g in groups:
+            diff = (g["oracle"] - g["live"]).to_numpy()
+            low, high = bootstrap_ci(diff, level)
+            rows.append({by or "group": name, "n": len(g), "oracle": float(g["oracle"].mean()),
+                         "live": float(g["live"].mean()), "tax": float(diff.mean()),
+                         "ci_low": low, "ci_high": high,
+                         "beyond_noise": bool(low > 0 or high < 0)})
+        return pd.DataFrame(rows)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        table = self.accuracy().to_html(index=False, float_format=lambda v: f"{v:.3f}")
+        return f"<div><p>{html.escape(repr(self))}</p>{table}</div>"
+
+
+def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any, retriever: Any,
+                        chunks: Sequence[Chunk],
+                        documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                        k: int = 5, modes: Sequence[str] = MODES,
+                        user_groups: Iterable[str] | None = None,
+                        budget_tokens: int | None = None, count_tokens: Any = None,
+                        judge: Judge | None = None, qids: Iterable[str] | None = None,
+                        threshold: int = 1, progress: bool = False,
+                        include_superseded: bool = False) -> GenerationResult:
+    """Answer every golden question in oracle mode (the gold chunks, grade >= ``threshold``,
+    best grade first) and live mode (the retriever's top ``k``), both through the same
+    context assembly (ACL, versions, dedup, budget), and grade each answer.
+    Unanswerable items get an empty oracle context (a perfect retriever finds nothing).
+
+    ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
+    source, so no retrieved or gold id of the result names one (a gold chunk the user may not
+    read does not count as retrieved: from their side the answer is out of reach).
+    ``include_superseded=True`` models a pipeline without the version filter."""
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise ValueError(f"unknown mode(s) {bad}: use 'oracle' and/or 'live'")
+    gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
+    wanted = set(qids) if qids is not None else None
+    items = [i for i in gs if wanted is None or i.qid in wanted]
+    qrels = gs.qrels(chunks)
+    by_id = {c.id: c for c in chunks}
+    order = {c.id: n for n, c in enumerate(chunks)}
+    docs: Mapping[str, Document] = (
+        {} if documents is None else documents if isinstance(documents, Mapping)
+        else {d.id: d for d in documents})
+    groups = None if user_groups is None else frozenset(user_groups)
+
+    def readable(cid: str) -> bool:
+        chunk = by_id.get(cid)
+        return chunk is not None and can_read_chunk(groups, chunk, docs.get(chunk.doc_id))
+
+    assemble = {"chunks_by_id": by_id, "documents": docs, "user_groups": groups,
+                "budget_tokens": budget_tokens, "count_tokens": count_tokens,
+                "include_superseded": include_superseded}
+    requests: list[tuple[str, AssembledContext]] = []
+    keys: list[tuple[str, str]] = []
+    retrieved: dict[str, list[str]] = {}
+    scores: dict[str, list[float | None]] = {}
+    ranks: dict[str, list[int]] = {}
+    gold: dict[str, list[str]] = {}
+    contexts: dict[tuple[str, str], AssembledContext] = {}
+    for item in tqdm(items, desc="assemble contexts", disable=not progress):
+        # the full gold list goes to assembly (which drops, unnamed, what the user may not
+        # read); only the readable ids are kept in the result
+        all_gold = gold_ids(item, qrels, order, threshold)
+        gold[item.qid] = [c for c in all_gold if readable(c)]
+        if "live" in modes:
+            hits = retriever.search(item.question, k)[:k]
+            kept = [(rank, h) for rank, h in enumerate(hits, start=1) if readable(h.chunk_id)]
+            retrieved[item.qid] = [h.chunk_id for _, h in kept]
+            scores[item.qid] = [None if getattr(h, "score", None) is None else float(h.score)
+                                for _, h in kept]
+            ranks[item.qid] = [rank for rank, _ in kept]
+            contexts[item.qid, "live"] = assemble_context(hits, **assemble)
+        if "oracle" in modes:
+            contexts[item.qid, "oracle"] = assemble_context(all_gold, **assemble)
+        for mode in modes:
+            requests.append((item.question, contexts[item.qid, mode]))
+            keys.append((item.qid, mode))
+    answers = dict(zip(keys, generate_all(generator, requests, progress), strict=True))
+    by_qid = {i.qid: i for i in items}
+    rows, grades = [], {}
+    for qid, mode in keys:
+        item, ctx, answer = by_qid[qid], contexts[qid, mode], answers[qid, mode]
+        grade = grade_answer(item, answer, ctx, judge)
+        grades[qid, mode] = grade
+        golds = set(gold[qid])
+        hit_gold = (bool(golds & set(retrieved.get(qid, [])[:k])) if item.answerable
+                    and qid in retrieved else None)
+        rows.append({
+            "qid": qid, "category": item.category, "answerable": item.answerable, "mode": mode,
+            "passed": grade.passed, "method": grade.method, "retrieved_gold_at_k": hit_gold,
+            "gold_in_context": bool(golds & set(ctx.chunk_ids)) if item.answerable else None,
+            "answer": answer.text, "citations": list(answer.citations),
+            "unknown_citations": list(answer.unknown_citations),
+            "context_ids": list(ctx.chunk_ids), "dropped": [list(d) for d in ctx.dropped],
+            "gold_ids": gold[qid], "error": answer.error, "cached": answer.cached,
+            "latency_s": answer.latency_s, "model_id": answer.model_id,
+            "prompt_version": answer.prompt_version})
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame["passed"] = frame["passed"].astype(object)
+    return GenerationResult(frame, k, contexts, answers, grades, retrieved, gold,
+                            str(getattr(generator, "model_id", "")),
+                            {i.qid: i.question for i in items}, scores, ranks)
+
+
+def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
+                 chunks: Sequence[Chunk],
+                 documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                 qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,
+                 seed: int = 0, progress: bool = False) -> pd.DataFrame:
+    """Ask each question twice: with its own gold context and with another question's gold
+    context (from different documents). If the answer still passes, or is unchanged (and
+    not a refusal), without its evidence, the model answers from memory, not the context.
+    Columns: qid, donor_qid, answer, swapped_answer, passed_with_gold, passed_with_swap,
+    unchanged, similarity (token Jaccard), from_memory."""
+    gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
+    qrels = gs.qrels(chunks)
+    order = {c.id: n for n, c in enumerate(chunks)}
+    by_id = {c.id: c for c in chunks}
+    pool = [i for i in gs if i.answerable and qrels.get(i.qid)]
+    wanted = set(qids) if qids is not None else None
+    targets = [i for i in pool if wanted is None or i.qid in wanted]
+    rng = random.Random(seed)
+    requests, meta = [], []
+    for item in targets:
+        docs = set(item.doc_ids)
+        donors = [d for d in pool if d.qid != item.qid and not docs & set(d.doc_ids)]
+        if not donors:
+            continue
+        donor = rng.choice(donors)
+        own = assemble_context(gold_ids(item, qrels, order), by_id, documents, user_groups)
+        other = assemble_context(gold_ids(donor, qrels, order), by_id, documents, user_groups)
+        requests += [(item.question, own), (item.question, other)]
+        meta.append((item, donor))
+    answers = generate_all(generator, requests, progress, desc="context swap")
+    rows = []
+    for n, (item, donor) in enumerate(meta):
+        a, b = answers[2 * n], answers[2 * n + 1]
+        ta, tb = set(normalize(a.text)), set(normalize(b.text))
+        unchanged = normalize(a.text) == normalize(b.text)
+        passed_swap = grade_answer(item, b).passed
+        rows.append({"qid": item.qid, "donor_qid": donor.qid, "question": item.question,
+                     "answer": a.text, "swapped_answer": b.text,
+                     "passed_with_gold": grade_answer(item, a).passed,
+                     "passed_with_swap": passed_swap, "unchanged": unchanged,
+                     "similarity": len(ta & tb) / len(ta | tb) if ta | tb else 1.0,
+                     "from_memory": bool(passed_swap) or (unchanged and not is_refusal(b.text))})
+    return pd.DataFrame(rows)
+
+
+def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
+                   documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                   user_groups: Iterable[str] | None = None) -> AssembledContext:
+    """The oracle context of one item (its gold chunks, best grade first)."""
+    qrels = GoldenSet([item]).qrels(chunks)
+    order = {c.id: n for n, c in enumerate(chunks)}
+    return assemble_context(gold_ids(item, qrels, order), {c.id: c for c in chunks}, documents,
+                            user_groups)
