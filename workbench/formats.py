@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl, nfc
-from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.golden import Evidence, GoldenItem, GoldenSet, atomic_write_text
 
 Qrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
@@ -138,20 +137,6 @@ def _check_token(kind: str, value: str) -> None:
         raise ValueError(f"{kind} {value!r} must be non-empty and contain no whitespace.")
 
 
-def _atomic_write(path: str | os.PathLike[str], lines: Iterator[str]) -> None:
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.writelines(lines)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_trec_run(run: RunLike, path: str | os.PathLike[str], tag: str = "workbench") -> None:
     """Write a run atomically (temp file in the same folder, then ``os.replace``).
 
@@ -171,7 +156,7 @@ def write_trec_run(run: RunLike, path: str | os.PathLike[str], tag: str = "workb
                 _check_token("docno", docno)
                 yield f"{qid} Q0 {docno} {rank} {score!r} {tag}\n"
 
-    _atomic_write(path, lines())
+    atomic_write_text(Path(path), "".join(lines()))
 
 
 def write_trec_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:
@@ -184,7 +169,7 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.Path
                 _check_token("docno", docno)
                 yield f"{qid} 0 {docno} {int(grade)}\n"
 
-    _atomic_write(path, lines())
+    atomic_write_text(Path(path), "".join(lines()))
 
 
 # ----- whole datasets: BEIR folders and SQuAD-style JSON -> corpus + golden set ----------

@@ -5,6 +5,7 @@ words)."""
 from __future__ import annotations
 
 import itertools
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
@@ -68,19 +69,21 @@ def _unit_spec(unit: str, counter: str) -> str:
     return f"unit={unit}" + (f",counter={counter}" if counter != DEFAULT_COUNTER else "")
 
 
-class _ChunkerBase:
+class _ChunkerBase(ABC):
     kind: ClassVar[str] = ""
 
-    def chunk(self, document: Document) -> list[Chunk]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks of one document, in document order."""
 
     def chunk_corpus(self, docs: Docs) -> list[Chunk]:
         """Chunks of every document, documents in order."""
         return chunk_corpus(self, docs)
 
     @property
-    def label(self) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def label(self) -> str:
+        """The spec string that ``parse_chunker`` turns back into this chunker."""
 
     def __repr__(self) -> str:
         return self.label
