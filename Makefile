@@ -26,7 +26,7 @@ browser:
 	  || echo "chromium could not be installed: browser tests will skip"
 
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/01_golden_set_and_metrics.ipynb
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_golden_set_and_metrics.ipynb
 
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks
