@@ -135,7 +135,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from workbench.gate import run_gate_command
+    from workbench.gate_command import run_gate_command
 
     return run_gate_command(args)
 

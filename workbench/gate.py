@@ -20,16 +20,16 @@ up and ``l`` down, the best case is ``g = 0`` and ``p = 0.5 ** l``, so at least
 never fails. ``correction="holm"`` adjusts the p-values over the gated metrics
 (family-wise error) at the cost of seeing less. The report also gives the 80%-power minimal
 detectable difference (one-sided) so people know how large a drop the gate reliably sees.
+
+The baseline record and its file live in :mod:`workbench.baseline` (re-exported here, with
+``DEFAULTS`` and ``SCHEMA_VERSION``); ``workbench gate`` is :mod:`workbench.gate_command`.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from workbench.evaluation import Evaluation, default_metrics, evaluate
-from workbench.golden import GoldenSet, atomic_write_text
+from workbench.baseline import _PATH_KEYS, DEFAULTS, Baseline, _outcomes, gate_config
+from workbench.baseline import SCHEMA_VERSION as SCHEMA_VERSION
+from workbench.evaluation import Evaluation, evaluate
+from workbench.golden import GoldenSet
 from workbench.stats import (
     compare_paired,
     holm,
@@ -50,11 +52,6 @@ from workbench.stats import (
 __all__ = ["Baseline", "BaselineRefused", "GateResult", "MetricCheck", "check_gate",
            "evaluate_pipeline", "evaluation_from_scores", "gate_config", "update_baseline"]
 
-SCHEMA_VERSION = 1
-DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",
-                            "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
-                            "level": "chunk", "threshold": 1}
-_PATH_KEYS = ("corpus", "golden")
 _EPS = 1e-12
 
 
@@ -66,21 +63,6 @@ class BaselineRefused(ValueError):
     def __init__(self, message: str, reason: str):
         super().__init__(message)
         self.reason = reason
-
-
-def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
-                ) -> dict[str, Any]:
-    """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
-    metrics, level, threshold (defaults: BM25 over fixed:size=800,overlap=100, k=5)."""
-    unknown = set(options) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
-    config = {"corpus": str(corpus), **DEFAULTS, **{k: v for k, v in options.items()
-                                                    if v is not None}}
-    config["golden"] = None if golden is None else str(golden)
-    config["k"] = int(config["k"])
-    config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
-    return config
 
 
 def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
@@ -110,117 +92,6 @@ def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: st
              "source": "n/a", "metric": m, "value": float(v)}
             for q, per in scores.items() for m, v in per.items()]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
-
-
-def _outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    if len(ev.configs()) != 1:
-        raise ValueError(f"the gate scores one configuration, this Evaluation holds "
-                         f"{len(ev.configs())}: {ev.configs()}; select one first")
-    values: dict[str, dict[str, float]] = {}
-    cats: dict[str, str] = {}
-    for q, m, v, c in zip(ev.frame["qid"], ev.frame["metric"], ev.frame["value"],
-                          ev.frame["category"], strict=True):
-        values.setdefault(str(q), {})[str(m)] = float(v)
-        cats[str(q)] = str(c)
-    return values, cats
-
-
-# --------------------------------------------------------------------------- baseline
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A recorded evaluation: ``outcomes`` maps qid -> metric -> value; ``summary`` maps
-    metric -> {mean, n, ci_low, ci_high} (95% bootstrap interval)."""
-
-    config: Mapping[str, Any]
-    golden_hash: str
-    golden_items: int
-    summary: Mapping[str, Mapping[str, float]]
-    outcomes: Mapping[str, Mapping[str, float]]
-    categories: Mapping[str, str] = field(default_factory=dict)
-    created: str = ""
-    path: Path | None = None
-
-    @property
-    def n(self) -> int:
-        return len(self.outcomes)
-
-    @property
-    def metrics(self) -> list[str]:
-        return list(self.summary)
-
-    @classmethod
-    def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
-                        golden: GoldenSet | None) -> Baseline:
-        values, cats = _outcomes(ev)
-        summary = {str(r["metric"]): {"mean": float(r["mean"]), "n": int(r["n"]),
-                                      "ci_low": float(r["ci_low"]),
-                                      "ci_high": float(r["ci_high"])}
-                   for r in ev.summary().to_dict("records")}
-        return cls(dict(config), golden.content_hash if golden is not None else "",
-                   len(golden) if golden is not None else len(values), summary, values, cats,
-                   datetime.now(timezone.utc).isoformat(timespec="seconds"))
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """JSON text; config paths are written relative to ``path``'s folder (absolute when
-        that climbs more than two folders), and each question sits on one line so the
-        file's diff reads as a history."""
-        base = Path(path).parent if path else None
-        config = dict(self.config)
-        for key in _PATH_KEYS:
-            if config.get(key) and base is not None:
-                try:  # relative when near (in the same repository), else absolute
-                    rel = Path(os.path.relpath(config[key], base)).as_posix()
-                except ValueError:  # another drive (Windows)
-                    rel = "../../../"
-                config[key] = rel if rel.split("/").count("..") <= 2 else str(
-                    Path(config[key]).resolve())
-        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.baseline",
-                "created": self.created, "config": config,
-                "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
-                "n": self.n, "interval": "95% bootstrap", "metrics": dict(self.summary)}
-        lines = json.dumps(head, indent=2, ensure_ascii=False)[:-2].splitlines()
-        for name, block in (("categories", self.categories), ("questions", self.outcomes)):
-            rows = [f"    {json.dumps(q, ensure_ascii=False)}: "
-                    f"{json.dumps(block[q], sort_keys=True, ensure_ascii=False)}"
-                    for q in sorted(block)]
-            lines[-1] += ","
-            lines += [f'  "{name}": {{', ",\n".join(rows), "  }"]
-        return "\n".join(line for line in lines if line) + "\n}\n"
-
-    def save(self, path: str | Path) -> Path:
-        target = Path(path)
-        atomic_write_text(target, self.to_json(target))
-        return target
-
-    @classmethod
-    def load(cls, path: str | Path) -> Baseline:
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: baseline not found; create it with "
-                                    "`workbench gate --baseline PATH --update-baseline`")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{exc.lineno}: malformed baseline JSON ({exc.msg})"
-                             ) from None
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"{path}: field 'schema_version' must be {SCHEMA_VERSION}; "
-                             "re-create the baseline with --update-baseline --force")
-        try:
-            config = dict(data["config"])
-            for key in _PATH_KEYS:
-                if config.get(key) and not Path(config[key]).is_absolute():
-                    config[key] = os.path.normpath(path.parent / config[key])
-            outcomes = {str(q): {str(m): float(v) for m, v in per.items()}
-                        for q, per in data["questions"].items()}
-            return cls(config, str(data["golden"]["content_hash"]), int(data["golden"]["items"]),
-                       {str(m): dict(s) for m, s in data["metrics"].items()}, outcomes,
-                       dict(data.get("categories", {})), str(data.get("created", "")), path)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{path}: baseline lacks or mangles field {exc}; re-create it with "
-                             "--update-baseline --force") from None
 
 
 # ----------------------------------------------------------------------------- check
@@ -513,54 +384,3 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
                 "(--force) if the drop is deliberate, and say why in the commit.", "lower")
     new.save(path)
     return Baseline.load(path)
-
-
-# ----------------------------------------------------------------------------- CLI
-
-
-def run_gate_command(args: Any) -> int:
-    """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
-    Options not given are taken from the baseline's recorded config."""
-    path = Path(args.baseline)
-    if not path.exists() and not args.update_baseline:
-        raise FileNotFoundError(f"{path}: baseline not found; create it with "
-                                f"`workbench gate --baseline {path} --update-baseline`")
-    base = Baseline.load(path) if path.exists() else None
-    given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
-                                                 "encoder", "k", "level")}
-    requested = getattr(args, "metric", None)
-    given["metrics"] = list(dict.fromkeys([*(base.metrics if base else []), *requested])
-                            ) if requested else None
-    merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
-    if not merged.get("corpus"):
-        raise ValueError("give --corpus (and --golden) to create a baseline")
-    config = gate_config(**{k: v for k, v in merged.items() if k in ("corpus", *DEFAULTS)})
-    ev, golden = evaluate_pipeline(config)
-    forced = bool(args.update_baseline and args.force)
-    out: dict[str, Any] = {"baseline": str(path), "config": config}
-    code, result = 0, None
-    try:
-        if base is not None:
-            gated = [m for m in requested or base.metrics if not forced or m in base.metrics]
-            result = check_gate(ev, base, args.alpha, metrics=gated or None, golden=golden,
-                                allow_golden_change=args.golden_changed or forced,
-                                config=config)
-            code = 0 if result.passed or forced else 1
-            out.update(result.to_dict())
-        if args.update_baseline and code == 0:
-            update_baseline(path, ev, config, golden, force=args.force,
-                            golden_changed=args.golden_changed)
-            out["baseline_updated"] = True
-    except BaselineRefused as exc:
-        code = 1 if exc.reason == "lower" else 2
-        out.update(error=str(exc), reason=exc.reason)
-    if args.json:
-        print(json.dumps({"exit_code": code, **out}, indent=2, ensure_ascii=False, default=str))
-        return code
-    if result is not None:
-        print(result.report())
-    if "error" in out:
-        print(f"workbench gate: {out['error']}")
-    elif out.get("baseline_updated"):
-        print(f"{'updated' if base else 'created'} baseline {path} (n={ev.n} questions)")
-    return code

@@ -1,0 +1,59 @@
+"""``workbench gate``: options not given on the command line are taken from the baseline's
+recorded config; prints the gate report (or JSON) and returns the exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.baseline import DEFAULTS, Baseline, gate_config
+from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
+
+
+def run_gate_command(args: Any) -> int:
+    """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
+    Options not given are taken from the baseline's recorded config."""
+    path = Path(args.baseline)
+    if not path.exists() and not args.update_baseline:
+        raise FileNotFoundError(f"{path}: baseline not found; create it with "
+                                f"`workbench gate --baseline {path} --update-baseline`")
+    base = Baseline.load(path) if path.exists() else None
+    given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
+                                                 "encoder", "k", "level")}
+    requested = getattr(args, "metric", None)
+    given["metrics"] = list(dict.fromkeys([*(base.metrics if base else []), *requested])
+                            ) if requested else None
+    merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
+    if not merged.get("corpus"):
+        raise ValueError("give --corpus (and --golden) to create a baseline")
+    config = gate_config(**{k: v for k, v in merged.items() if k in ("corpus", *DEFAULTS)})
+    ev, golden = evaluate_pipeline(config)
+    forced = bool(args.update_baseline and args.force)
+    out: dict[str, Any] = {"baseline": str(path), "config": config}
+    code, result = 0, None
+    try:
+        if base is not None:
+            gated = [m for m in requested or base.metrics if not forced or m in base.metrics]
+            result = check_gate(ev, base, args.alpha, metrics=gated or None, golden=golden,
+                                allow_golden_change=args.golden_changed or forced,
+                                config=config)
+            code = 0 if result.passed or forced else 1
+            out.update(result.to_dict())
+        if args.update_baseline and code == 0:
+            update_baseline(path, ev, config, golden, force=args.force,
+                            golden_changed=args.golden_changed)
+            out["baseline_updated"] = True
+    except BaselineRefused as exc:
+        code = 1 if exc.reason == "lower" else 2
+        out.update(error=str(exc), reason=exc.reason)
+    if args.json:
+        print(json.dumps({"exit_code": code, **out}, indent=2, ensure_ascii=False, default=str))
+        return code
+    if result is not None:
+        print(result.report())
+    if "error" in out:
+        print(f"workbench gate: {out['error']}")
+    elif out.get("baseline_updated"):
+        print(f"{'updated' if base else 'created'} baseline {path} (n={ev.n} questions)")
+    return code

@@ -1,0 +1,278 @@
+"""Traces: what happened to one question in one run, recorded and saved as JSONL.
+
+A :class:`Trace` records one question in one run: the query, the ranked retrieved chunk ids
+(with scores, offsets and the versions of their documents), the final context the model
+actually received (labels ``P1..Pn``, and what was dropped and why), the model id, prompt
+version, answer, citations (label -> chunk id), unknown citations, the grade and timing.
+Traces hold ids and offsets only, never document text (that is re-read from the corpus when
+shown), and never a chunk the user may not read: with ``user_groups`` set, only chunks that
+passed the access check are recorded.
+
+:func:`make_trace` builds a trace from the pieces of one answered question,
+:func:`traces_from_result` one per question of a generation run, and :func:`trace_question`
+reproduces one question end to end. :func:`save_traces` / :func:`load_traces` write and read
+them (JSONL, one trace per line; a bad line names ``file:line`` and the field).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.context import RESTRICTED, AssembledContext, assemble_context, resolve_citations
+from workbench.corpus import Chunk, Document
+from workbench.golden import GoldenItem, atomic_write_text
+from workbench.grading import grade_answer
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class TraceHit:
+    """One recorded retrieval: ``source`` is retrieval | expansion | oracle."""
+
+    chunk_id: str
+    rank: int
+    score: float | None = None
+    doc_id: str = ""
+    start: int | None = None
+    end: int | None = None
+    source: str = "retrieval"
+
+
+@dataclass(frozen=True)
+class TracePassage:
+    label: str
+    chunk_id: str
+    doc_id: str = ""
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What happened to one question in one run (ids and offsets only; see module doc)."""
+
+    qid: str
+    query: str
+    mode: str = "live"
+    rewritten_query: str | None = None
+    retrieved: tuple[TraceHit, ...] = ()
+    context: tuple[TracePassage, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    budget_tokens: int | None = None
+    tokens_used: int = 0
+    user_groups: tuple[str, ...] | None = None
+    doc_versions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
+    prompt_version: str = ""
+    model_id: str = ""
+    answer: str = ""
+    citations: Mapping[str, str] = field(default_factory=dict, hash=False)
+    unknown_citations: tuple[str, ...] = ()
+    grade: Mapping[str, Any] | None = field(default=None, hash=False)
+    error: str | None = None
+    timing: Mapping[str, float] = field(default_factory=dict, hash=False)
+    category: str = ""
+    system: str = ""
+
+    @property
+    def retrieved_ids(self) -> list[str]:
+        return [h.chunk_id for h in self.retrieved]
+
+    @property
+    def context_ids(self) -> list[str]:
+        return [p.chunk_id for p in self.context]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {p.label: p.chunk_id for p in self.context}
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.grade is None else self.grade.get("passed")
+
+    def drop_reason(self, chunk_id: str) -> str | None:
+        return next((why for cid, why in self.dropped if cid == chunk_id), None)
+
+    def is_superseded(self, doc_id: str) -> bool:
+        meta = self.doc_versions.get(doc_id, {})
+        return meta.get("status") == "superseded" or bool(meta.get("superseded_by"))
+
+    def to_json(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["dropped"] = [list(d) for d in self.dropped]
+        return {"schema": SCHEMA, **row}
+
+    @classmethod
+    def from_json(cls, row: Any, where: str = "<trace>") -> Trace:
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object (one trace)")
+        for name in ("qid", "query"):
+            if not isinstance(row.get(name), str):
+                raise ValueError(f"{where}: field {name!r} is missing or not a string")
+        if row.get("schema", SCHEMA) != SCHEMA:
+            raise ValueError(f"{where}: field 'schema' is {row.get('schema')!r}; this version "
+                             f"reads {SCHEMA}: re-record the traces")
+        known = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
+        try:
+            known["retrieved"] = tuple(TraceHit(**h) for h in row.get("retrieved") or ())
+            known["context"] = tuple(TracePassage(**p) for p in row.get("context") or ())
+            known["dropped"] = tuple((str(c), str(w)) for c, w in row.get("dropped") or ())
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: field 'retrieved'/'context'/'dropped' is malformed "
+                             f"({exc})") from None
+        known["unknown_citations"] = tuple(row.get("unknown_citations") or ())
+        if row.get("user_groups") is not None:
+            known["user_groups"] = tuple(row["user_groups"])
+        return cls(**known)
+
+
+def _version(doc: Document) -> dict[str, Any]:
+    keys = ("version", "status", "effective_date", "superseded_by")
+    meta = {k: doc.metadata.get(k) for k in keys if doc.metadata.get(k) is not None}
+    return {k: v if isinstance(v, str | int | float | bool) else str(v) for k, v in meta.items()}
+
+
+def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledContext,
+               answer: Any, grade: Any = None, *, mode: str = "live",
+               chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None,
+               corpus: Mapping[str, Document] | None = None, source: str = "retrieval",
+               expanded: Sequence[str] = (), timing: Mapping[str, float] | None = None,
+               rewritten_query: str | None = None, category: str = "",
+               system: str = "") -> Trace:
+    """A trace from the pieces of one answered question. ``hits`` are Hits or chunk ids
+    (best first); ``expanded`` chunk ids added by expansion; ``answer`` an Answer or text;
+    ``chunks`` give offsets, ``corpus`` the document versions."""
+    by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
+    groups = context.params.get("user_groups")
+    readable = None
+    if groups is not None:  # record only what passed the access check (fail closed)
+        readable = set(context.chunk_ids) | {c for c, _ in context.dropped if c != RESTRICTED}
+
+    def hit(cid: str, rank: int, score: float | None, src: str) -> TraceHit:
+        c = by_id.get(cid)
+        return TraceHit(cid, rank, score, c.doc_id if c else cid.rsplit("#", 1)[0],
+                        c.start if c else None, c.end if c else None, src)
+
+    recorded = []
+    for rank, h in enumerate(hits, start=1):
+        cid = h if isinstance(h, str) else h.chunk_id
+        raw = None if isinstance(h, str) else getattr(h, "score", None)
+        score = None if raw is None else float(raw)
+        if readable is None or cid in readable:
+            recorded.append(hit(cid, getattr(h, "rank", rank), score, source))
+    recorded += [hit(c, 0, None, "expansion") for c in expanded
+                 if readable is None or c in readable]
+    passages = tuple(TracePassage(p.label, p.chunk_id, p.doc_id,
+                                  by_id[p.chunk_id].start if p.chunk_id in by_id else None,
+                                  by_id[p.chunk_id].end if p.chunk_id in by_id else None)
+                     for p in context.passages)
+    docs = dict.fromkeys([*(h.doc_id for h in recorded), *(p.doc_id for p in passages)])
+    versions = {d: _version(corpus[d]) for d in docs if corpus is not None and d in corpus}
+    text = answer if isinstance(answer, str) else str(getattr(answer, "text", ""))
+    check = resolve_citations(text, context)
+    g = grade
+    grade_row = None if g is None else {"passed": g.passed, "method": g.method,
+                                        "details": json.loads(json.dumps(dict(g.details),
+                                                                         default=str))}
+    times = dict(timing or {})
+    if not isinstance(answer, str) and getattr(answer, "latency_s", None):
+        times.setdefault("generation_s", float(answer.latency_s))
+    return Trace(
+        qid, query, mode, rewritten_query, tuple(recorded), passages,
+        tuple((str(c), str(w)) for c, w in context.dropped), context.budget_tokens,
+        context.tokens_used, None if groups is None else tuple(groups), versions,
+        str(getattr(answer, "prompt_version", "")), str(getattr(answer, "model_id", "")), text,
+        {lab: context.labels[lab] for lab in check.labels if lab in context.labels},
+        check.unknown, grade_row, getattr(answer, "error", None), times, category, system)
+
+
+def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
+                       corpus: Mapping[str, Document] | None = None,
+                       chunks: Sequence[Chunk] | None = None, run: Any = None,
+                       system: str = "") -> list[Trace]:
+    """One trace per question of a GenerationResult in ``mode``. The question text and the
+    live hits' scores and ranks come from the result (``questions``, ``scores``, ``ranks``);
+    ``golden`` (question text) and ``run`` (the retriever's Run: scores and search latency)
+    override them where given. ``corpus`` supplies the document versions, ``chunks`` the
+    offsets."""
+    questions = dict(getattr(result, "questions", None) or {})
+    if golden is not None:
+        questions.update({i.qid: i.question for i in golden})
+    all_scores = getattr(result, "scores", None) or {}
+    all_ranks = getattr(result, "ranks", None) or {}
+    cats = {str(r["qid"]): str(r["category"]) for r in result.frame.to_dict("records")}
+    by_id = {c.id: c for c in chunks or ()}
+    out = []
+    for (qid, m), ctx in result.contexts.items():
+        if m != mode:
+            continue
+        hits: list[Any] = list(result.retrieved.get(qid, []) if m == "live"
+                               else result.gold.get(qid, []))
+        if m == "live" and (qid in all_scores or qid in all_ranks):
+            scores = all_scores.get(qid) or [None] * len(hits)
+            ranks = all_ranks.get(qid) or range(1, len(hits) + 1)
+            hits = [TraceHit(c, rank, score) for c, score, rank in zip(hits, scores, ranks,
+                                                                       strict=True)]
+        timing: dict[str, float] = {}
+        if run is not None and qid in run.hits:
+            scored = {h.chunk_id: h for h in run.hits[qid]}
+            hits = [scored.get(getattr(c, "chunk_id", c), c) for c in hits]
+            if qid in run.latency_s:
+                timing["retrieval_s"] = float(run.latency_s[qid])
+        out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, result.answers[qid, m],
+                              result.grades.get((qid, m)), mode=m, chunks=by_id, corpus=corpus,
+                              source="retrieval" if m == "live" else "oracle", timing=timing,
+                              category=cats.get(qid, ""), system=system or result.model_id))
+    return out
+
+
+def trace_question(question: str, retriever: Any, generator: Any, chunks: Sequence[Chunk],
+                   documents: Mapping[str, Document] | None = None, *, k: int = 5,
+                   qid: str = "bug", item: GoldenItem | None = None,
+                   corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
+    """Reproduce one question end to end (search, assemble, generate, grade against
+    ``item`` if given) and return its trace. ``documents`` is what the pipeline passes to
+    context assembly; ``corpus`` (default: ``documents``) records the true versions.
+    ``assemble`` takes user_groups, budget_tokens, count_tokens, include_superseded."""
+    started = time.perf_counter()
+    hits = retriever.search(question, k)[:k]
+    searched = time.perf_counter() - started
+    ctx = assemble_context(hits, chunks, documents, **assemble)
+    answer = generator.generate(question, ctx)
+    grade = grade_answer(item, answer, ctx) if item is not None else None
+    return make_trace(item.qid if item else qid, question, hits, ctx, answer, grade,
+                      chunks=chunks, corpus=corpus if corpus is not None else documents,
+                      timing={"retrieval_s": searched},
+                      category=item.category if item else "", system=str(
+                          getattr(retriever, "name", "")))
+
+
+def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
+    """Write traces as JSONL, atomically (temporary file, then rename)."""
+    text = "".join(json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
+                   for t in traces)
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def load_traces(path: str | Path) -> list[Trace]:
+    """Read a traces JSONL; a bad line raises ValueError naming ``file:line`` and field."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: traces file not found")
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{lineno}: malformed JSON ({exc.msg}, column "
+                             f"{exc.colno}); fix or delete the line") from None
+        out.append(Trace.from_json(row, f"{path}:{lineno}"))
+    return out
