@@ -16,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,9 +69,35 @@ def jupyter_lab(root: Path) -> Iterator[tuple[str, str]]:
             proc.kill()
 
 
-def run_all_cells(page, cell_count: int) -> None:
-    """Run each code cell in turn with Shift+Enter from the first one."""
-    page.locator(".jp-Cell .jp-InputArea-editor").first.click()
-    for _ in range(cell_count):
-        page.keyboard.press("Shift+Enter")
-        time.sleep(0.4)
+@contextlib.contextmanager
+def notebook_page(folder: Path, name: str, cells: list[str]) -> Iterator[Any]:
+    """Write ``cells`` as notebook ``name`` in ``folder``, open it in JupyterLab in headless
+    Chromium and run its first cell; yield the Playwright page."""
+    browser_path = chromium_path()
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, folder / name)
+    with jupyter_lab(folder) as (base, token), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/{name}?token={token}")
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            time.sleep(3)
+            page.locator(".jp-Cell .jp-InputArea-editor").first.click()
+            page.keyboard.press("Shift+Enter")
+            yield page
+        finally:
+            browser.close()
+
+
+def run_cell(page: Any, index: int, marker: str) -> str:
+    """Run code cell ``index`` and return the text of its output containing ``marker``."""
+    page.locator(".jp-Cell .jp-InputArea-editor").nth(index).click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector(f"text={marker}", timeout=60_000)
+    return str(page.locator(".jp-OutputArea-output", has_text=marker).first.inner_text())

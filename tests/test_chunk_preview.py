@@ -1,10 +1,10 @@
 from workbench.chunking import FixedChunker
+from workbench.chunking import split_spans as cut_spans
 from workbench.corpus import Document, Span
 from workbench.widgets.chunk_preview import (
     ChunkPreview,
     ChunkPreviewPair,
     chunk_preview_html,
-    cut_spans,
 )
 
 HOSTILE = Document("h", "Intro. <script>window.__pwned=1</script> <img src=x onerror=alert(1)> "

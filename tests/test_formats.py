@@ -122,3 +122,70 @@ def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, run: dict
     back = read_trec_run(path)
     assert back == run
     assert ranked_lists(back) == ranked_lists(run)
+
+
+def _beir_folder(tmp_path):
+    import json as _json
+
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(_json.dumps(r) + "\n" for r in [
+            {"_id": "d1", "title": "Refunds", "text": "Refunds take 30 days."},
+            {"_id": "d2", "title": "Shipping", "text": "Shipping takes 5 days."}]),
+        encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "how long for a refund"}\n\n'
+        '{"_id": "q2", "text": "unjudged question"}\n', encoding="utf-8")
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
+    from workbench.evaluation import Run, evaluate
+    from workbench.formats import load_beir, load_dataset
+
+    corpus, golden = load_beir(_beir_folder(tmp_path))
+    assert list(corpus) == ["d1", "d2"] and [i.qid for i in golden] == ["q1"]
+    assert golden.doc_qrels() == {"q1": {"d1": 1}}
+    assert load_dataset(tmp_path)[1].doc_qrels() == golden.doc_qrels()
+    ev = evaluate(Run.from_ranked({"q1": ["d2#0", "d1#0"]}), golden, metrics=["mrr"],
+                  level="document")
+    assert ev.summary()["mean"].item() == pytest.approx(0.5)
+
+
+def test_beir_and_dataset_errors_name_file_and_line(tmp_path):
+    from workbench.formats import load_beir, load_dataset
+
+    folder = _beir_folder(tmp_path)
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n{broken\n',
+                                          encoding="utf-8")
+    with pytest.raises(ValueError, match=r"queries\.jsonl:2: malformed JSON"):
+        load_beir(folder)
+    with pytest.raises(ValueError, match="BEIR qrels file not found"):
+        load_beir(folder, split="dev")
+    with pytest.raises(ValueError, match="give --golden"):
+        load_dataset(folder / "qrels")
+
+
+def test_squad_offsets_survive_nfc(tmp_path):
+    import json as _json
+    import unicodedata
+
+    from workbench.formats import load_squad
+
+    context = unicodedata.normalize("NFD", "Nhân viên được nghỉ phép 15 ngày mỗi năm.")
+    answer = unicodedata.normalize("NFD", "15 ngày")
+    data = {"data": [{"title": "Nghỉ phép", "paragraphs": [{"context": context, "qas": [
+        {"id": "a", "question": "Bao nhiêu ngày?",
+         "answers": [{"text": answer, "answer_start": context.index(answer)}]},
+        {"id": "b", "question": "Lương?", "answers": [], "is_impossible": True}]}]}]}
+    path = tmp_path / "squad.json"
+    path.write_text(_json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    corpus, golden = load_squad(path)
+    (doc,) = corpus.documents
+    ev = golden.get("a").evidence[0]
+    assert doc.text[ev.start:ev.end] == "15 ngày" == ev.text
+    assert golden.get("a").answer_must_mention == ("15 ngày",)
+    assert not golden.get("b").answerable
+    golden.validate(corpus)

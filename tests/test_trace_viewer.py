@@ -4,11 +4,10 @@ filters / prev / next / selected_qid, and one real JupyterLab check in headless 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from tests.browser import CHROMIUM_ARGS, chromium_path, jupyter_lab, run_all_cells
+from tests.browser import notebook_page, run_cell
 from workbench.context import assemble_context
 from workbench.corpus import Chunk, Corpus, Document
 from workbench.diagnose import case_from_bug_report, make_trace
@@ -163,46 +162,25 @@ CELLS = [
 @pytest.mark.browser
 @pytest.mark.slow
 def test_trace_viewer_in_jupyterlab(tmp_path):
-    browser_path = chromium_path()
-    import nbformat
-    from playwright.sync_api import sync_playwright
+    with notebook_page(tmp_path, "viewer.ipynb", CELLS) as page:
+        view = page.locator(".wb-trace").first
+        view.wait_for(timeout=120_000)
+        assert view.get_attribute("data-qid") == "q1"
+        shown = view.inner_text()
+        assert "<script>window.__pwned = 1</script>" in shown  # shown as text
+        assert "onerror=" in shown
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, tmp_path / "viewer.ipynb")
-    with jupyter_lab(tmp_path) as (base, token), sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{base}/lab/tree/viewer.ipynb?token={token}")
-            page.wait_for_selector(".jp-Notebook", timeout=90_000)
-            time.sleep(3)
-            run_all_cells(page, 1)
-            view = page.locator(".wb-trace").first
-            view.wait_for(timeout=120_000)
-            assert view.get_attribute("data-qid") == "q1"
-            shown = view.inner_text()
-            assert "<script>window.__pwned = 1</script>" in shown  # shown as text
-            assert "onerror=" in shown
+        page.get_by_role("button", name="next ▶").click()
+        page.wait_for_function(
+            "() => document.querySelector('.wb-trace').dataset.qid === 'q2'",
+            timeout=60_000)
+        assert "SELECTED q2" in run_cell(page, 1, "SELECTED")
 
-            page.get_by_role("button", name="next ▶").click()
-            page.wait_for_function(
-                "() => document.querySelector('.wb-trace').dataset.qid === 'q2'",
-                timeout=60_000)
-            page.locator(".jp-Cell .jp-InputArea-editor").nth(1).click()
-            page.keyboard.press("Shift+Enter")
-            page.wait_for_selector("text=SELECTED", timeout=60_000)
-            printed = page.locator(".jp-OutputArea-output", has_text="SELECTED").first
-            assert "SELECTED q2" in printed.inner_text()
-
-            # the citation is a working link to the passage
-            link = page.locator(".wb-answer a").first
-            assert link.inner_text() == "P1"
-            assert page.locator(link.get_attribute("href") or "#none").count() == 1
-            # no script from the documents or the answer ran
-            assert page.evaluate("() => window.__pwned") is None
-            assert page.locator(".wb-trace script, .wb-trace img").count() == 0
-            page.screenshot(path=str(tmp_path / "viewer.png"))
-        finally:
-            browser.close()
+        # the citation is a working link to the passage
+        link = page.locator(".wb-answer a").first
+        assert link.inner_text() == "P1"
+        assert page.locator(link.get_attribute("href") or "#none").count() == 1
+        # no script from the documents or the answer ran
+        assert page.evaluate("() => window.__pwned") is None
+        assert page.locator(".wb-trace script, .wb-trace img").count() == 0
+        page.screenshot(path=str(tmp_path / "viewer.png"))

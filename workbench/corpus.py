@@ -202,27 +202,35 @@ def load_folder(folder: str | Path) -> Corpus:
     return Corpus(docs, source=str(folder))
 
 
-def load_jsonl(path: str | Path) -> Corpus:
-    """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line."""
+def iter_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a
+    malformed line raises ValueError naming its file, line and column."""
     path = Path(path)
-    docs = []
+    if not path.exists():
+        raise ValueError(f"{path}: file not found")
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
             try:
-                row = json.loads(line)
+                yield where, json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg}); fix or delete the line")\
-                    from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: each line must be a JSON object")
-            meta = row.get("metadata") or {}
-            if not isinstance(meta, dict):
-                raise ValueError(f"{where}: field 'metadata' must be an object")
-            doc_id = row.get("id", row.get("_id"))
-            docs.append(_document(doc_id, row.get("text"), row.get("title", ""), dict(meta), where))
+                raise ValueError(f"{where}: malformed JSON ({exc.msg}, column {exc.colno}); "
+                                 "fix or delete the line") from None
+
+
+def load_jsonl(path: str | Path) -> Corpus:
+    """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line."""
+    docs = []
+    for where, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        meta = row.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise ValueError(f"{where}: field 'metadata' must be an object")
+        doc_id = row.get("id", row.get("_id"))
+        docs.append(_document(doc_id, row.get("text"), row.get("title", ""), dict(meta), where))
     return Corpus(docs, source=str(path))
 
 

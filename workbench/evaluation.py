@@ -80,7 +80,7 @@ class Run:
                 if doc not in seen:
                     seen[doc] = Hit(doc, h.score, len(seen) + 1, h.source)
             out[qid] = tuple(seen.values())
-        return Run(f"{self.system}", MappingProxyType(out), self.latency_s,
+        return Run(self.system, MappingProxyType(out), self.latency_s,
                    MappingProxyType({**self.params, "level": "document"}))
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 
-from workbench.corpus import Corpus, Document, load_corpus, load_jsonl, nfc
+from workbench.corpus import Corpus, Document, iter_jsonl, load_corpus, load_jsonl, nfc
 from workbench.golden import Evidence, GoldenItem, GoldenSet, atomic_write_text
 
 Qrels = dict[str, dict[str, int]]
@@ -195,23 +195,17 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
                                  "<TAB>score'")
             judged.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     items = []
-    with (folder / "queries.jsonl").open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{folder / 'queries.jsonl'}:{lineno}: malformed JSON "
-                                 f"({exc.msg})") from None
-            qid = str(row.get("_id", ""))
-            docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
-            if not docs:
-                continue
-            evidence = tuple(Evidence(d, 0, len(corpus[d].text), "") for d in docs
-                             if corpus[d].text)
-            items.append(GoldenItem(qid, nfc(str(row.get("text", ""))), evidence=evidence,
-                                    category="beir", source="real"))
+    for where, row in iter_jsonl(folder / "queries.jsonl"):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object {{\"_id\", \"text\"}}")
+        qid = str(row.get("_id", ""))
+        docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
+        if not docs:
+            continue
+        evidence = tuple(Evidence(d, 0, len(corpus[d].text), "") for d in docs
+                         if corpus[d].text)
+        items.append(GoldenItem(qid, nfc(str(row.get("text", ""))), evidence=evidence,
+                                category="beir", source="real"))
     return corpus, GoldenSet(items, qrels_path)
 
 

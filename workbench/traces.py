@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.context import RESTRICTED, AssembledContext, assemble_context, resolve_citations
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, iter_jsonl
 from workbench.golden import GoldenItem, atomic_write_text
 from workbench.grading import grade_answer
 
@@ -262,17 +262,4 @@ def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
 
 def load_traces(path: str | Path) -> list[Trace]:
     """Read a traces JSONL; a bad line raises ValueError naming ``file:line`` and field."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"{path}: traces file not found")
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{lineno}: malformed JSON ({exc.msg}, column "
-                             f"{exc.colno}); fix or delete the line") from None
-        out.append(Trace.from_json(row, f"{path}:{lineno}"))
-    return out
+    return [Trace.from_json(row, where) for where, row in iter_jsonl(path)]

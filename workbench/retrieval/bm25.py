@@ -64,6 +64,7 @@ class BM25Retriever:
         self.name = name
         self.tokenizer = tokenizer
         self.chunk_ids = [c.id for c in chunks]
+        self._id_order = np.argsort(np.argsort(self.chunk_ids, kind="stable"))  # id rank
         if backend == "auto":
             backend = "numba" if len(chunks) > 200_000 and _has_numba() else "numpy"
         self.backend = backend
@@ -95,7 +96,7 @@ class BM25Retriever:
         # widen to every chunk tied with the k-th score so ties break by chunk id, not by index
         cutoff = scores[top].min()
         pool = np.flatnonzero(scores >= cutoff)
-        ranked = sorted(pool.tolist(), key=lambda i: (-float(scores[i]), self.chunk_ids[i]))[:k]
+        ranked = pool[np.lexsort((self._id_order[pool], -scores[pool]))][:k]
         return [Hit(self.chunk_ids[i], float(scores[i]), r, self.name)
                 for r, i in enumerate(ranked, start=1)]
 

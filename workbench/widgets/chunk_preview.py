@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.chunking import parse_chunker
+from workbench.chunking import parse_chunker, split_spans
 from workbench.corpus import Chunk, Document, Span
 from workbench.tokens import get_counter
 
@@ -35,22 +35,13 @@ STYLE = """<style>
 </style>"""
 
 
-def cut_spans(chunks: Sequence[Chunk], spans: Sequence[Span]) -> list[Span]:
-    """Spans that no single chunk contains whole."""
-    by_doc: dict[str, list[Chunk]] = {}
-    for c in chunks:
-        by_doc.setdefault(c.doc_id, []).append(c)
-    return [s for s in spans
-            if not any(c.start <= s.start and s.end <= c.end for c in by_doc.get(s.doc_id, ()))]
-
-
 def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[Span] = (),
                        selected: str | None = None, label: str = "",
                        token_counts: dict[str, int] | None = None) -> str:
     """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``."""
     chunks = sorted((c for c in chunks if c.doc_id == doc.id), key=lambda c: (c.start, c.ordinal))
     spans = [s for s in spans if s.doc_id == doc.id]
-    cut = {(s.start, s.end) for s in cut_spans(chunks, spans)}
+    cut = {(s.start, s.end) for s in split_spans(chunks, spans)}
     counts = token_counts or {}
     points = sorted({0, len(doc.text), *(p for c in chunks for p in (c.start, c.end)),
                      *(p for s in spans for p in (s.start, s.end))})
