@@ -222,8 +222,8 @@ def real_vectors() -> tuple[np.ndarray, np.ndarray] | None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from chroma_chunking import CACHE, CONFIGS, load
 
-    from workbench.cache import EmbeddingCache
     from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.retrieval.cache import EmbeddingCache
 
     docs, questions = load(None, None)
     texts = list(dict.fromkeys(c.embed_text for spec, *_ in CONFIGS.values()
@@ -255,7 +255,7 @@ def bench_dense(sizes: Sequence[int], dim: int = 384, n_queries: int = 200) -> N
 
 
 def bench_cache(n_texts: int) -> None:
-    from workbench.cache import EmbeddingCache
+    from workbench.retrieval.cache import EmbeddingCache
     from workbench.retrieval.dense import get_encoder
 
     chunks, _, source = passages_and_queries(n_texts, width=40)

@@ -6,7 +6,7 @@
 Smith & Troynikov, "Evaluating Chunking Strategies for Retrieval" (Chroma, July 2024) chunk
 five corpora, embed every chunk of all five into one collection, retrieve the top 5 chunks for
 each of 472 synthetic questions and score the retrieved *character ranges* against the
-reference excerpts (see :mod:`workbench.span_metrics` for the exact definitions). Their
+reference excerpts (see :mod:`workbench.metrics.spans` for the exact definitions). Their
 chunkers are LangChain's ``RecursiveCharacterTextSplitter`` (separators ``\\n\\n``, ``\\n``,
 ``.``, ``?``, ``!``, space, "") and ``TokenTextSplitter``, both measured in cl100k tokens; ours
 are ``recursive:...,unit=tokens,counter=cl100k`` and ``fixed:...,unit=tokens,counter=cl100k``.
@@ -34,12 +34,12 @@ import pandas as pd
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from workbench.cache import EmbeddingCache
 from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Document, Span
+from workbench.metrics.spans import score_spans
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.dense import DenseRetriever, get_encoder
-from workbench.span_metrics import score_spans
-from workbench.tokens import get_counter
+from workbench.text.tokens import get_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "chroma_chunking_evaluation"

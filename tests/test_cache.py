@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.cache import CorruptCacheWarning, EmbeddingCache, text_hash
 from workbench.corpus import Chunk
+from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, text_hash
 
 
 class CountingEncoder:

@@ -31,7 +31,7 @@ from workbench.chunking import (
     window_spans,
 )
 from workbench.corpus import Chunk, Corpus, Document, Span
-from workbench.tokens import get_counter
+from workbench.text.tokens import get_counter
 
 FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.context import (
+from workbench.corpus import Chunk, Document
+from workbench.generation.context import (
     RESTRICTED,
     AssembledContext,
     approx_tokens,
@@ -18,7 +19,6 @@ from workbench.context import (
     context_from_passages,
     resolve_citations,
 )
-from workbench.corpus import Chunk, Document
 from workbench.retrieval.base import Hit
 
 GROUPS = ["finance", "managers", "it-security", "hr", "engineering"]

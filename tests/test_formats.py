@@ -1,4 +1,5 @@
-"""Tests for workbench.formats: TREC qrels/run reading, atomic writing, trec_eval ordering."""
+"""Tests for workbench.metrics.trec_files: TREC qrels/run reading, atomic writing, trec_eval
+ordering."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.formats import (
+from workbench.metrics.trec_files import (
     ranked_lists,
     read_trec_qrels,
     read_trec_run,
@@ -143,7 +144,7 @@ def _beir_folder(tmp_path):
 
 def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
     from workbench.evaluation import Run, evaluate
-    from workbench.formats import load_beir, load_dataset
+    from workbench.metrics.trec_files import load_beir, load_dataset
 
     corpus, golden = load_beir(_beir_folder(tmp_path))
     assert list(corpus) == ["d1", "d2"] and [i.qid for i in golden] == ["q1"]
@@ -155,7 +156,7 @@ def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
 
 
 def test_beir_and_dataset_errors_name_file_and_line(tmp_path):
-    from workbench.formats import load_beir, load_dataset
+    from workbench.metrics.trec_files import load_beir, load_dataset
 
     folder = _beir_folder(tmp_path)
     (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n{broken\n',
@@ -172,7 +173,7 @@ def test_squad_offsets_survive_nfc(tmp_path):
     import json as _json
     import unicodedata
 
-    from workbench.formats import load_squad
+    from workbench.metrics.trec_files import load_squad
 
     context = unicodedata.normalize("NFD", "Nhân viên được nghỉ phép 15 ngày mỗi năm.")
     answer = unicodedata.normalize("NFD", "15 ngày")

@@ -17,8 +17,8 @@ from workbench.gate import (
     gate_config,
     update_baseline,
 )
+from workbench.gate.pytest_plugin import assert_no_regression
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.pytest_plugin import assert_no_regression
 
 QIDS = [f"q{i:02d}" for i in range(60)]
 
@@ -246,7 +246,7 @@ def test_repo_baseline_passes_with_the_repo_pipeline(capsys, monkeypatch):
 
 def test_pytest_plugin_fixture_in_a_project(tmp_path):
     base = update_baseline(tmp_path / "baseline.json", ev_of(BASE_HITS), CONFIG, GOLDEN)
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["workbench.pytest_plugin"]\n')
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["workbench.gate.pytest_plugin"]\n')
     (tmp_path / "test_rag.py").write_text(f"""
 from workbench.gate import evaluation_from_scores
 

@@ -18,15 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.context import (
-    RESTRICTED,
-    AssembledContext,
-    assemble_context,
-    can_read_chunk,
-    context_from_passages,
-)
 from workbench.corpus import Chunk, Document
-from workbench.diagnose import traces_from_result
+from workbench.diagnose import traces_from_result, triage, triage_rows
 from workbench.generation import (
     PROMPT_VERSION,
     Answer,
@@ -38,8 +31,13 @@ from workbench.generation import (
     build_messages,
     context_swap,
     run_generation_eval,
-    triage,
-    triage_rows,
+)
+from workbench.generation.context import (
+    RESTRICTED,
+    AssembledContext,
+    assemble_context,
+    can_read_chunk,
+    context_from_passages,
 )
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.retrieval.base import CallableRetriever
@@ -550,7 +548,7 @@ def test_local_model_answers_offline_and_deterministically(local_model):
 @pytest.mark.slow
 def test_real_server_real_model_through_our_client(local_model):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.serve", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",
                              "--max-new-tokens", "24"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -7,10 +7,9 @@ import unicodedata
 
 import pytest
 
-from workbench.context import context_from_passages
 from workbench.generation import Answer, ChatReply
-from workbench.golden import GoldenItem
-from workbench.grading import (
+from workbench.generation.context import context_from_passages
+from workbench.generation.grading import (
     Grade,
     LLMJudge,
     best_subspan_em,
@@ -21,6 +20,7 @@ from workbench.grading import (
     normalize,
     split_claims,
 )
+from workbench.golden import GoldenItem
 
 
 @pytest.mark.parametrize("answer, required", [

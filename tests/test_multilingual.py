@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cache import EmbeddingCache
 from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Chunk, Document
 from workbench.evaluation import Evaluation, Run, evaluate
-from workbench.formats import load_squad
 from workbench.golden import GoldenSet
+from workbench.metrics.trec_files import load_squad
 from workbench.retrieval.bm25 import BM25Retriever
+from workbench.retrieval.cache import EmbeddingCache
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".workbench_cache" / "embeddings"

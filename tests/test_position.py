@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.context import AssembledContext, Passage
 from workbench.generation import Answer, ExtractiveReader
-from workbench.position import (
+from workbench.generation.context import AssembledContext, Passage
+from workbench.generation.position import (
     PositionItem,
     default_positions,
     handbook_position_items,
@@ -138,7 +138,7 @@ def test_extractive_control_is_flat_and_closed_book():
 
 def test_handbook_items(handbook):
     from workbench.chunking import FixedChunker, chunk_corpus
-    from workbench.grading import must_mention
+    from workbench.generation.grading import must_mention
     from workbench.retrieval.bm25 import BM25Retriever
 
     docs, golden = handbook

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.cache import EmbeddingCache
 from workbench.corpus import Chunk
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
 from workbench.retrieval.rerank import (
     CrossEncoderReranker,

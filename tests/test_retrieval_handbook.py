@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.cache import EmbeddingCache
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.evaluation import Evaluation, evaluate
 from workbench.retrieval import Retriever, make_retriever
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.hybrid import HybridRetriever, contribution_table
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from workbench.corpus import Chunk, Span
 from workbench.evaluation import Run
 from workbench.golden import Evidence, GoldenItem, GoldenSet
-from workbench.span_metrics import (
+from workbench.metrics.spans import (
     intersect,
     score_spans,
     span_evaluate,

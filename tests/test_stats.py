@@ -1,4 +1,4 @@
-"""Paired statistics for small golden sets (workbench.stats)."""
+"""Paired statistics for small golden sets (workbench.evaluation.stats)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from workbench.stats import (
+from workbench.evaluation.stats import (
     EXACT_MAX,
     PairedComparison,
     bootstrap_ci,

@@ -311,7 +311,7 @@ def test_dask_local_cluster_equals_in_process(tiny, tmp_path):
                        progress=False)
     _same(local, remote)
     assert remote.embedded >= local.embedded > 0
-    from workbench.cache import model_slug
+    from workbench.retrieval.cache import model_slug
 
     assert list((shared / model_slug("fake/hashing") / "document").glob("*.npz"))
     # the workers' embeddings landed in the shared on-disk cache: nothing left to embed here

@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import itertools
 
-from workbench.tokens import (
+from workbench.text.tokens import (
     CharCounter,
     Cl100kCounter,
     HFTokenizerCounter,

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from tests.browser import notebook_page, run_cell
-from workbench.context import assemble_context
 from workbench.corpus import Chunk, Corpus, Document
 from workbench.diagnose import case_from_bug_report, make_trace
 from workbench.generation import Answer
-from workbench.grading import grade_answer
+from workbench.generation.context import assemble_context
+from workbench.generation.grading import grade_answer
 from workbench.widgets.trace_viewer import TraceViewer, trace_viewer_html
 
 HOSTILE = ('Refunds take 30 days. <script>window.__pwned = 1</script> '
@@ -137,7 +137,7 @@ def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
 
 CELLS = [
     "from workbench.corpus import Chunk, Corpus, Document\n"
-    "from workbench.context import assemble_context\n"
+    "from workbench.generation.context import assemble_context\n"
     "from workbench.diagnose import case_from_bug_report, make_trace\n"
     "from workbench.widgets.trace_viewer import TraceViewer\n"
     "text = ('Refunds take 30 days. <script>window.__pwned = 1</script> '\n"

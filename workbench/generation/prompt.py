@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tqdm.auto import tqdm
 
-from workbench.context import AssembledContext, resolve_citations
+from workbench.generation.context import AssembledContext, resolve_citations
 
 PROMPT_VERSION = "rag-cite-v1"
 SYSTEM_PROMPT = (

@@ -28,7 +28,7 @@ def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cach
         return BM25Retriever(chunks)
     if spec not in RETRIEVER_NAMES:
         raise ValueError(f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
-    from workbench.cache import EmbeddingCache
+    from workbench.retrieval.cache import EmbeddingCache
     from workbench.retrieval.dense import DenseRetriever, get_encoder
     from workbench.retrieval.hybrid import HybridRetriever
 

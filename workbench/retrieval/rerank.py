@@ -26,8 +26,8 @@ import numpy as np
 from workbench.retrieval.base import Hit, Retriever, rank_hits
 
 if TYPE_CHECKING:
-    from workbench.cache import EmbeddingCache
     from workbench.corpus import Chunk
+    from workbench.retrieval.cache import EmbeddingCache
     from workbench.retrieval.dense import Encoder
 
 ChunkTexts = Iterable["Chunk"] | Mapping[str, "str | Chunk"]

@@ -56,7 +56,7 @@ The package is split by concern: :mod:`~workbench.sweep.grid` (grid parameters, 
 task: chunk once, embed through the cache, evaluate every configuration of that chunking;
 what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`sweep`:
 memoised tasks, executors, resume state), :mod:`~workbench.sweep.result` (:class:`SweepResult`,
-:func:`refine`, :func:`first_relevant_rank_table`) and :mod:`~workbench.sweep.command`
+:func:`refine`, :func:`first_relevant_rank_table`) and :mod:`~workbench.cli.sweep`
 (``workbench sweep``).
 
 Besides ``__all__``, the constants ``CHUNKER_KINDS``, ``SWEEP_RETRIEVERS``, ``VALID`` and
@@ -66,8 +66,6 @@ Besides ``__all__``, the constants ``CHUNKER_KINDS``, ``SWEEP_RETRIEVERS``, ``VA
 
 from __future__ import annotations
 
-from workbench.sweep.command import run_sweep_command as run_sweep_command
-from workbench.sweep.command import sweep_rows as sweep_rows
 from workbench.sweep.grid import CHUNKER_KINDS as CHUNKER_KINDS
 from workbench.sweep.grid import GRID_KEYS, SweepConfig, expand_grid, load_grid
 from workbench.sweep.grid import SWEEP_RETRIEVERS as SWEEP_RETRIEVERS

@@ -104,7 +104,7 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
     data_key = _fingerprint([docs, gold])
     in_process = executor is None or isinstance(executor, InProcessExecutor)
     executor = executor or InProcessExecutor()
-    from workbench.cache import EmbeddingCache
+    from workbench.retrieval.cache import EmbeddingCache
 
     if cache is None:
         cache = EmbeddingCache()

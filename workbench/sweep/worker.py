@@ -1,5 +1,5 @@
 """One sweep task, run in this process or on a worker (process pool, Dask): chunk once,
-index once per retriever, embed through the :class:`~workbench.cache.EmbeddingCache` and
+index once per retriever, embed through the :class:`~workbench.retrieval.cache.EmbeddingCache` and
 evaluate every configuration of that chunking. Tasks and results are plain data; the task
 function is pickled by its path, ``workbench.sweep.worker._run_group``."""
 
@@ -40,7 +40,7 @@ def _cache(ref: Any) -> Any:
     memo = _LOCAL.__dict__.setdefault("caches", {})
     key = str(ref)
     if key not in memo:
-        from workbench.cache import EmbeddingCache
+        from workbench.retrieval.cache import EmbeddingCache
 
         memo[key] = EmbeddingCache(key)
     return memo[key]
@@ -64,7 +64,7 @@ _TOKEN_COUNTS: dict[str, int] = {}
 def _count_tokens(texts: list[str]) -> list[int]:
     """MiniLM token counts (the counter ``diagnose_chunking`` uses), memoised per process:
     chunkings of one sweep share most texts (header on/off, the zero-overlap baseline)."""
-    from workbench.tokens import get_counter
+    from workbench.text.tokens import get_counter
 
     todo = list(dict.fromkeys(t for t in texts if t not in _TOKEN_COUNTS))
     if todo:

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 
 from workbench.chunking import parse_chunker, split_spans
 from workbench.corpus import Chunk, Document, Span
-from workbench.tokens import get_counter
+from workbench.text.tokens import get_counter
 
 STYLE = """<style>
 .wb-preview{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;

@@ -4,7 +4,7 @@
 is tested without a browser). ``PositionPlot`` is the ipywidgets view: the same figure as
 a ``go.FigureWidget``; clicking a point selects that position (``selected_position``) and
 lists the answers given there in an Output (text escaped). The view only paints what
-:class:`~workbench.position.PositionResult` computed.
+:class:`~workbench.generation.position.PositionResult` computed.
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.position import PositionResult
+from workbench.generation.position import PositionResult
 
 __all__ = ["PositionPlot", "position_figure", "reference_curves"]
 
 
 def reference_curves(reference: Mapping[str, Any] | None) -> tuple[dict[str, dict[int, float]],
                                                                    int | None, str]:
-    """Normalise a reference: the dict of :func:`~workbench.position.load_reference_curves`
-    or a plain ``{name: {position: accuracy}}``. Returns curves, their N, and a source."""
+    """Normalise a reference: the dict of
+    :func:`~workbench.generation.position.load_reference_curves` or a plain
+    ``{name: {position: accuracy}}``. Returns curves, their N, and a source."""
     if not reference:
         return {}, None, ""
     if "curves" in reference:

@@ -21,10 +21,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.context import RESTRICTED, can_read
 from workbench.corpus import Chunk, Document
 from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose
-from workbench.generation import quadrant as _cell
+from workbench.diagnose import quadrant as _cell
+from workbench.generation.context import RESTRICTED, can_read
 from workbench.golden import GoldenItem
 
 __all__ = ["TraceViewer", "trace_viewer_html"]

@@ -102,7 +102,7 @@ class Baseline:
                     rel = "../../../"
                 config[key] = rel if rel.split("/").count("..") <= 2 else str(
                     Path(config[key]).resolve())
-        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.baseline",
+        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.gate.baseline",
                 "created": self.created, "config": config,
                 "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
                 "n": self.n, "interval": "95% bootstrap", "metrics": dict(self.summary)}

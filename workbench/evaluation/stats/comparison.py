@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from workbench.stats.intervals import _TIE, _is_binary, paired_bootstrap_ci
-from workbench.stats.significance import holm, mcnemar_exact, paired_permutation_test
+from workbench.evaluation.stats.intervals import _TIE, _is_binary, paired_bootstrap_ci
+from workbench.evaluation.stats.significance import holm, mcnemar_exact, paired_permutation_test
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -205,7 +205,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
     if generation is not None:
         sections.append(("generation", "Answers", _generation_html(generation, golden)))
         if triage is None:
-            from workbench.generation import triage as make_triage
+            from workbench.diagnose import triage as make_triage
 
             triage = make_triage(generation)
     quadrants: dict[str, str] = {}
@@ -254,9 +254,10 @@ def run_report_command(args: Any) -> int:
     """``workbench report``: evaluate retrieval, answer every question with the extractive
     reader (instant, deterministic), triage, and write the report with the failing traces."""
     from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.diagnose import triage
     from workbench.evaluation import evaluate
-    from workbench.formats import load_dataset
-    from workbench.generation import ExtractiveReader, run_generation_eval, triage
+    from workbench.generation import ExtractiveReader, run_generation_eval
+    from workbench.metrics.trec_files import load_dataset
     from workbench.retrieval import make_retriever
 
     corpus, golden = load_dataset(args.corpus, args.golden)

@@ -23,10 +23,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.context import RESTRICTED, AssembledContext, assemble_context, resolve_citations
 from workbench.corpus import Chunk, Document, iter_jsonl
+from workbench.generation.context import (
+    RESTRICTED,
+    AssembledContext,
+    assemble_context,
+    resolve_citations,
+)
+from workbench.generation.grading import grade_answer
 from workbench.golden import GoldenItem, atomic_write_text
-from workbench.grading import grade_answer
 
 SCHEMA = 1
 

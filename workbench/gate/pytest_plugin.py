@@ -2,7 +2,7 @@
 
 Register it in the root ``conftest.py``::
 
-    pytest_plugins = ["workbench.pytest_plugin"]
+    pytest_plugins = ["workbench.gate.pytest_plugin"]
 
 then use the ``retrieval_gate`` fixture (or call :func:`assert_no_regression` anywhere)::
 

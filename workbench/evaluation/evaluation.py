@@ -20,10 +20,10 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk
+from workbench.evaluation.stats import bootstrap_ci, compare_many, comparison_table
 from workbench.golden import GoldenSet
 from workbench.metrics import parse_metric, score_queries
 from workbench.retrieval.base import Hit, Retriever
-from workbench.stats import bootstrap_ci, compare_many, comparison_table
 
 DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 

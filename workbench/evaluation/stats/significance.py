@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 from scipy import special as _special
 
-from workbench.stats.intervals import _CHUNK, _TIE, _check_resamples, _is_binary, _paired
+from workbench.evaluation.stats.intervals import _CHUNK, _TIE, _check_resamples, _is_binary, _paired
 
 Alternative = Literal["two-sided", "greater", "less"]
 

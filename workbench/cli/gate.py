@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.baseline import DEFAULTS, Baseline, gate_config
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
+from workbench.gate.baseline import DEFAULTS, Baseline, gate_config
 
 
 def run_gate_command(args: Any) -> int:

@@ -1,10 +1,10 @@
 """A minimal OpenAI-compatible server for the local model (stdlib only).
 
-    python -m workbench.serve --port 8011          # --port 0 picks a free port
+    python -m workbench.generation.server --port 8011          # --port 0 picks a free port
 
 Endpoints: ``GET /v1/models``, ``POST /v1/chat/completions`` (non-streaming; greedy, so
 ``temperature`` is ignored), ``GET /health``. The model loads before the server answers;
-the line ``workbench.serve listening on http://HOST:PORT`` on stdout says it is ready.
+the line ``workbench.generation.server listening on http://HOST:PORT`` on stdout says it is ready.
 Requests are served by threads but generation is serialised (one model, one lock), so any
 OpenAI-compatible client, :class:`~workbench.generation.OpenAIChatGenerator` included, can
 talk to the bundled SmolLM2 exactly as it would to a remote endpoint.
@@ -76,7 +76,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "messages must be a non-empty list of {role, content} strings")
             return
         if body.get("stream"):
-            self._error(400, "streaming is not supported by workbench.serve; send stream=false")
+            self._error(400, "streaming is not supported by workbench.generation.server; "
+                             "send stream=false")
             return
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
@@ -116,7 +117,7 @@ class ModelServer(ThreadingHTTPServer):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workbench.serve",
+    parser = argparse.ArgumentParser(prog="python -m workbench.generation.server",
                                      description="OpenAI-compatible server for the local model")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011, help="0 picks a free port")
@@ -132,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     generator.load()
     server = ModelServer((args.host, args.port), generator, args.name, verbose=args.verbose)
     host, port = str(server.server_address[0]), int(server.server_address[1])
-    print(f"workbench.serve listening on http://{host}:{port} model={server.model_name} "
-          f"(loaded in {generator.load_seconds:.1f}s)", flush=True)
+    print(f"workbench.generation.server listening on http://{host}:{port} "
+          f"model={server.model_name} (loaded in {generator.load_seconds:.1f}s)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

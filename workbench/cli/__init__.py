@@ -18,8 +18,8 @@ DEFAULT_TREC_MEASURES = ("map", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_
 
 
 def _cmd_trec(args: argparse.Namespace) -> int:
-    from workbench.formats import read_trec_qrels, read_trec_run
     from workbench.metrics import mean_scores, parse_metric, trec_name
+    from workbench.metrics.trec_files import read_trec_qrels, read_trec_run
 
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
@@ -35,7 +35,7 @@ def _cmd_trec(args: argparse.Namespace) -> int:
 
 
 def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    from workbench.formats import load_dataset
+    from workbench.metrics.trec_files import load_dataset
 
     return load_dataset(args.corpus, getattr(args, "golden", None))
 
@@ -135,13 +135,13 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from workbench.gate_command import run_gate_command
+    from workbench.cli.gate import run_gate_command
 
     return run_gate_command(args)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from workbench.sweep import run_sweep_command
+    from workbench.cli.sweep import run_sweep_command
 
     return run_sweep_command(args)
 

@@ -2,7 +2,8 @@
 
 A :class:`Trace` records one question in one run, ids and offsets only. Traces (the record,
 :func:`make_trace`, :func:`traces_from_result`, :func:`trace_question`, :func:`save_traces`,
-:func:`load_traces`) live in :mod:`workbench.traces` and are re-exported here, with ``SCHEMA``.
+:func:`load_traces`) live in :mod:`workbench.diagnose.traces` and are re-exported here, with
+``SCHEMA``.
 
 :func:`diagnose` compares a trace with its golden item, evidence unit by evidence unit (an
 evidence span, or a labelled chunk id), and names what broke:
@@ -32,10 +33,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Chunk, Document, Span
-from workbench.golden import Evidence, GoldenItem, GoldenSet
-from workbench.grading import grade_answer, missing_mentions, normalize
-from workbench.traces import SCHEMA as SCHEMA
-from workbench.traces import (
+from workbench.diagnose.traces import SCHEMA as SCHEMA
+from workbench.diagnose.traces import (
     Trace,
     TraceHit,
     TracePassage,
@@ -45,6 +44,8 @@ from workbench.traces import (
     trace_question,
     traces_from_result,
 )
+from workbench.generation.grading import grade_answer, missing_mentions, normalize
+from workbench.golden import Evidence, GoldenItem, GoldenSet
 
 __all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "Trace", "TraceHit",
            "TracePassage", "case_from_bug_report", "case_from_trace", "diagnose",

@@ -27,12 +27,12 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.context import Passage, can_read, context_from_passages
 from workbench.corpus import Chunk, Document
 from workbench.evaluation import bootstrap_ci
 from workbench.generation import generate_all, gold_ids
+from workbench.generation.context import Passage, can_read, context_from_passages
+from workbench.generation.grading import best_subspan_em, must_mention
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.grading import best_subspan_em, must_mention
 
 __all__ = [
     "PositionItem",
@@ -280,7 +280,7 @@ def find_lost_in_the_middle(start: str | Path | None = None) -> Path | None:
     if os.environ.get("WORKBENCH_DATASETS"):
         roots.append(Path(os.environ["WORKBENCH_DATASETS"]))
     here = Path(start) if start else Path.cwd()
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     for base in (here, here.parent, repo):
         roots.append(base.parent / "shared" / "datasets")
     for root in roots:

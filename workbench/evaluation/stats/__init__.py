@@ -45,11 +45,12 @@ How big a difference can n questions see?
     question is worth (:func:`one_question`): a difference of one or two questions is noise,
     and a CI tolerance below about 5 points at n=50 fails on noise alone.
 
-The package is split by concern: :mod:`~workbench.stats.intervals` (bootstrap intervals and
-the shared input checks), :mod:`~workbench.stats.significance` (permutation test, McNemar,
-Holm), :mod:`~workbench.stats.power` (what n questions can detect) and
-:mod:`~workbench.stats.comparison` (:class:`PairedComparison`, :func:`compare_paired`,
-:func:`compare_many`, :func:`comparison_table`). Importing it loads ``scipy.special`` only,
+The package is split by concern: :mod:`~workbench.evaluation.stats.intervals` (bootstrap
+intervals and the shared input checks), :mod:`~workbench.evaluation.stats.significance`
+(permutation test, McNemar, Holm), :mod:`~workbench.evaluation.stats.power` (what n
+questions can detect) and :mod:`~workbench.evaluation.stats.comparison`
+(:class:`PairedComparison`, :func:`compare_paired`, :func:`compare_many`,
+:func:`comparison_table`). Importing it loads ``scipy.special`` only,
 never ``scipy.stats``.
 
 Besides ``__all__``, the type alias ``Alternative`` can still be imported from here.
@@ -57,23 +58,27 @@ Besides ``__all__``, the type alias ``Alternative`` can still be imported from h
 
 from __future__ import annotations
 
-from workbench.stats.comparison import (
+from workbench.evaluation.stats.comparison import (
     Flip,
     PairedComparison,
     compare_many,
     compare_paired,
     comparison_table,
 )
-from workbench.stats.intervals import bootstrap_ci, paired_bootstrap_ci
-from workbench.stats.power import minimal_detectable_difference, one_question, questions_needed
-from workbench.stats.significance import (
+from workbench.evaluation.stats.intervals import bootstrap_ci, paired_bootstrap_ci
+from workbench.evaluation.stats.power import (
+    minimal_detectable_difference,
+    one_question,
+    questions_needed,
+)
+from workbench.evaluation.stats.significance import (
     EXACT_MAX,
     McNemarResult,
     holm,
     mcnemar_exact,
     paired_permutation_test,
 )
-from workbench.stats.significance import Alternative as Alternative
+from workbench.evaluation.stats.significance import Alternative as Alternative
 
 __all__ = [
     "EXACT_MAX",
