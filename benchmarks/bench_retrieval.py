@@ -181,7 +181,8 @@ def bench_bm25(n: int, n_queries: int, numba: bool) -> None:
 
 def _dense_row(n: int, dim: int, n_queries: int, rng: np.random.Generator,
                given: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
-    from workbench.retrieval.dense import DenseRetriever, normalise
+    from workbench.retrieval.dense import DenseRetriever
+    from workbench.retrieval.encoders import normalise
 
     if given is not None:
         vectors, queries = given
@@ -256,7 +257,7 @@ def bench_dense(sizes: Sequence[int], dim: int = 384, n_queries: int = 200) -> N
 
 def bench_cache(n_texts: int) -> None:
     from workbench.retrieval.cache import EmbeddingCache
-    from workbench.retrieval.dense import get_encoder
+    from workbench.retrieval.encoders import get_encoder
 
     chunks, _, source = passages_and_queries(n_texts, width=40)
     texts = [c.embed_text for c in chunks]

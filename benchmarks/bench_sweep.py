@@ -67,8 +67,9 @@ class TimedEncoder:
 def load_chroma(max_docs: int | None, max_chars: int | None) -> tuple[list[Any], Any]:
     import pandas as pd
 
-    from workbench.corpus import Document, nfc
+    from workbench.corpus import Document
     from workbench.golden import Evidence, GoldenItem, GoldenSet
+    from workbench.text import nfc
 
     paths = sorted(CHROMA.glob("corpora/*.md"), key=lambda p: (p.stat().st_size, p.name))
     paths = paths[:max_docs] if max_docs else paths
@@ -109,7 +110,7 @@ def main() -> None:
         raise SystemExit(f"{CHROMA} not found: clone ../shared beside the repository")
 
     from workbench.chunking import chunk_corpus, parse_chunker
-    from workbench.retrieval.dense import get_encoder
+    from workbench.retrieval.encoders import get_encoder
     from workbench.sweep import sweep
 
     docs, golden = load_chroma(args.max_docs, args.max_chars)

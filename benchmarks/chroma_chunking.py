@@ -38,7 +38,8 @@ from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Document, Span
 from workbench.metrics.spans import score_spans
 from workbench.retrieval.cache import EmbeddingCache
-from workbench.retrieval.dense import DenseRetriever, get_encoder
+from workbench.retrieval.dense import DenseRetriever
+from workbench.retrieval.encoders import get_encoder
 from workbench.text.tokens import get_counter
 
 ROOT = Path(__file__).resolve().parents[1]

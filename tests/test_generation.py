@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.access import can_read_chunk
 from workbench.diagnose import traces_from_result, triage, triage_rows
 from workbench.generation import (
     PROMPT_VERSION,
@@ -36,7 +37,6 @@ from workbench.generation.context import (
     RESTRICTED,
     AssembledContext,
     assemble_context,
-    can_read_chunk,
     context_from_passages,
 )
 from workbench.golden import Evidence, GoldenItem, GoldenSet

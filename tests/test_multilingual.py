@@ -19,7 +19,7 @@ from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Chunk, Document
 from workbench.evaluation import Evaluation, Run, evaluate
 from workbench.golden import GoldenSet
-from workbench.metrics.trec_files import load_squad
+from workbench.golden.datasets import load_squad
 from workbench.retrieval.bm25 import BM25Retriever
 from workbench.retrieval.cache import EmbeddingCache
 
@@ -115,7 +115,8 @@ def test_bm25_end_to_end_on_each_language(slices):
 
 @pytest.fixture(scope="module")
 def vi_dense(slices) -> Evaluation:
-    from workbench.retrieval.dense import DenseRetriever, get_encoder
+    from workbench.retrieval.dense import DenseRetriever
+    from workbench.retrieval.encoders import get_encoder
 
     chunks, golden = slices["vi"]
     cache = EmbeddingCache(CACHE)
@@ -144,7 +145,8 @@ def test_multilingual_encoder_beats_minilm_on_vietnamese(vi_dense):
 def test_dense_end_to_end_on_english_and_chinese(slices):
     """MiniLM on the English slice and e5 on a smaller Chinese slice, through the cache:
     a second build embeds nothing."""
-    from workbench.retrieval.dense import DenseRetriever, get_encoder
+    from workbench.retrieval.dense import DenseRetriever
+    from workbench.retrieval.encoders import get_encoder
 
     cache = EmbeddingCache(CACHE)
     chunks, golden = slices["en"]

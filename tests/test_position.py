@@ -8,12 +8,11 @@ from hypothesis import strategies as st
 
 from workbench.generation import Answer, ExtractiveReader
 from workbench.generation.context import AssembledContext, Passage
+from workbench.generation.nq_open import load_nq_open, load_reference_curves
 from workbench.generation.position import (
     PositionItem,
     default_positions,
     handbook_position_items,
-    load_nq_open,
-    load_reference_curves,
     place_gold,
     position_experiment,
 )

@@ -11,12 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Span
-from workbench.evaluation import Run
+from workbench.evaluation import Run, span_evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.metrics.spans import (
     intersect,
     score_spans,
-    span_evaluate,
     span_iou,
     span_precision,
     span_precision_omega,

@@ -3,151 +3,65 @@
 User errors (bad files, bad specs) print one clear message and exit 2 (validate: 1 when
 the golden set has problems); never a traceback. torch is imported only when a dense
 model is asked for.
+
+The package owns every command: :func:`build_parser` and :func:`main` here, the commands in
+:mod:`~workbench.cli.retrieval` (trec, validate, eval, chunks), :mod:`~workbench.cli.sweep`,
+:mod:`~workbench.cli.gate` and :mod:`~workbench.cli.report`. A command's module is imported
+only when that command runs, so ``import workbench.cli`` stays fast.
+``python -m workbench.cli`` runs :func:`main` (:mod:`workbench.cli.__main__`).
+
+Layer: the top; may import anything in the package. Nothing imports it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-DEFAULT_TREC_MEASURES = ("map", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_cut_10")
-
-
-def _cmd_trec(args: argparse.Namespace) -> int:
-    from workbench.metrics import mean_scores, parse_metric, trec_name
-    from workbench.metrics.trec_files import read_trec_qrels, read_trec_run
-
-    qrels = read_trec_qrels(args.qrels)
-    run = read_trec_run(args.run)
-    names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
-    means = mean_scores(qrels, run, names, threshold=args.threshold)
-    for name in names:
-        try:
-            label = trec_name(parse_metric(name))
-        except ValueError:  # no trec_eval equivalent (mrr@k, ndcg_retrieved@k): keep ours
-            label = name
-        print(f"{label:<22}\tall\t{means[name]:.4f}")
-    return 0
+__all__ = ["build_parser", "main"]
 
 
-def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    from workbench.metrics.trec_files import load_dataset
+# Each command's module is imported only when the command runs.
 
-    return load_dataset(args.corpus, getattr(args, "golden", None))
+def _trec(args: argparse.Namespace) -> int:
+    from workbench.cli.retrieval import run_trec_command
 
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from workbench.corpus import load_corpus
-    from workbench.golden import GoldenSet, GoldenSetError
-
-    corpus = load_corpus(args.corpus)
-    try:
-        golden = GoldenSet.load(args.golden)
-    except GoldenSetError as exc:
-        for p in exc.problems:
-            print(p)
-        print(f"{len(exc.problems)} problem(s)")
-        return 1
-    chunks = None
-    if args.chunker:
-        from workbench.chunking import chunk_corpus, parse_chunker
-
-        chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
-    problems = golden.problems(corpus, chunks)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"{len(problems)} problem(s)")
-        return 1
-    print(f"OK: {len(golden)} questions ({len(golden.answerable)} answerable) valid against "
-          f"{len(corpus)} documents")
-    return 0
+    return run_trec_command(args)
 
 
-def _jsonable(value: float) -> float | None:
-    return None if math.isnan(value) else round(value, 6)
+def _validate(args: argparse.Namespace) -> int:
+    from workbench.cli.retrieval import run_validate_command
+
+    return run_validate_command(args)
 
 
-def _cmd_eval(args: argparse.Namespace) -> int:
-    from workbench.chunking import chunk_corpus, parse_chunker
-    from workbench.evaluation import default_metrics, evaluate
-    from workbench.retrieval import make_retriever
+def _eval(args: argparse.Namespace) -> int:
+    from workbench.cli.retrieval import run_eval_command
 
-    corpus, golden = _load_inputs(args)
-    golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
-    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
-    metrics = args.metric or default_metrics(args.k)
-    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,
-                  system=args.retriever)
-    summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
-    by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
-    if args.json:
-        out: dict[str, Any] = {
-            "n": ev.n, "k": args.k, "chunker": args.chunker, "retriever": args.retriever,
-            "level": args.level, "chunks": len(chunks),
-            "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
-            "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
-                          for r in summary},
-            "by_category": {},
-            "excluded": {k: len(v) for k, v in ev.excluded.items()},
-            "latency_ms": ev.latency().drop(columns=["system"]).to_dict("records"),
-        }
-        for r in by_cat:
-            cat = out["by_category"].setdefault(str(r["category"]), {"n": int(r["n"])})
-            cat[str(r["metric"])] = _jsonable(float(r["mean"]))
-        print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
-    import pandas as pd
-
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(f"{args.retriever} over {len(chunks)} chunks ({args.chunker}); n={ev.n} questions; "
-              f"excluded: {ev.excluded and {k: len(v) for k, v in ev.excluded.items()}}")
-        print(ev.table(column=None).to_string())
-        print()
-        print(ev.table(column="category").to_string())
-    return 0
+    return run_eval_command(args)
 
 
-def _cmd_chunks(args: argparse.Namespace) -> int:
-    from workbench.chunking import diagnose_chunking, parse_chunker
+def _chunks(args: argparse.Namespace) -> int:
+    from workbench.cli.retrieval import run_chunks_command
 
-    corpus, golden = _load_inputs(args)
-    spans = [ev for item in golden for ev in item.evidence]
-    rows = []
-    for spec in args.chunker:
-        d = diagnose_chunking(parse_chunker(spec), corpus.documents, spans)
-        rows.append({"chunker": spec, "chunks": d.n_chunks, "mean_tokens": round(d.mean_tokens, 1),
-                     "max_tokens": d.max_tokens, "index_tokens": d.index_tokens,
-                     "cost_multiplier": round(d.cost_multiplier, 3),
-                     "split_rate": round(d.split_rate, 4), "near_duplicates": d.near_duplicates})
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    else:
-        import pandas as pd
-
-        print(pd.DataFrame(rows).to_string(index=False))
-    return 0
+    return run_chunks_command(args)
 
 
-def _cmd_gate(args: argparse.Namespace) -> int:
+def _gate(args: argparse.Namespace) -> int:
     from workbench.cli.gate import run_gate_command
 
     return run_gate_command(args)
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
+def _sweep(args: argparse.Namespace) -> int:
     from workbench.cli.sweep import run_sweep_command
 
     return run_sweep_command(args)
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    from workbench.report import run_report_command
+def _report(args: argparse.Namespace) -> int:
+    from workbench.cli.report import run_report_command
 
     return run_report_command(args)
 
@@ -162,13 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--measure", action="append",
                    help="metric (recall@10, P_5, ndcg_cut_10, map, ...); repeatable")
     p.add_argument("--threshold", type=int, default=1, help="minimum relevant grade (default 1)")
-    p.set_defaults(fn=_cmd_trec)
+    p.set_defaults(fn=_trec)
 
     p = sub.add_parser("validate", help="check a golden set against a corpus")
     p.add_argument("golden")
     p.add_argument("--corpus", required=True)
     p.add_argument("--chunker", help="also check chunk ids against this chunking")
-    p.set_defaults(fn=_cmd_validate)
+    p.set_defaults(fn=_validate)
 
     def corpus_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--corpus", required=True,
@@ -185,13 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--metric", action="append", help="metric such as recall@5; repeatable")
     p.add_argument("--level", choices=["chunk", "document"], default="chunk")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(fn=_cmd_eval)
+    p.set_defaults(fn=_eval)
 
     p = sub.add_parser("chunks", help="chunking diagnostics: chunks, cost, split rate")
     corpus_args(p)
     p.add_argument("--chunker", action="append", required=True, help="chunker spec; repeatable")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=_cmd_chunks)
+    p.set_defaults(fn=_chunks)
 
     p = sub.add_parser("gate", help="CI gate: exit 1 when retrieval regressed against a baseline")
     p.add_argument("--baseline", required=True, help="baseline JSON, e.g. evals/baseline.json")
@@ -210,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="acknowledge an edited golden set: compare the common questions")
     p.add_argument("--force", action="store_true", help="with --update-baseline: allow lower")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(fn=_cmd_gate)
+    p.set_defaults(fn=_gate)
 
     p = sub.add_parser("sweep", help="evaluate a grid of configurations (grid YAML; see "
                                      "workbench.sweep)")
@@ -223,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "multi-machine Dask cluster)")
     p.add_argument("-k", type=int, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
-    p.set_defaults(fn=_cmd_sweep)
+    p.set_defaults(fn=_sweep)
 
     p = sub.add_parser("report", help="one standalone HTML report: retrieval metrics, answers "
                                       "(extractive reader), triage and failing traces")
@@ -239,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--traces", help="also save the traces (JSONL, ids only) here")
     p.add_argument("--title", help="report title")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
-    p.set_defaults(fn=_cmd_report)
+    p.set_defaults(fn=_report)
     return parser
 
 
@@ -251,6 +165,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main())

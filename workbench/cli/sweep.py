@@ -43,7 +43,7 @@ def run_sweep_command(args: Any) -> int:
     """``workbench sweep``: see the module docstring for the grid file."""
     import sys
 
-    from workbench.metrics.trec_files import load_dataset
+    from workbench.golden.datasets import load_dataset
 
     grid, metrics = load_grid(args.grid)
     corpus, golden = load_dataset(args.corpus, args.golden)

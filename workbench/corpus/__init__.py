@@ -1,18 +1,27 @@
-"""Documents, spans and chunks, and loading a corpus (see :mod:`workbench.corpus.types`)."""
+"""Corpus: the documents the answers live in, and who may read which version of them.
+
+Owns :class:`Document`, :class:`Span`, :class:`Chunk`, :class:`Corpus`
+(:mod:`~workbench.corpus.types`), the loaders (:mod:`~workbench.corpus.loaders`: folders of
+md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``) and the access and version
+rules (:mod:`~workbench.corpus.access`). Public datasets that bring their own questions
+(BEIR, SQuAD) load in :mod:`workbench.golden.datasets`, one layer up.
+
+Layer: may import :mod:`workbench.io` and :mod:`workbench.text` only.
+"""
 
 from __future__ import annotations
 
-from workbench.corpus.types import (
-    Chunk,
-    Corpus,
-    Document,
-    Span,
-    iter_jsonl,
-    load_corpus,
-    load_folder,
-    load_jsonl,
-    nfc,
+from workbench.corpus.access import (
+    EVERYONE,
+    acl_of,
+    can_read,
+    can_read_chunk,
+    declared_current,
+    is_superseded,
 )
+from workbench.corpus.loaders import load_corpus, load_folder, load_jsonl
+from workbench.corpus.types import Chunk, Corpus, Document, Span
 
-__all__ = ["Chunk", "Corpus", "Document", "Span", "iter_jsonl", "load_corpus", "load_folder",
-           "load_jsonl", "nfc"]
+__all__ = ["EVERYONE", "Chunk", "Corpus", "Document", "Span", "acl_of", "can_read",
+           "can_read_chunk", "declared_current", "is_superseded", "load_corpus", "load_folder",
+           "load_jsonl"]

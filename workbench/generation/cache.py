@@ -12,7 +12,7 @@ from typing import Any
 
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
-from workbench.golden import atomic_write_text
+from workbench.io import atomic_write_text
 
 
 def cache_key(generator: Any, question: str, context: AssembledContext) -> str:

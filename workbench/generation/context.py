@@ -3,13 +3,13 @@
 Order of operations (each drop is recorded with its reason):
 
 1. ``acl``: the user's groups must be allowed to read the chunk's document (and the chunk,
-   when ``chunk.metadata["acl"]`` is set). An empty ACL or one containing ``"all"`` means
-   everyone. A chunk whose document is unknown is refused (fail closed). These chunks are
-   removed *before* anything else happens, so their text and ids never reach the passages,
-   the rendered prompt or the recorded context: the ``dropped`` entry of such a chunk says
-   only ``(RESTRICTED, "acl")``.
-2. ``superseded``: chunks of documents with ``status: superseded`` (or a ``superseded_by``)
-   are removed unless ``include_superseded=True``.
+   when ``chunk.metadata["acl"]`` is set): :func:`workbench.corpus.can_read_chunk`. An empty
+   ACL or one containing ``"all"`` means everyone. A chunk whose document is unknown is
+   refused (fail closed). These chunks are removed *before* anything else happens, so their
+   text and ids never reach the passages, the rendered prompt or the recorded context: the
+   ``dropped`` entry of such a chunk says only ``(RESTRICTED, "acl")``.
+2. ``superseded``: chunks of documents with ``status: superseded`` (or a ``superseded_by``:
+   :func:`workbench.corpus.is_superseded`) are removed unless ``include_superseded=True``.
 3. ``duplicate``: the same chunk id twice, or the same text (whitespace-insensitive).
 4. ``budget``: passages are taken in rank order while they fit in ``budget_tokens``; a
    passage that does not fit is dropped whole (a later, shorter one may still fit).
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
 
 __all__ = [
     "DROP_REASONS",
@@ -36,15 +36,12 @@ __all__ = [
     "Passage",
     "approx_tokens",
     "assemble_context",
-    "can_read",
-    "can_read_chunk",
     "context_from_passages",
     "resolve_citations",
 ]
 
 DROP_REASONS = ("acl", "superseded", "duplicate", "budget")
 RESTRICTED = "<restricted>"
-EVERYONE = "all"
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _APPROX_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
@@ -120,37 +117,6 @@ class AssembledContext:
         }
 
 
-def _groups(acl: Any) -> tuple[str, ...]:
-    if acl is None:
-        return ()
-    return (acl,) if isinstance(acl, str) else tuple(str(g) for g in acl)
-
-
-def can_read(user_groups: Iterable[str] | None, acl: Any) -> bool:
-    """True when a user in ``user_groups`` may read something with ``acl``.
-    ``user_groups=None`` is the unrestricted evaluation view."""
-    allowed = _groups(acl)
-    if user_groups is None or not allowed or EVERYONE in allowed:
-        return True
-    return bool(set(allowed) & set(user_groups))
-
-
-def can_read_chunk(user_groups: Iterable[str] | None, chunk: Chunk,
-                   doc: Document | None) -> bool:
-    """True when a user in ``user_groups`` may read ``chunk`` of document ``doc``: the
-    document's ACL and the chunk's own (``chunk.metadata["acl"]``) must both allow it, and an
-    unknown document (``doc=None``) is refused (fail closed). This is the access check of
-    :func:`assemble_context`; ``user_groups=None`` is the unrestricted evaluation view."""
-    if user_groups is None:
-        return True
-    return (doc is not None and can_read(user_groups, doc.acl)
-            and can_read(user_groups, chunk.metadata.get("acl")))
-
-
-def _is_superseded(doc: Document) -> bool:
-    return not doc.is_current or bool(doc.metadata.get("superseded_by"))
-
-
 def _norm_text(text: str) -> str:
     return " ".join(text.split())
 
@@ -213,7 +179,7 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
         if not can_read_chunk(groups, chunk, doc):
             dropped.append((RESTRICTED, "acl"))
             continue
-        if doc is not None and not include_superseded and _is_superseded(doc):
+        if doc is not None and not include_superseded and is_superseded(doc):
             dropped.append((cid, "superseded"))
             continue
         norm = _norm_text(chunk.text)

@@ -15,8 +15,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.access import can_read_chunk
 from workbench.evaluation import bootstrap_ci
-from workbench.generation.context import AssembledContext, assemble_context, can_read_chunk
+from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
 from workbench.generation.prompt import Answer, generate_all
 from workbench.golden import GoldenItem, GoldenSet

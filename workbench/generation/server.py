@@ -20,7 +20,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from workbench.generation import LocalGenerator
+from workbench.generation.local import LocalGenerator
 
 MAX_BODY = 4 * 1024 * 1024
 

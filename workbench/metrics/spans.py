@@ -26,7 +26,8 @@ ranges ``G`` (the evidence spans), writing ``|x|`` for a length:
   nothing to ``I`` but its length enters the denominator.
 
 Means and standard deviations are plain ``np.mean`` / ``np.std`` (population std, ddof=0)
-over questions, pooled across documents, as the report prints them.
+over questions, pooled across documents, as the report prints them. The per-question table of
+a Run (``span_recall@5``, ...) is :func:`workbench.evaluation.span_evaluate`.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ __all__ = [
     "intersect",
     "range_length",
     "score_spans",
-    "span_evaluate",
     "span_iou",
     "span_precision",
     "span_precision_omega",
@@ -291,57 +291,3 @@ def score_spans(
         {m: np.asarray(v, dtype=float) for m, v in out.items()},
         [groups.get(q, "") for q in qids] if groups is not None else [],
     )
-
-
-def span_evaluate(
-    run: Any,
-    golden: Any,
-    chunks: Sequence[Chunk],
-    k: int = 5,
-    system: str | None = None,
-) -> Any:
-    """Span metrics of a :class:`~workbench.evaluation.Run` (or a retriever, searched here)
-    against a golden set's evidence spans, as an :class:`~workbench.evaluation.Evaluation`
-    (so ``summary()``, ``by("category")`` and ``compare()`` work).
-
-    Metric names carry k: ``span_recall@5``, ``span_precision@5``, ``span_iou@5``, plus
-    ``span_precision_omega`` (independent of the retriever). ``chunks`` must hold every
-    chunk id the run returns. Items without evidence (or unanswerable) are excluded and
-    counted in ``excluded["no_evidence"]``.
-    """
-    from workbench.evaluation import Evaluation, Run
-
-    if not isinstance(run, Run):
-        run = Run.from_retriever(run, golden, k, system)
-    name = system or run.system
-    by_id = {c.id: c for c in chunks}
-    items = [i for i in golden if i.answerable and i.evidence]
-    excluded = [i.qid for i in golden if not (i.answerable and i.evidence)]
-    retrieved: dict[str, list[Chunk]] = {}
-    for item in items:
-        hits = run.hits.get(item.qid)
-        if hits is None:
-            raise ValueError(f"run {run.system!r} has no results for question {item.qid!r}")
-        unknown = [h.chunk_id for h in hits[:k] if h.chunk_id not in by_id]
-        if unknown:
-            raise ValueError(
-                f"run {run.system!r} returned chunk {unknown[0]!r} for {item.qid!r}, which is "
-                "not among the chunks given: pass the chunks the retriever returns"
-            )
-        retrieved[item.qid] = [by_id[h.chunk_id] for h in hits[:k]]
-    scores = score_spans(retrieved, {i.qid: list(i.evidence) for i in items}, k, chunks)
-    rename = {m: f"{m}@{k}" for m in SPAN_METRICS[:3]}
-    frames = [
-        pd.DataFrame({
-            "system": name,
-            "qid": scores.qids,
-            "category": [i.category for i in items],
-            "source": [i.source for i in items],
-            "metric": rename.get(metric, metric),
-            "value": values,
-        })
-        for metric, values in scores.values.items()
-    ]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=list(Evaluation.COLUMNS))
-    return Evaluation(frame, {"no_evidence": excluded}, {name: run})

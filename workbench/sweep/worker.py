@@ -28,7 +28,7 @@ def _encoder(ref: Any) -> Any:
         return ref
     memo = _LOCAL.__dict__.setdefault("encoders", {})
     if ref not in memo:
-        from workbench.retrieval.dense import get_encoder
+        from workbench.retrieval.encoders import get_encoder
 
         memo[ref] = get_encoder(ref)
     return memo[ref]

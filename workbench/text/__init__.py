@@ -1,7 +1,16 @@
-"""Text: token counters (see :mod:`workbench.text.tokens`)."""
+"""Text: what every step needs to read text the same way.
+
+Owns the one Unicode normal form (:func:`nfc`, :mod:`~workbench.text.normalize`), the one CJK
+character class (:mod:`~workbench.text.scripts`) and the token counters that measure chunk
+budgets and prompt sizes (:func:`get_counter`, :mod:`~workbench.text.tokens`).
+
+Layer: the lowest with :mod:`workbench.io`; imports nothing else from the package.
+"""
 
 from __future__ import annotations
 
+from workbench.text.normalize import nfc
+from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN
 from workbench.text.tokens import (
     COUNTER_NAMES,
     CharCounter,
@@ -12,5 +21,5 @@ from workbench.text.tokens import (
     minilm_tokenizer_path,
 )
 
-__all__ = ["COUNTER_NAMES", "CharCounter", "Cl100kCounter", "HFTokenizerCounter",
-           "TokenCounter", "get_counter", "minilm_tokenizer_path"]
+__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "CharCounter", "Cl100kCounter",
+           "HFTokenizerCounter", "TokenCounter", "get_counter", "minilm_tokenizer_path", "nfc"]

@@ -22,9 +22,10 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.access import can_read
 from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose
 from workbench.diagnose import quadrant as _cell
-from workbench.generation.context import RESTRICTED, can_read
+from workbench.generation.context import RESTRICTED
 from workbench.golden import GoldenItem
 
 __all__ = ["TraceViewer", "trace_viewer_html"]

@@ -1,0 +1,51 @@
+"""``workbench report``: evaluate retrieval, answer every question with the extractive reader
+(instant, deterministic), triage, and write one standalone HTML report
+(:func:`workbench.report.write_report`) with the failing traces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["run_report_command"]
+
+
+def run_report_command(args: Any) -> int:
+    """``workbench report``: evaluate retrieval, answer every question with the extractive
+    reader (instant, deterministic), triage, and write the report with the failing traces."""
+    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.diagnose import save_traces, traces_from_result, triage
+    from workbench.evaluation import evaluate
+    from workbench.generation import ExtractiveReader, run_generation_eval
+    from workbench.golden import load_dataset
+    from workbench.report import write_report
+    from workbench.retrieval import make_retriever
+
+    corpus, golden = load_dataset(args.corpus, args.golden)
+    golden.validate(corpus)
+    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
+    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever)
+    generation = tri = traces = None
+    if not args.no_generation:
+        generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
+                                         k=args.k, budget_tokens=args.budget_tokens,
+                                         user_groups=args.user_group)
+        tri = triage(generation)
+        traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,
+                                    run=ev.runs.get(args.retriever), system=args.retriever)
+        if args.traces:
+            save_traces(args.traces, traces)
+    title = args.title or f"{args.retriever} over {args.chunker}, k={args.k}"
+    notes = (f"corpus {args.corpus}; golden {args.golden or '(from the dataset)'}; "
+             f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
+             + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
+             + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
+    out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
+                       corpus=corpus, chunks=chunks, triage=tri, notes=notes)
+    line = f"wrote {out}: n={ev.n} questions"
+    if generation is not None:
+        acc = generation.accuracy()
+        live = acc[acc["mode"] == "live"]["accuracy"]
+        line += f", live answer accuracy {float(live.iloc[0]):.3f}" if len(live) else ""
+    print(line)
+    return 0

@@ -1,0 +1,136 @@
+"""``workbench trec | validate | eval | chunks``: retrieval on the command line.
+
+``trec`` prints trec_eval-style scores of a TREC run against TREC qrels; ``validate`` checks
+a golden set against a corpus (and a chunking); ``eval`` evaluates a retriever on a golden
+set (table or ``--json``); ``chunks`` prints chunking diagnostics. Heavy modules are imported
+inside each command, so ``import workbench.cli`` stays fast and never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+__all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
+           "run_validate_command"]
+
+DEFAULT_TREC_MEASURES = ("map", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_cut_10")
+
+
+def run_trec_command(args: argparse.Namespace) -> int:
+    from workbench.metrics import mean_scores, parse_metric, trec_name
+    from workbench.metrics.trec_files import read_trec_qrels, read_trec_run
+
+    qrels = read_trec_qrels(args.qrels)
+    run = read_trec_run(args.run)
+    names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
+    means = mean_scores(qrels, run, names, threshold=args.threshold)
+    for name in names:
+        try:
+            label = trec_name(parse_metric(name))
+        except ValueError:  # no trec_eval equivalent (mrr@k, ndcg_retrieved@k): keep ours
+            label = name
+        print(f"{label:<22}\tall\t{means[name]:.4f}")
+    return 0
+
+
+def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    from workbench.golden import load_dataset
+
+    return load_dataset(args.corpus, getattr(args, "golden", None))
+
+
+def run_validate_command(args: argparse.Namespace) -> int:
+    from workbench.corpus import load_corpus
+    from workbench.golden import GoldenSet, GoldenSetError
+
+    corpus = load_corpus(args.corpus)
+    try:
+        golden = GoldenSet.load(args.golden)
+    except GoldenSetError as exc:
+        for p in exc.problems:
+            print(p)
+        print(f"{len(exc.problems)} problem(s)")
+        return 1
+    chunks = None
+    if args.chunker:
+        from workbench.chunking import chunk_corpus, parse_chunker
+
+        chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    problems = golden.problems(corpus, chunks)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} problem(s)")
+        return 1
+    print(f"OK: {len(golden)} questions ({len(golden.answerable)} answerable) valid against "
+          f"{len(corpus)} documents")
+    return 0
+
+
+def _jsonable(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 6)
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.evaluation import default_metrics, evaluate
+    from workbench.retrieval import make_retriever
+
+    corpus, golden = _load_inputs(args)
+    golden.validate(corpus)
+    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
+    metrics = args.metric or default_metrics(args.k)
+    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,
+                  system=args.retriever)
+    summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
+    by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
+    if args.json:
+        out: dict[str, Any] = {
+            "n": ev.n, "k": args.k, "chunker": args.chunker, "retriever": args.retriever,
+            "level": args.level, "chunks": len(chunks),
+            "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
+            "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
+                          for r in summary},
+            "by_category": {},
+            "excluded": {k: len(v) for k, v in ev.excluded.items()},
+            "latency_ms": ev.latency().drop(columns=["system"]).to_dict("records"),
+        }
+        for r in by_cat:
+            cat = out["by_category"].setdefault(str(r["category"]), {"n": int(r["n"])})
+            cat[str(r["metric"])] = _jsonable(float(r["mean"]))
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(f"{args.retriever} over {len(chunks)} chunks ({args.chunker}); n={ev.n} questions; "
+              f"excluded: {ev.excluded and {k: len(v) for k, v in ev.excluded.items()}}")
+        print(ev.table(column=None).to_string())
+        print()
+        print(ev.table(column="category").to_string())
+    return 0
+
+
+def run_chunks_command(args: argparse.Namespace) -> int:
+    from workbench.chunking import diagnose_chunking, parse_chunker
+
+    corpus, golden = _load_inputs(args)
+    spans = [ev for item in golden for ev in item.evidence]
+    rows = []
+    for spec in args.chunker:
+        d = diagnose_chunking(parse_chunker(spec), corpus.documents, spans)
+        rows.append({"chunker": spec, "chunks": d.n_chunks, "mean_tokens": round(d.mean_tokens, 1),
+                     "max_tokens": d.max_tokens, "index_tokens": d.index_tokens,
+                     "cost_multiplier": round(d.cost_multiplier, 3),
+                     "split_rate": round(d.split_rate, 4), "near_duplicates": d.near_duplicates})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        import pandas as pd
+
+        print(pd.DataFrame(rows).to_string(index=False))
+    return 0

@@ -1,0 +1,199 @@
+"""Golden items: one question and where its answer lives, parsed and validated.
+
+The seed JSONL shape ``{"qid", "question", "relevant_chunk_ids", "answer_must_mention"}``
+loads unchanged. Richer items add ``evidence`` (``[{doc_id, start, end, text}]``, half-open
+code-point offsets; ``text`` detects drift after a corpus edit), ``category``, ``source``
+(real | owner | synthetic), ``answerable`` and graded ``relevance`` per chunk id.
+:func:`parse_item` builds a :class:`GoldenItem` from a decoded row and collects every
+:class:`Problem` (``file:line: field 'f': message``) instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from workbench.corpus import Span
+from workbench.text import nfc
+
+__all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "parse_item"]
+
+SOURCES = ("real", "owner", "synthetic")
+_KNOWN_FIELDS = {
+    "qid", "question", "relevant_chunk_ids", "evidence", "answer_must_mention",
+    "category", "source", "answerable", "relevance",
+}
+
+
+@dataclass(frozen=True)
+class Evidence(Span):
+    """An evidence span plus the quoted text it had when labelled (for drift checks)."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class GoldenItem:
+    qid: str
+    question: str
+    relevant_chunk_ids: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    answer_must_mention: tuple[str, ...] = ()
+    category: str = "uncategorised"
+    source: str = "owner"
+    answerable: bool = True
+    relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def doc_ids(self) -> tuple[str, ...]:
+        """Documents holding the answer (from evidence, else from chunk ids), in order."""
+        ids = [e.doc_id for e in self.evidence] or [c.split("#", 1)[0]
+                                                     for c in self.chunk_labels]
+        return tuple(dict.fromkeys(ids))
+
+    @property
+    def chunk_labels(self) -> tuple[str, ...]:
+        """Chunk ids labelled directly (relevant_chunk_ids plus graded relevance keys)."""
+        return tuple(dict.fromkeys([*self.relevant_chunk_ids, *self.relevance]))
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "qid": self.qid,
+            "question": self.question,
+            "relevant_chunk_ids": list(self.relevant_chunk_ids),
+            "answer_must_mention": list(self.answer_must_mention),
+        }
+        if self.evidence:
+            row["evidence"] = [asdict(e) for e in self.evidence]
+        row.update(category=self.category, source=self.source, answerable=self.answerable)
+        if self.relevance:
+            row["relevance"] = dict(self.relevance)
+        row.update(self.extra)
+        return row
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation finding, printable as ``file:line: field 'f': message``."""
+
+    where: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: field {self.field!r}: {self.message}"
+
+
+class GoldenSetError(ValueError):
+    """Raised with every problem found (not just the first)."""
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = list(problems)
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(f"{len(self.problems)} problem(s) in the golden set:\n{lines}")
+
+
+def _str_list(value: Any, name: str, where: str, problems: list[Problem]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(Problem(where, name, "must be a list of strings"))
+        return ()
+    empty = [i for i, v in enumerate(value) if not v.strip()]
+    if empty:
+        problems.append(Problem(where, name, f"empty string at position(s) {empty}; remove it"))
+    return tuple(nfc(v) for v in value if v.strip())
+
+
+def _parse_evidence(value: Any, where: str, problems: list[Problem]) -> tuple[Evidence, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.append(Problem(where, "evidence", "must be a list of {doc_id, start, end, text}"))
+        return ()
+    out = []
+    for i, ev in enumerate(value):
+        name = f"evidence[{i}]"
+        if not isinstance(ev, dict):
+            problems.append(Problem(where, name, "must be an object {doc_id, start, end, text}"))
+            continue
+        doc_id, start, end = ev.get("doc_id"), ev.get("start"), ev.get("end")
+        if not isinstance(doc_id, str) or not doc_id:
+            problems.append(Problem(where, f"{name}.doc_id", "must be a non-empty string"))
+            continue
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
+            problems.append(Problem(where, f"{name}.start/end", "must be integers (code points)"))
+            continue
+        assert isinstance(start, int) and isinstance(end, int)
+        if not 0 <= start < end:
+            problems.append(
+                Problem(where, name, f"offsets [{start}, {end}) are empty or negative")
+            )
+            continue
+        text = ev.get("text", "")
+        if not isinstance(text, str):
+            problems.append(Problem(where, f"{name}.text", "must be a string"))
+            continue
+        out.append(Evidence(nfc(doc_id), start, end, nfc(text)))
+    return tuple(out)
+
+
+def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | None:
+    """Build one item from a decoded JSON row, appending problems instead of raising."""
+    if not isinstance(row, dict):
+        problems.append(Problem(where, "<line>", "each line must be a JSON object"))
+        return None
+    before = len(problems)
+    qid, question = row.get("qid"), row.get("question")
+    if not isinstance(qid, str | int) or isinstance(qid, bool) or not str(qid).strip():
+        problems.append(Problem(where, "qid", "missing or empty; give each question a unique id"))
+    if not isinstance(question, str) or not question.strip():
+        problems.append(Problem(where, "question", "missing or empty; write the question text"))
+    relevant = _str_list(row.get("relevant_chunk_ids"), "relevant_chunk_ids", where, problems)
+    must = _str_list(row.get("answer_must_mention"), "answer_must_mention", where, problems)
+    evidence = _parse_evidence(row.get("evidence"), where, problems)
+    answerable = row.get("answerable", True)
+    if not isinstance(answerable, bool):
+        problems.append(Problem(where, "answerable", "must be true or false"))
+        answerable = True
+    category = row.get("category", "uncategorised")
+    if not isinstance(category, str) or not category.strip():
+        problems.append(Problem(where, "category", "must be a non-empty string"))
+        category = "uncategorised"
+    source = row.get("source", "owner")
+    if source not in SOURCES:
+        problems.append(Problem(where, "source", f"{source!r} is not one of {SOURCES}"))
+    relevance = row.get("relevance") or {}
+    if not isinstance(relevance, dict) or not all(
+        isinstance(g, int) and not isinstance(g, bool) for g in relevance.values()
+    ):
+        problems.append(Problem(where, "relevance", "must map chunk id -> integer grade"))
+        relevance = {}
+    labels_ok = len(problems) == before
+    if labels_ok and answerable and not (relevant or evidence
+                                         or any(g > 0 for g in relevance.values())):
+        problems.append(
+            Problem(
+                where,
+                "relevant_chunk_ids",
+                "empty on an answerable item: add the chunk ids or evidence spans that hold "
+                "the answer, or set \"answerable\": false",
+            )
+        )
+    if not answerable and (relevant or evidence):
+        problems.append(
+            Problem(where, "answerable", "false, but relevant chunks/evidence are given; pick one")
+        )
+    if len(problems) > before:
+        return None
+    extra = {k: v for k, v in row.items() if k not in _KNOWN_FIELDS}
+    return GoldenItem(
+        qid=str(qid), question=nfc(str(question)), relevant_chunk_ids=relevant, evidence=evidence,
+        answer_must_mention=must, category=nfc(category), source=str(source),
+        answerable=answerable,
+        relevance=MappingProxyType({nfc(k): v for k, v in relevance.items()}),
+        extra=MappingProxyType(extra),
+    )
