@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import workbench.sweep as sw
+import workbench.sweep.worker as sweep_worker
 from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Document
 from workbench.evaluation import Evaluation, Run
@@ -143,7 +143,7 @@ def test_resume_skips_finished_configs(tiny, tmp_path, monkeypatch):
     docs, golden = tiny
     grid = {"size": [200, 300, 400, 600], "overlap": [0], "retriever": ["bm25"], "k": [3, 5]}
     state = tmp_path / "state.jsonl"
-    real = sw._run_group
+    real = sweep_worker.run_group
     calls: list[str] = []
 
     def flaky(task):
@@ -152,14 +152,15 @@ def test_resume_skips_finished_configs(tiny, tmp_path, monkeypatch):
             raise RuntimeError("worker lost")
         return real(task)
 
-    monkeypatch.setattr(sw, "_run_group", flaky)
+    monkeypatch.setattr(sweep_worker, "run_group", flaky)
     with pytest.raises(RuntimeError, match="worker lost"):
         sweep(grid, docs, golden, state_path=state, progress=False)
     lines = state.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4  # two chunkings x two k values
     finished = set(calls[:2])
     calls.clear()
-    monkeypatch.setattr(sw, "_run_group", lambda task: calls.append(task["spec"]) or real(task))
+    monkeypatch.setattr(sweep_worker, "run_group",
+                        lambda task: calls.append(task["spec"]) or real(task))
     resumed = sweep(grid, docs, golden, state_path=state, progress=False)
     assert resumed.resumed == 4 and len(calls) == 2 and not finished & set(calls)
     assert len(state.read_text(encoding="utf-8").splitlines()) == 8
@@ -341,7 +342,7 @@ def test_golden_items_survive_the_round_trip():
     item = GoldenItem("q1", "where?", evidence=(Evidence("d", 0, 4, "abcd"),),
                       category="lookup", relevance={"d#0": 2})
     doc = Document("d", "abcd efgh", "D", {"effective_date": "2024-01-01"})
-    docs = sw._decode_docs([(doc.id, doc.text, doc.title, dict(doc.metadata))])
-    golden = sw._decode_golden([item.to_json()])
+    docs = sweep_worker.decode_docs([(doc.id, doc.text, doc.title, dict(doc.metadata))])
+    golden = sweep_worker.decode_golden([item.to_json()])
     assert docs[0] == doc and docs[0].metadata["effective_date"] == "2024-01-01"
     assert golden[0] == item

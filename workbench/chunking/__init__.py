@@ -30,29 +30,35 @@ index); they are numbered ``{doc_id}#{i}`` like any chunks and carry ``parent_id
 never equals a child or ordinary chunk id (one ``#``), ``Chunk.ordinal`` still gives ``j``
 and ``Chunk.doc_id`` is the real document.
 
-The package is split by concern: :mod:`~workbench.chunking.units` (windows, sentences,
-paragraphs, markdown structure), :mod:`~workbench.chunking.packing` (measuring in chars or
-tokens, packing units into chunks), :mod:`~workbench.chunking.chunkers` (the protocol and
-the fixed, sentence and recursive chunkers), :mod:`~workbench.chunking.structured`
-(markdown, contextual header, parent/child), :mod:`~workbench.chunking.specs` (spec
-strings) and :mod:`~workbench.chunking.diagnostics`.
+The package is split by concern: :mod:`~workbench.chunking.base` (the :class:`Chunker`
+protocol, :func:`chunk_corpus`, the chunker base and the shared option checks),
+:mod:`~workbench.chunking.units` (windows, sentences, paragraphs, markdown structure, as exact
+offsets), :mod:`~workbench.chunking.packing` (measuring in chars or tokens, packing units into
+chunks), :mod:`~workbench.chunking.chunkers` (the fixed, sentence and recursive chunkers),
+:mod:`~workbench.chunking.structured` (markdown, contextual header, parent/child),
+:mod:`~workbench.chunking.specs` (spec strings) and :mod:`~workbench.chunking.diagnostics`
+(split rate, cost, near duplicates). The building blocks of units and packing (``Ruler``,
+``Piece``, ``pack``, ``descend``, ``sentence_units``, ...) are public in their modules for
+writing new chunkers; they are not re-exported here.
 
-Besides ``__all__``, the constants ``UNITS``, ``DEFAULT_COUNTER``, ``HEADER_FIELDS`` and
-``SPEC_HELP`` and the type aliases ``Docs`` and ``Splitter`` can still be imported from here.
+Layer: may import :mod:`workbench.golden`, :mod:`workbench.corpus`, :mod:`workbench.text`
+and :mod:`workbench.io` (in practice corpus and text).
 """
 
 from __future__ import annotations
 
-from workbench.chunking.chunkers import DEFAULT_COUNTER as DEFAULT_COUNTER
-from workbench.chunking.chunkers import UNITS as UNITS
-from workbench.chunking.chunkers import (
+from workbench.chunking.base import (
+    DEFAULT_COUNTER,
+    UNITS,
     Chunker,
-    FixedChunker,
-    RecursiveChunker,
-    SentenceChunker,
+    ChunkerBase,
+    Docs,
+    check_budget,
+    check_overlap,
     chunk_corpus,
+    unit_spec,
 )
-from workbench.chunking.chunkers import Docs as Docs
+from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
 from workbench.chunking.diagnostics import (
     ChunkingDiagnostics,
     diagnose_chunking,
@@ -60,12 +66,16 @@ from workbench.chunking.diagnostics import (
     split_rate,
     split_spans,
 )
-from workbench.chunking.packing import Splitter as Splitter
-from workbench.chunking.specs import SPEC_HELP as SPEC_HELP
-from workbench.chunking.specs import parse_chunker
-from workbench.chunking.structured import HEADER_FIELDS as HEADER_FIELDS
-from workbench.chunking.structured import ContextualHeader, MarkdownChunker, ParentChildChunker
+from workbench.chunking.packing import Splitter
+from workbench.chunking.specs import SPEC_HELP, parse_chunker
+from workbench.chunking.structured import (
+    HEADER_FIELDS,
+    ContextualHeader,
+    MarkdownChunker,
+    ParentChildChunker,
+)
 from workbench.chunking.units import (
+    Heading,
     markdown_headings,
     section_path_at,
     sentence_spans,
@@ -73,14 +83,24 @@ from workbench.chunking.units import (
 )
 
 __all__ = [
+    "DEFAULT_COUNTER",
+    "HEADER_FIELDS",
+    "SPEC_HELP",
+    "UNITS",
     "Chunker",
+    "ChunkerBase",
     "ChunkingDiagnostics",
     "ContextualHeader",
+    "Docs",
     "FixedChunker",
+    "Heading",
     "MarkdownChunker",
     "ParentChildChunker",
     "RecursiveChunker",
     "SentenceChunker",
+    "Splitter",
+    "check_budget",
+    "check_overlap",
     "chunk_corpus",
     "diagnose_chunking",
     "markdown_headings",
@@ -90,5 +110,6 @@ __all__ = [
     "sentence_spans",
     "split_rate",
     "split_spans",
+    "unit_spec",
     "window_spans",
 ]

@@ -11,18 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.chunking.chunkers import (
-    DEFAULT_COUNTER,
-    Chunker,
-    Docs,
-    FixedChunker,
-    RecursiveChunker,
-    SentenceChunker,
-)
+from workbench.chunking.base import DEFAULT_COUNTER, Chunker, Docs
+from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
 from workbench.chunking.specs import parse_chunker
 from workbench.chunking.structured import ContextualHeader, ParentChildChunker
 from workbench.corpus import Chunk, Span
-from workbench.text.tokens import TokenCounter, get_counter
+from workbench.text import TokenCounter, get_counter
 
 
 def split_spans(chunks: Iterable[Chunk], spans: Iterable[Span]) -> list[Span]:

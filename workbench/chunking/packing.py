@@ -1,5 +1,10 @@
-"""Measuring slices in chars or tokens (``_Ruler``) and turning units into chunks: candidate
-pieces, greedy packing with overlap, recursive descent, fixed-window fallback."""
+"""Measuring slices in chars or tokens (:class:`Ruler`) and turning units into chunks:
+candidate pieces (:class:`Piece`), greedy packing with overlap (:func:`pack`), recursive
+descent (:func:`descend`), the fixed-window fallback for an over-budget unit
+(:func:`fallback_windows`), the exact budget check (:func:`settle`) and ids
+(:func:`to_chunks`). These are the building blocks every built-in chunker is made of; a new
+chunker cuts units (:mod:`~workbench.chunking.units`) and packs them with these.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from workbench.chunking.units import _blank, _trim, window_spans
+from workbench.chunking.units import is_blank, trim_span, window_spans
 from workbench.corpus import Chunk, Document
-from workbench.text.tokens import TokenCounter, get_counter
+from workbench.text import TokenCounter, get_counter
+
+__all__ = ["Piece", "Ruler", "Splitter", "descend", "fallback_windows", "pack", "settle",
+           "to_chunks"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -21,7 +29,7 @@ def _token_starts(counter: str, text: str) -> tuple[int, ...]:
     return tuple(s for s, _ in get_counter(counter).offsets(text))
 
 
-class _Ruler:
+class Ruler:
     """Measures slices of one document's text in the chunker's unit."""
 
     def __init__(self, text: str, unit: str, counter: str):
@@ -51,7 +59,7 @@ class _Ruler:
 
     def likely_fits(self, start: int, end: int, budget: int) -> bool:
         """Whether the slice fits by the estimate (exact for characters); chunkers confirm
-        every chunk with :meth:`fits` before emitting it (see :func:`_settle`)."""
+        every chunk with :meth:`fits` before emitting it (see :func:`settle`)."""
         return self.estimate(start, end) <= budget
 
     def fits(self, start: int, end: int, budget: int) -> bool:
@@ -72,7 +80,7 @@ class _Ruler:
         """Token spans over the trimmed ``[start, end)``, each widened over the non-space
         characters the tokenizer dropped (lone combining marks...), so together the spans
         cover every non-whitespace character."""
-        lo, hi = _trim(self.text, start, end)
+        lo, hi = trim_span(self.text, start, end)
         if lo >= hi:
             return []
         assert self.counter is not None
@@ -90,7 +98,7 @@ class _Ruler:
     def windows(self, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
         """Fixed windows of ``size`` units stepping ``size - overlap`` over the trimmed
         ``[start, end)``; whitespace-only windows are dropped."""
-        lo, hi = _trim(self.text, start, end)
+        lo, hi = trim_span(self.text, start, end)
         if self.chars:
             spans = [(lo + a, lo + b) for a, b in window_spans(hi - lo, size, overlap)]
         else:
@@ -98,10 +106,10 @@ class _Ruler:
             spans = [
                 (units[a][0], units[b - 1][1]) for a, b in window_spans(len(units), size, overlap)
             ]
-        return [(a, b) for a, b in spans if not _blank(self.text, a, b)]
+        return [(a, b) for a, b in spans if not is_blank(self.text, a, b)]
 
 
-class _Piece:
+class Piece:
     """A candidate chunk: a span plus metadata, an embed prefix, and whether it may merge."""
 
     __slots__ = ("end", "meta", "prefix", "solo", "start")
@@ -121,24 +129,24 @@ class _Piece:
         self.solo = solo
 
 
-def _fallback(
-    r: _Ruler, start: int, end: int, size: int, meta: dict[str, Any] | None = None
-) -> list[_Piece]:
+def fallback_windows(
+    r: Ruler, start: int, end: int, size: int, meta: dict[str, Any] | None = None
+) -> list[Piece]:
     """Fixed windows inside one over-budget unit, flagged ``fallback="fixed"``."""
     flag = {**(meta or {}), "fallback": "fixed"}
-    return [_Piece(a, b, dict(flag), solo=True) for a, b in r.windows(start, end, size, 0)]
+    return [Piece(a, b, dict(flag), solo=True) for a, b in r.windows(start, end, size, 0)]
 
 
-def _pack(
-    pieces: Sequence[_Piece], r: _Ruler, size: int, overlap_units: int = 0, overlap_pieces: int = 0
-) -> list[_Piece]:
+def pack(
+    pieces: Sequence[Piece], r: Ruler, size: int, overlap_units: int = 0, overlap_pieces: int = 0
+) -> list[Piece]:
     """Greedily merge runs of adjacent pieces while the merged slice fits ``size``.
 
     With overlap, each new chunk starts with the trailing pieces of the previous one, as
     many as fit in ``overlap_units`` units (or ``overlap_pieces`` pieces) while leaving room
     for the next piece. Solo pieces are never merged or repeated.
     """
-    out: list[_Piece] = []
+    out: list[Piece] = []
     n = len(pieces)
     i = 0
     while i < n:
@@ -156,7 +164,7 @@ def _pack(
         meta: dict[str, Any] = {}
         for p in pieces[i:j]:
             meta.update(p.meta)
-        out.append(_Piece(first.start, pieces[j - 1].end, meta, first.prefix))
+        out.append(Piece(first.start, pieces[j - 1].end, meta, first.prefix))
         if j >= n:
             break
         k = j
@@ -176,48 +184,51 @@ def _pack(
     return out
 
 
+#: ``(text, start, end) -> [(start, end), ...]``: cuts ``[start, end)`` of ``text`` into units.
 Splitter = Callable[[str, int, int], list[tuple[int, int]]]
 
 
-def _descend(
-    r: _Ruler,
+def descend(
+    r: Ruler,
     start: int,
     end: int,
     size: int,
     overlap: int,
     splitters: Sequence[Splitter],
     level: int = 0,
-) -> list[_Piece]:
+) -> list[Piece]:
     """Keep ``[start, end)`` whole if it fits; else split it with the first splitter that
     cuts it, recurse into the parts, and merge small neighbours back up to ``size``."""
-    start, end = _trim(r.text, start, end)
+    start, end = trim_span(r.text, start, end)
     if start >= end:
         return []
     if r.likely_fits(start, end, size):
-        return [_Piece(start, end)]
+        return [Piece(start, end)]
     for depth in range(level, len(splitters)):
         units = splitters[depth](r.text, start, end)
         if len(units) > 1:
             pieces = [
-                p for a, b in units for p in _descend(r, a, b, size, overlap, splitters, depth + 1)
+                p for a, b in units for p in descend(r, a, b, size, overlap, splitters, depth + 1)
             ]
-            return _pack(pieces, r, size, overlap_units=overlap)
-    return _fallback(r, start, end, size)
+            return pack(pieces, r, size, overlap_units=overlap)
+    return fallback_windows(r, start, end, size)
 
 
-def _settle(pieces: Iterable[_Piece], r: _Ruler, size: int) -> list[_Piece]:
+def settle(pieces: Iterable[Piece], r: Ruler, size: int) -> list[Piece]:
     """Confirm each mergeable piece fits exactly; one that does not (its estimate was off)
     is cut into flagged fixed windows instead."""
-    out: list[_Piece] = []
+    out: list[Piece] = []
     for p in pieces:
         if p.solo or r.fits(p.start, p.end, size):
             out.append(p)
         else:
-            out.extend(_fallback(r, p.start, p.end, size, p.meta))
+            out.extend(fallback_windows(r, p.start, p.end, size, p.meta))
     return out
 
 
-def _to_chunks(doc: Document, pieces: Iterable[_Piece]) -> list[Chunk]:
+def to_chunks(doc: Document, pieces: Iterable[Piece]) -> list[Chunk]:
+    """The chunks of ``doc`` for ``pieces`` in order: ids ``{doc_id}#{i}``, ``text`` the exact
+    slice, ``embed_text`` the piece's prefix plus the text, ``metadata`` the piece's."""
     chunks = []
     for i, p in enumerate(pieces):
         text = doc.text[p.start : p.end]

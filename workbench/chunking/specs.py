@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-from workbench.chunking.chunkers import (
-    DEFAULT_COUNTER,
-    UNITS,
-    Chunker,
-    FixedChunker,
-    RecursiveChunker,
-    SentenceChunker,
-)
+from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
+from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,

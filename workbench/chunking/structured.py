@@ -12,32 +12,26 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from workbench.chunking.chunkers import (
-    DEFAULT_COUNTER,
-    Chunker,
-    RecursiveChunker,
-    _check_budget,
-    _ChunkerBase,
-    _unit_spec,
-)
+from workbench.chunking.base import DEFAULT_COUNTER, Chunker, ChunkerBase, check_budget, unit_spec
+from workbench.chunking.chunkers import RecursiveChunker
 from workbench.chunking.packing import (
-    _descend,
-    _fallback,
-    _pack,
-    _Piece,
-    _Ruler,
-    _settle,
-    _to_chunks,
+    Piece,
+    Ruler,
+    descend,
+    fallback_windows,
+    pack,
+    settle,
+    to_chunks,
 )
 from workbench.chunking.units import (
-    _Block,
-    _line_units,
-    _lines,
-    _markdown_blocks,
-    _paths,
-    _sentences,
-    _words,
+    Block,
+    line_spans,
+    line_units,
+    markdown_blocks,
     markdown_headings,
+    section_paths,
+    sentence_units,
+    word_units,
 )
 from workbench.corpus import Chunk, Document
 
@@ -51,7 +45,7 @@ _DECORATOR = re.compile(r"^\s*@")
 
 
 @dataclass(frozen=True, repr=False)
-class MarkdownChunker(_ChunkerBase):
+class MarkdownChunker(ChunkerBase):
     """Heading-aware chunks of markdown: every chunk records ``metadata["section_path"]``
     (heading titles from h1 down) and never crosses a heading.
 
@@ -70,18 +64,18 @@ class MarkdownChunker(_ChunkerBase):
     kind: ClassVar[str] = "markdown"
 
     def __post_init__(self) -> None:
-        _check_budget("markdown", self.size, self.unit, self.counter)
+        check_budget("markdown", self.size, self.unit, self.counter)
 
     @property
     def label(self) -> str:
-        return f"markdown:size={self.size},{_unit_spec(self.unit, self.counter)}"
+        return f"markdown:size={self.size},{unit_spec(self.unit, self.counter)}"
 
     def chunk(self, document: Document) -> list[Chunk]:
         text = document.text
-        r = _Ruler(text, self.unit, self.counter)
-        sections: list[tuple[list[str], list[_Block]]] = []
-        stack: list[_Block] = []
-        for block in _markdown_blocks(text):
+        r = Ruler(text, self.unit, self.counter)
+        sections: list[tuple[list[str], list[Block]]] = []
+        stack: list[Block] = []
+        for block in markdown_blocks(text):
             if block.kind == "heading":
                 while stack and stack[-1].level >= block.level:
                     stack.pop()
@@ -91,8 +85,8 @@ class MarkdownChunker(_ChunkerBase):
                 sections[-1][1].append(block)
             else:
                 sections.append(([], [block]))
-        out: list[_Piece] = []
-        carry: list[_Piece] = []
+        out: list[Piece] = []
+        carry: list[Piece] = []
         for k, (path, blocks) in enumerate(sections):
             head = blocks[0]
             nxt = sections[k + 1][1][0] if k + 1 < len(sections) else None
@@ -107,13 +101,13 @@ class MarkdownChunker(_ChunkerBase):
                 continue
             pieces = carry + self._section_pieces(r, blocks)
             carry = []
-            for p in _settle(_pack(pieces, r, self.size), r, self.size):
+            for p in settle(pack(pieces, r, self.size), r, self.size):
                 p.meta = {"section_path": list(path), **p.meta}
                 out.append(p)
-        return _to_chunks(document, out)
+        return to_chunks(document, out)
 
-    def _section_pieces(self, r: _Ruler, blocks: list[_Block]) -> list[_Piece]:
-        pieces: list[_Piece] = []
+    def _section_pieces(self, r: Ruler, blocks: list[Block]) -> list[Piece]:
+        pieces: list[Piece] = []
         i = 0
         while i < len(blocks):
             block = blocks[i]
@@ -126,31 +120,32 @@ class MarkdownChunker(_ChunkerBase):
             ):
                 # a long paragraph is split by sentences with the heading line as the first
                 # "sentence", so the heading stays with the start of its text
-                pieces += _descend(r, block.start, nxt.end, self.size, 0, (_sentences, _words))
+                pieces += descend(r, block.start, nxt.end, self.size, 0,
+                                  (sentence_units, word_units))
                 i += 2
                 continue
             pieces += self._block_pieces(r, block)
             i += 1
         return pieces
 
-    def _block_pieces(self, r: _Ruler, block: _Block) -> list[_Piece]:
+    def _block_pieces(self, r: Ruler, block: Block) -> list[Piece]:
         if r.likely_fits(block.start, block.end, self.size):
-            return [_Piece(block.start, block.end)]
+            return [Piece(block.start, block.end)]
         if block.kind == "table":
             return self._table_pieces(r, block)
         if block.kind == "code":
             return self._code_pieces(r, block)
-        return _descend(r, block.start, block.end, self.size, 0, (_sentences, _words))
+        return descend(r, block.start, block.end, self.size, 0, (sentence_units, word_units))
 
-    def _table_pieces(self, r: _Ruler, block: _Block) -> list[_Piece]:
+    def _table_pieces(self, r: Ruler, block: Block) -> list[Piece]:
         text = r.text
-        lines = _lines(text, block.start, block.end)
+        lines = line_spans(text, block.start, block.end)
         header_end = lines[1][1]
         header = text[block.start : header_end]
         prefix = header + "\n"
         meta = {"block": "table", "table_header": header}
         rows = lines[2:]
-        pieces: list[_Piece] = []
+        pieces: list[Piece] = []
         # the first piece holds the header and as many rows as fit
         j = 0
         while j < len(rows) and r.estimate(block.start, rows[j][1]) <= self.size:
@@ -158,15 +153,15 @@ class MarkdownChunker(_ChunkerBase):
         while j > 0 and not r.fits(block.start, rows[j - 1][1], self.size):
             j -= 1
         if r.fits(block.start, header_end, self.size):
-            pieces.append(_Piece(block.start, rows[j - 1][1] if j else header_end, dict(meta)))
+            pieces.append(Piece(block.start, rows[j - 1][1] if j else header_end, dict(meta)))
         else:
-            pieces.extend(_fallback(r, block.start, header_end, self.size, meta))
+            pieces.extend(fallback_windows(r, block.start, header_end, self.size, meta))
         # later pieces: rows only in text, the header repeated in embed_text
         header_size = r.size_of(prefix)
         while j < len(rows):
             row_start, row_end = rows[j]
             if not r.fits(row_start, row_end, self.size):
-                pieces.extend(_fallback(r, row_start, row_end, self.size, meta))
+                pieces.extend(fallback_windows(r, row_start, row_end, self.size, meta))
                 j += 1
                 continue
             k = j + 1
@@ -177,13 +172,13 @@ class MarkdownChunker(_ChunkerBase):
                 or not r.fits(row_start, rows[k - 1][1], self.size)
             ):
                 k -= 1
-            pieces.append(_Piece(row_start, rows[k - 1][1], dict(meta), prefix, solo=True))
+            pieces.append(Piece(row_start, rows[k - 1][1], dict(meta), prefix, solo=True))
             j = k
         return pieces
 
-    def _code_pieces(self, r: _Ruler, block: _Block) -> list[_Piece]:
+    def _code_pieces(self, r: Ruler, block: Block) -> list[Piece]:
         text = r.text
-        lines = _lines(text, block.start, block.end)
+        lines = line_spans(text, block.start, block.end)
         body = [text[s:e] for s, e in lines[1:-1] if text[s:e].strip()]
         # definitions start a unit only at the outermost indentation of the block, so a
         # class keeps its methods unless a blank line separates them
@@ -205,16 +200,17 @@ class MarkdownChunker(_ChunkerBase):
         pieces = [
             p
             for a, b in itertools.pairwise(bounds)
-            for p in _descend(r, lines[a][0], lines[b - 1][1], self.size, 0, (_line_units, _words))
+            for p in descend(r, lines[a][0], lines[b - 1][1], self.size, 0,
+                             (line_units, word_units))
         ]
-        packed = _pack(pieces, r, self.size)
+        packed = pack(pieces, r, self.size)
         for p in packed:
             p.meta = {"block": "code", **p.meta}
         return packed
 
 
 @dataclass(frozen=True, repr=False)
-class ContextualHeader(_ChunkerBase):
+class ContextualHeader(ChunkerBase):
     """Wraps any chunker and prefixes each chunk's ``embed_text`` with where it comes from::
 
         Document: {title}
@@ -270,7 +266,7 @@ class ContextualHeader(_ChunkerBase):
     def _wrap(self, document: Document, chunks: list[Chunk]) -> list[Chunk]:
         headings = markdown_headings(document.text)
         starts = [h.start for h in headings]
-        paths = _paths(headings)
+        paths = section_paths(headings)
         out = []
         for c in chunks:
             meta = dict(c.metadata)
@@ -287,7 +283,7 @@ class ContextualHeader(_ChunkerBase):
 
 
 @dataclass(frozen=True, repr=False)
-class ParentChildChunker(_ChunkerBase):
+class ParentChildChunker(ChunkerBase):
     """Small chunks to match, big chunks to answer.
 
     ``chunk(document)`` returns the child chunks (cut by a :class:`RecursiveChunker` of
@@ -323,7 +319,7 @@ class ParentChildChunker(_ChunkerBase):
     @property
     def label(self) -> str:
         head = f"parent:child={self.child_size},child_overlap={self.child_overlap}"
-        unit = _unit_spec(self.unit, self.counter)
+        unit = unit_spec(self.unit, self.counter)
         short = RecursiveChunker(getattr(self.parent, "size", 1000), 0, self.unit, self.counter)
         if self.parent == short:
             return f"{head},size={short.size},{unit}"
@@ -337,15 +333,15 @@ class ParentChildChunker(_ChunkerBase):
 
     def chunk(self, document: Document) -> list[Chunk]:
         text = document.text
-        r = _Ruler(text, self.unit, self.counter)
+        r = Ruler(text, self.unit, self.counter)
         headings = markdown_headings(text)
         child = self._children_chunker()
-        rows: list[tuple[int, int, int, _Piece, Chunk]] = []
+        rows: list[tuple[int, int, int, Piece, Chunk]] = []
         for j, parent in enumerate(self.parents(document)):
-            for p in child._pieces(r, headings, parent.start, parent.end):
+            for p in child.pieces(r, headings, parent.start, parent.end):
                 rows.append((p.start, p.end, j, p, parent))
         rows.sort(key=lambda row: row[:3])
-        chunks = _to_chunks(document, (row[3] for row in rows))
+        chunks = to_chunks(document, (row[3] for row in rows))
         out = []
         for c, (_, _, _, _, parent) in zip(chunks, rows, strict=True):
             meta = {}

@@ -1,5 +1,12 @@
 """Text units of a document, as exact ``(start, end)`` offsets: fixed windows, paragraphs,
-sentences, words and lines, and markdown structure (headings, section paths, blocks)."""
+sentences, words and lines, and markdown structure (headings, section paths, blocks).
+
+These are the building blocks of the chunkers (and of new ones): every function takes the
+whole document text and returns half-open code-point spans into it, so a chunk cut from them
+is always an exact slice. The ``*_units(text, start, end)`` functions are
+:data:`~workbench.chunking.packing.Splitter` s: they cut ``[start, end)`` into trimmed,
+non-blank units, in order.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,11 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+__all__ = ["Block", "Heading", "heading_at", "is_blank", "line_spans", "line_units",
+           "markdown_blocks", "markdown_headings", "paragraph_units", "section_path_at",
+           "section_paths", "sentence_spans", "sentence_units", "trim_span", "window_spans",
+           "word_units"]
 
 # --------------------------------------------------------------------------- windows
 
@@ -38,7 +50,7 @@ def window_spans(n_tokens: int, size: int, overlap: int = 0) -> list[tuple[int, 
 # --------------------------------------------------------------------------- text units
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     """Shrink ``[start, end)`` past leading and trailing whitespace."""
     while start < end and text[start].isspace():
         start += 1
@@ -47,12 +59,13 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _blank(text: str, start: int, end: int) -> bool:
-    s, e = _trim(text, start, end)
+def is_blank(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is empty or whitespace only."""
+    s, e = trim_span(text, start, end)
     return s >= e
 
 
-def _lines(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+def line_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of each line in ``text[start:end]``, without its newline."""
     end = len(text) if end is None else end
     out = []
@@ -70,7 +83,7 @@ def _trimmed_between(text: str, cuts: Sequence[int], start: int, end: int) -> li
     bounds = [start, *[c for c in cuts if start < c < end], end]
     out = []
     for a, b in itertools.pairwise(bounds):
-        s, e = _trim(text, a, b)
+        s, e = trim_span(text, a, b)
         if s < e:
             out.append((s, e))
     return out
@@ -87,24 +100,29 @@ _SENT_END = re.compile(
 )
 
 
-def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def paragraph_units(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The paragraphs of ``[start, end)``: cut at blank lines, trimmed."""
     cuts: list[int] = []
     for m in _PARA_BREAK.finditer(text, start, end):
         cuts.extend((m.start(), m.end()))
     return _trimmed_between(text, cuts, start, end)
 
 
-def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def sentence_units(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences of ``[start, end)``, trimmed (sentence ends as in :func:`sentence_spans`)."""
     cuts = [m.end() for m in _SENT_END.finditer(text, start, end)]
     return _trimmed_between(text, cuts, start, end)
 
 
-def _words(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def word_units(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The whitespace-separated words of ``[start, end)``."""
     return [m.span() for m in _WORD.finditer(text, start, end)]
 
 
-def _line_units(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    return [(s, e) for s, e in (_trim(text, a, b) for a, b in _lines(text, start, end)) if s < e]
+def line_units(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The non-blank lines of ``[start, end)``, each trimmed of surrounding whitespace."""
+    trimmed = (trim_span(text, a, b) for a, b in line_spans(text, start, end))
+    return [(s, e) for s, e in trimmed if s < e]
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -113,14 +131,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     A sentence ends at ``. ! ? …`` followed by whitespace (closing quotes and brackets stay
     with it), right after a CJK ``。！？；``, and at every line break.
     """
-    return _sentences(text, 0, len(text))
+    return sentence_units(text, 0, len(text))
 
 
 # --------------------------------------------------------------------------- markdown
 
 
 @dataclass(frozen=True)
-class _Heading:
+class Heading:
+    """An ATX heading line ``[start, end)`` of ``level`` 1-6 and its ``title``."""
+
     start: int
     end: int
     level: int
@@ -150,17 +170,18 @@ def _fence_close(text: str, lines: list[tuple[int, int]], i: int) -> int:
     return len(lines) - 1
 
 
-def _heading_at(text: str, start: int, end: int) -> _Heading | None:
+def heading_at(text: str, start: int, end: int) -> Heading | None:
+    """The heading on the line ``[start, end)``, or None when it is not one."""
     m = _ATX.match(text[start:end])
     if not m:
         return None
     title = _ATX_CLOSE.sub("", (m.group(2) or "").strip()).strip()
-    return _Heading(start, end, len(m.group(1)), title)
+    return Heading(start, end, len(m.group(1)), title)
 
 
-def markdown_headings(text: str) -> list[_Heading]:
+def markdown_headings(text: str) -> list[Heading]:
     """ATX headings (``#`` to ``######`` lines) of ``text``, skipping fenced code blocks."""
-    lines = _lines(text)
+    lines = line_spans(text)
     out = []
     i = 0
     while i < len(lines):
@@ -168,16 +189,16 @@ def markdown_headings(text: str) -> list[_Heading]:
         if _FENCE.match(text[s:e]):
             i = _fence_close(text, lines, i) + 1
             continue
-        heading = _heading_at(text, s, e)
+        heading = heading_at(text, s, e)
         if heading:
             out.append(heading)
         i += 1
     return out
 
 
-def _paths(headings: Sequence[_Heading]) -> list[list[str]]:
+def section_paths(headings: Sequence[Heading]) -> list[list[str]]:
     """The section path (h1 down) in force right after each heading."""
-    stack: list[_Heading] = []
+    stack: list[Heading] = []
     out = []
     for h in headings:
         while stack and stack[-1].level >= h.level:
@@ -191,11 +212,14 @@ def section_path_at(text: str, pos: int) -> list[str]:
     """Heading titles (h1 down) of the section holding position ``pos`` of ``text``."""
     headings = markdown_headings(text)
     i = bisect.bisect_right([h.start for h in headings], pos)
-    return _paths(headings)[i - 1] if i else []
+    return section_paths(headings)[i - 1] if i else []
 
 
 @dataclass(frozen=True)
-class _Block:
+class Block:
+    """A markdown block ``[start, end)``: ``kind`` is heading | code | table | para; headings
+    carry their ``level`` and ``title``."""
+
     kind: str  # heading | code | table | para
     start: int
     end: int
@@ -211,46 +235,46 @@ def _table_starts(text: str, lines: list[tuple[int, int]], i: int) -> bool:
     return "|" in text[s:e] and "|" in text[s2:e2] and bool(_TABLE_SEP.match(text[s2:e2]))
 
 
-def _markdown_blocks(text: str) -> list[_Block]:
+def markdown_blocks(text: str) -> list[Block]:
     """Headings, fenced code blocks, pipe tables and paragraphs, in order."""
-    lines = _lines(text)
-    blocks: list[_Block] = []
+    lines = line_spans(text)
+    blocks: list[Block] = []
     i = 0
     while i < len(lines):
         s, e = lines[i]
-        if _blank(text, s, e):
+        if is_blank(text, s, e):
             i += 1
             continue
         if _FENCE.match(text[s:e]):
             j = _fence_close(text, lines, i)
-            blocks.append(_Block("code", s, lines[j][1]))
+            blocks.append(Block("code", s, lines[j][1]))
             i = j + 1
             continue
-        heading = _heading_at(text, s, e)
+        heading = heading_at(text, s, e)
         if heading:
-            blocks.append(_Block("heading", s, e, heading.level, heading.title))
+            blocks.append(Block("heading", s, e, heading.level, heading.title))
             i += 1
             continue
         if _table_starts(text, lines, i):
             j = i + 2
             while j < len(lines) and "|" in text[lines[j][0] : lines[j][1]]:
-                if _blank(text, *lines[j]):
+                if is_blank(text, *lines[j]):
                     break
                 j += 1
-            blocks.append(_Block("table", s, lines[j - 1][1]))
+            blocks.append(Block("table", s, lines[j - 1][1]))
             i = j
             continue
         j = i + 1
         while j < len(lines):
             ls, le = lines[j]
             if (
-                _blank(text, ls, le)
+                is_blank(text, ls, le)
                 or _FENCE.match(text[ls:le])
-                or _heading_at(text, ls, le)
+                or heading_at(text, ls, le)
                 or _table_starts(text, lines, j)
             ):
                 break
             j += 1
-        blocks.append(_Block("para", s, lines[j - 1][1]))
+        blocks.append(Block("para", s, lines[j - 1][1]))
         i = j
     return blocks

@@ -9,12 +9,12 @@ from typing import Any
 import pandas as pd
 
 from workbench.sweep.grid import load_grid
-from workbench.sweep.result import SweepResult, _plain
+from workbench.sweep.result import SweepResult, plain_value
 from workbench.sweep.runner import make_executor, sweep
 
 
 def _num(value: Any) -> Any:
-    value = _plain(value)
+    value = plain_value(value)
     return None if isinstance(value, float) and value != value else value
 
 

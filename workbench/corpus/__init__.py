@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from workbench.corpus.access import (
     EVERYONE,
+    HasMetadata,
     acl_of,
     can_read,
     can_read_chunk,
@@ -22,6 +23,6 @@ from workbench.corpus.access import (
 from workbench.corpus.loaders import load_corpus, load_folder, load_jsonl
 from workbench.corpus.types import Chunk, Corpus, Document, Span
 
-__all__ = ["EVERYONE", "Chunk", "Corpus", "Document", "Span", "acl_of", "can_read",
+__all__ = ["EVERYONE", "Chunk", "Corpus", "Document", "HasMetadata", "Span", "acl_of", "can_read",
            "can_read_chunk", "declared_current", "is_superseded", "load_corpus", "load_folder",
            "load_jsonl"]

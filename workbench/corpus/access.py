@@ -22,15 +22,21 @@ Used by: :mod:`workbench.generation.context`, :mod:`workbench.generation.evaluat
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from workbench.corpus.types import Chunk, Document
-
-__all__ = ["EVERYONE", "acl_of", "can_read", "can_read_chunk", "declared_current",
-           "is_superseded"]
+__all__ = ["EVERYONE", "HasMetadata", "acl_of", "can_read", "can_read_chunk",
+           "declared_current", "is_superseded"]
 
 EVERYONE = "all"
+
+
+class HasMetadata(Protocol):
+    """What the rules read: the ``metadata`` of a :class:`~workbench.corpus.Document` or a
+    :class:`~workbench.corpus.Chunk` (this module does not import them: ``Document.acl`` and
+    ``Document.is_current`` are defined through it)."""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
 
 
 def acl_of(metadata: Mapping[str, Any]) -> tuple[str, ...]:
@@ -55,16 +61,16 @@ def can_read(user_groups: Iterable[str] | None, acl: Any) -> bool:
     return bool(set(allowed) & set(user_groups))
 
 
-def can_read_chunk(user_groups: Iterable[str] | None, chunk: Chunk,
-                   doc: Document | None) -> bool:
+def can_read_chunk(user_groups: Iterable[str] | None, chunk: HasMetadata,
+                   doc: HasMetadata | None) -> bool:
     """True when a user in ``user_groups`` may read ``chunk`` of document ``doc``: the
-    document's ACL and the chunk's own (``chunk.metadata["acl"]``) must both allow it, and an
-    unknown document (``doc=None``) is refused (fail closed). This is the access check of
-    :func:`~workbench.generation.context.assemble_context`; ``user_groups=None`` is the
-    unrestricted evaluation view."""
+    document's ACL (``Document.acl``) and the chunk's own (``chunk.metadata["acl"]``) must both
+    allow it, and an unknown document (``doc=None``) is refused (fail closed). This is the
+    access check of :func:`~workbench.generation.context.assemble_context`;
+    ``user_groups=None`` is the unrestricted evaluation view."""
     if user_groups is None:
         return True
-    return (doc is not None and can_read(user_groups, doc.acl)
+    return (doc is not None and can_read(user_groups, acl_of(doc.metadata))
             and can_read(user_groups, chunk.metadata.get("acl")))
 
 
@@ -74,7 +80,7 @@ def declared_current(metadata: Mapping[str, Any]) -> bool:
     return str(metadata.get("status", "current")) != "superseded"
 
 
-def is_superseded(doc: Document | Mapping[str, Any]) -> bool:
+def is_superseded(doc: HasMetadata | Mapping[str, Any]) -> bool:
     """True when a document (or its recorded version metadata, as a trace keeps it) is not
     the current version: ``status: superseded``, or a ``superseded_by`` is given."""
     metadata = doc if isinstance(doc, Mapping) else doc.metadata

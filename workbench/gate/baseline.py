@@ -24,7 +24,8 @@ SCHEMA_VERSION = 1
 DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",
                             "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
                             "level": "chunk", "threshold": 1}
-_PATH_KEYS = ("corpus", "golden")
+#: Config keys that hold file paths (written relative to the baseline file's folder).
+PATH_KEYS = ("corpus", "golden")
 
 
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
@@ -42,7 +43,9 @@ def gate_config(corpus: str | Path, golden: str | Path | None = None, **options:
     return config
 
 
-def _outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """The per-question values of a one-configuration Evaluation, ``qid -> metric -> value``,
+    and each question's category (what a baseline records and the gate compares)."""
     if len(ev.configs()) != 1:
         raise ValueError(f"the gate scores one configuration, this Evaluation holds "
                          f"{len(ev.configs())}: {ev.configs()}; select one first")
@@ -80,7 +83,7 @@ class Baseline:
     @classmethod
     def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
                         golden: GoldenSet | None) -> Baseline:
-        values, cats = _outcomes(ev)
+        values, cats = question_outcomes(ev)
         summary = {str(r["metric"]): {"mean": float(r["mean"]), "n": int(r["n"]),
                                       "ci_low": float(r["ci_low"]),
                                       "ci_high": float(r["ci_high"])}
@@ -95,7 +98,7 @@ class Baseline:
         file's diff reads as a history."""
         base = Path(path).parent if path else None
         config = dict(self.config)
-        for key in _PATH_KEYS:
+        for key in PATH_KEYS:
             if config.get(key) and base is not None:
                 try:  # relative when near (in the same repository), else absolute
                     rel = Path(os.path.relpath(config[key], base)).as_posix()
@@ -137,7 +140,7 @@ class Baseline:
                              "re-create the baseline with --update-baseline --force")
         try:
             config = dict(data["config"])
-            for key in _PATH_KEYS:
+            for key in PATH_KEYS:
                 if config.get(key) and not Path(config[key]).is_absolute():
                     config[key] = os.path.normpath(path.parent / config[key])
             outcomes = {str(q): {str(m): float(v) for m, v in per.items()}

@@ -45,7 +45,7 @@ from workbench.evaluation.stats import (
     one_question,
     paired_permutation_test,
 )
-from workbench.gate.baseline import _PATH_KEYS, DEFAULTS, Baseline, _outcomes, gate_config
+from workbench.gate.baseline import DEFAULTS, PATH_KEYS, Baseline, gate_config, question_outcomes
 from workbench.golden import GoldenSet
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
@@ -302,7 +302,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     if correction not in (None, "holm"):
         raise ValueError(f"correction must be None or 'holm', not {correction!r}")
     base = baseline if isinstance(baseline, Baseline) else Baseline.load(baseline)
-    values, cats = _outcomes(current)
+    values, cats = question_outcomes(current)
     gated = list(metrics or base.metrics)
     for m in gated:
         where = [w for w, src in (("baseline", base.metrics), ("evaluation", current.metrics))
@@ -340,7 +340,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     checks = [replace(c, p_adjusted=pa, failed=c.delta < 0 and -c.delta >= c.min_drop - _EPS
                       and pa < alpha) for c, pa in zip(checks, adjusted, strict=True)]
     changes = {k: (base.config.get(k), v) for k, v in (config or {}).items()
-               if k not in _PATH_KEYS and k in base.config and base.config.get(k) != v}
+               if k not in PATH_KEYS and k in base.config and base.config.get(k) != v}
     return GateResult(tuple(checks), alpha, correction, n, changed,
                       tuple(sorted(set(base.outcomes) - set(values))),
                       tuple(sorted(set(values) - set(base.outcomes))), changes, base.created,
@@ -363,7 +363,7 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
     new = Baseline.from_evaluation(current, config, golden)
     if path.exists() and not force:
         old = Baseline.load(path)
-        values, _ = _outcomes(current)
+        values, _ = question_outcomes(current)
         _golden_check(old, golden, set(values), golden_changed)
         common = sorted(set(values) & set(old.outcomes))
         lower = []

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
+from workbench.text import CJK, CJK_CHAR
 
 __all__ = [
     "DROP_REASONS",
@@ -43,8 +44,7 @@ __all__ = [
 DROP_REASONS = ("acl", "superseded", "duplicate", "budget")
 RESTRICTED = "<restricted>"
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_APPROX_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
+_APPROX_TOKEN = re.compile(rf"[{CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
 
 
 def approx_tokens(text: str) -> int:
@@ -53,7 +53,7 @@ def approx_tokens(text: str) -> int:
     words = cjk = punct = 0
     for match in _APPROX_TOKEN.finditer(text):
         piece = match.group()
-        if re.fullmatch(rf"[{_CJK}]", piece):
+        if CJK_CHAR.fullmatch(piece):
             cjk += 1
         elif piece[0].isalnum():
             words += 1

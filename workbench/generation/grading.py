@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from workbench.text import CJK
+
 __all__ = [
     "JUDGE_PROMPT_VERSION",
     "METHODS",
@@ -54,7 +56,6 @@ class Grade:
 
 # ----------------------------------------------------------------------------- normalise
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
 _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201b\u2032\uff07"), "'")
 _UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -66,7 +67,7 @@ _NUMBER_WORD = re.compile(
     r"\b(?:(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(_UNITS[1:10]) + r"))?|("
     + "|".join(_UNITS) + r"))\b")
 _THOUSANDS = re.compile(r"(?<=\d)[,.\u00a0\u202f ](?=\d{3}(?!\d))")
-_TOKEN = re.compile(rf"[{_CJK}]|\d+(?:\.\d+)?|[^\W_]+|[$%€£¥₫]", re.UNICODE)
+_TOKEN = re.compile(rf"[{CJK}]|\d+(?:\.\d+)?|[^\W_]+|[$%€£¥₫]", re.UNICODE)
 
 
 def _number_word(m: re.Match[str]) -> str:

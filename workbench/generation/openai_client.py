@@ -22,9 +22,9 @@ from workbench.generation.prompt import (
     PROMPT_VERSION,
     Answer,
     ChatReply,
-    _safe_generate,
     build_messages,
     make_answer,
+    safe_generate,
 )
 
 _RETRY_STATUS = {408, 409, 425, 429}
@@ -135,7 +135,7 @@ class OpenAIChatGenerator:
         """Up to ``concurrency`` requests in flight; answers come back in input order."""
         bar = tqdm(total=len(requests), desc=f"generate {self.model_id}", disable=not progress)
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [pool.submit(_safe_generate, self, q, c) for q, c in requests]
+            futures = [pool.submit(safe_generate, self, q, c) for q, c in requests]
             out = []
             for future in futures:
                 out.append(future.result())

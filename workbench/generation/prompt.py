@@ -1,7 +1,7 @@
 """The prompt and the Generator protocol: ``PROMPT_VERSION``, :func:`build_messages`,
 :class:`ChatReply`, :class:`Answer` (with :func:`make_answer`), :class:`Generator`, and
 :func:`generate_all`, which runs any generator over many questions without letting one
-failure abort the run."""
+failure abort the run (:func:`safe_generate`)."""
 
 from __future__ import annotations
 
@@ -93,11 +93,13 @@ def generate_all(generator: Any, requests: Sequence[tuple[str, AssembledContext]
         return list(generator.generate_many(requests, progress=progress))
     out = []
     for question, context in tqdm(requests, desc=desc, disable=not progress):
-        out.append(_safe_generate(generator, question, context))
+        out.append(safe_generate(generator, question, context))
     return out
 
 
-def _safe_generate(generator: Any, question: str, context: AssembledContext) -> Answer:
+def safe_generate(generator: Any, question: str, context: AssembledContext) -> Answer:
+    """``generator.generate(question, context)``; an exception becomes the answer's ``error``
+    (so one failing question never aborts a run)."""
     try:
         return generator.generate(question, context)
     except Exception as exc:

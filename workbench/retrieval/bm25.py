@@ -16,11 +16,9 @@ import numpy as np
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import Hit
-from workbench.text import nfc
+from workbench.text import CJK, CJK_RUN, nfc
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+(?:[-_.][^\W_]+)*")
-_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:[-_.][^\W_]+)*")
 
 ENGLISH_STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "does", "for",
@@ -36,7 +34,7 @@ def tokenize(text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[s
     out: list[str] = []
     for match in _TOKEN.finditer(nfc(text).lower()):
         token = match.group(0)
-        if _CJK_RUN.fullmatch(token):
+        if CJK_RUN.fullmatch(token):
             out.extend(token)
             out.extend(token[i : i + 2] for i in range(len(token) - 1))
             continue

@@ -55,39 +55,49 @@ The package is split by concern: :mod:`~workbench.sweep.grid` (grid parameters, 
 :func:`expand_grid`, chunker specs, :func:`load_grid`), :mod:`~workbench.sweep.worker` (one
 task: chunk once, embed through the cache, evaluate every configuration of that chunking;
 what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`sweep`:
-memoised tasks, executors, resume state), :mod:`~workbench.sweep.result` (:class:`SweepResult`,
-:func:`refine`, :func:`first_relevant_rank_table`) and :mod:`~workbench.cli.sweep`
-(``workbench sweep``).
+memoised tasks, executors, resume state) and :mod:`~workbench.sweep.result`
+(:class:`SweepResult`, :func:`refine`, :func:`first_relevant_rank_table`). ``workbench sweep``
+is :mod:`workbench.cli.sweep`.
 
-Besides ``__all__``, the constants ``CHUNKER_KINDS``, ``SWEEP_RETRIEVERS``, ``VALID`` and
-``MISSING``, and ``check_value``, ``InProcessExecutor``, ``make_executor``, ``sweep_rows`` and
-``run_sweep_command`` can still be imported from here.
+Layer: may import :mod:`workbench.evaluation` and everything below it.
 """
 
 from __future__ import annotations
 
-from workbench.sweep.grid import CHUNKER_KINDS as CHUNKER_KINDS
-from workbench.sweep.grid import GRID_KEYS, SweepConfig, expand_grid, load_grid
-from workbench.sweep.grid import SWEEP_RETRIEVERS as SWEEP_RETRIEVERS
-from workbench.sweep.grid import VALID as VALID
-from workbench.sweep.grid import check_value as check_value
-from workbench.sweep.result import MISSING as MISSING
-from workbench.sweep.result import RANK_BUCKETS, SweepResult, first_relevant_rank_table, refine
-from workbench.sweep.runner import InProcessExecutor as InProcessExecutor
-from workbench.sweep.runner import make_executor as make_executor
-from workbench.sweep.runner import sweep
-from workbench.sweep.worker import _decode_docs as _decode_docs
-from workbench.sweep.worker import _decode_golden as _decode_golden
-from workbench.sweep.worker import _run_group as _run_group
+from workbench.sweep.grid import (
+    CHUNKER_KINDS,
+    GRID_KEYS,
+    SWEEP_RETRIEVERS,
+    VALID,
+    SweepConfig,
+    check_value,
+    expand_grid,
+    load_grid,
+)
+from workbench.sweep.result import (
+    MISSING,
+    RANK_BUCKETS,
+    SweepResult,
+    first_relevant_rank_table,
+    refine,
+)
+from workbench.sweep.runner import InProcessExecutor, make_executor, sweep
 
 __all__ = [
+    "CHUNKER_KINDS",
     "GRID_KEYS",
+    "MISSING",
     "RANK_BUCKETS",
+    "SWEEP_RETRIEVERS",
+    "VALID",
+    "InProcessExecutor",
     "SweepConfig",
     "SweepResult",
+    "check_value",
     "expand_grid",
     "first_relevant_rank_table",
     "load_grid",
+    "make_executor",
     "refine",
     "sweep",
 ]

@@ -1,5 +1,7 @@
 """Sweep grids: the parameters and what is valid for each, :func:`load_grid` (YAML files,
-problems reported as ``file:line``), chunker specs from parameters and :func:`expand_grid`."""
+problems reported as ``file:line``), chunker specs from parameters and :func:`expand_grid`.
+The conventions the runner and the result share are here too: :func:`as_list`,
+:func:`canonical_metric`, :func:`metric_at_k`, :func:`param_label` and :data:`PERCENT`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from workbench.metrics import parse_metric
 GRID_KEYS = ("chunker", "size", "overlap", "unit", "header", "retriever", "encoder", "k")
 CHUNKER_KINDS = ("fixed", "sentence", "recursive", "markdown")
 SWEEP_RETRIEVERS = ("bm25", "dense", "hybrid")
-_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+#: An overlap given as a percentage of size, such as ``"25%"`` (group 1: the number).
+PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 _HEADER_WORDS = {"true": True, "yes": True, "on": True, "1": True,
                  "false": False, "no": False, "off": False, "0": False}
 VALID = {
@@ -49,7 +52,7 @@ def check_value(key: str, value: Any) -> str | None:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
     elif key == "overlap":
         ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
-            isinstance(value, str) and bool(_PERCENT.match(value)))
+            isinstance(value, str) and bool(PERCENT.match(value)))
     elif key == "unit":
         ok = value in ("chars", "tokens")
     elif key == "header":
@@ -62,7 +65,7 @@ def check_value(key: str, value: Any) -> str | None:
         ok = (isinstance(value, str) and bool(value.strip())) or hasattr(value, "model_id")
     elif key == "metrics":
         try:
-            _metric_name(str(value))
+            canonical_metric(str(value))
         except ValueError as exc:
             return str(exc)
         ok = isinstance(value, str)
@@ -71,11 +74,12 @@ def check_value(key: str, value: Any) -> str | None:
     return None if ok else f"{value!r} is not valid for {key}: give {VALID[key]}"
 
 
-def _values(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
+    """A grid value as a list of values (a scalar means a one-value list)."""
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def _metric_name(name: str) -> str:
+def canonical_metric(name: str) -> str:
     """Canonical display name; ``@k`` templates stay templates (``R@k`` -> ``recall@k``)."""
     text = name.strip()
     if text.lower().endswith("@k") or "{k}" in text:
@@ -85,7 +89,8 @@ def _metric_name(name: str) -> str:
     return parse_metric(text).name
 
 
-def _concrete(metric: str, k: int) -> str:
+def metric_at_k(metric: str, k: int) -> str:
+    """``recall@k`` at a configuration's ``k`` (``recall@5``); a concrete name is kept."""
     return metric[:-2] + f"@{k}" if metric.endswith("@k") else metric
 
 
@@ -177,7 +182,7 @@ def _chunker_spec(p: dict[str, Any]) -> str:
     if isinstance(overlap, str):
         if kind in ("sentence", "markdown"):
             raise ValueError(f"{kind} overlap cannot be a percentage")
-        pct = float(_PERCENT.match(overlap).group(1))  # type: ignore[union-attr]
+        pct = float(PERCENT.match(overlap).group(1))  # type: ignore[union-attr]
         overlap = round((size or 800) * pct / 100)
     if overlap is not None:
         if kind == "markdown" and overlap:
@@ -197,7 +202,9 @@ def _chunker_spec(p: dict[str, Any]) -> str:
     return parse_chunker(f"{kind}:{','.join(parts)}").label
 
 
-def _show(value: Any) -> str:
+def param_label(value: Any) -> str:
+    """How a parameter value is written in configuration names and tables (booleans in lower
+    case, encoders by ``model_id``)."""
     if isinstance(value, bool):
         return str(value).lower()
     return str(getattr(value, "model_id", value))
@@ -208,12 +215,12 @@ def expand_grid(grid: Mapping[str, Any], k: int = 5
     """Every valid configuration of ``grid`` (in grid order) and the skipped combinations
     (``{"params": ..., "reason": ...}``). Parameters that do not apply (an encoder for BM25,
     size for a full chunker spec) become None and duplicates are dropped."""
-    problems = [why for key, values in grid.items() for v in _values(values)
+    problems = [why for key, values in grid.items() for v in as_list(values)
                 if (why := check_value(key, v))]
     if problems:
         raise ValueError("invalid grid: " + "; ".join(problems))
     keys = [key for key in GRID_KEYS if key in grid]
-    lists = [_values(grid[key]) for key in keys]
+    lists = [as_list(grid[key]) for key in keys]
     seen: set[tuple[Any, ...]] = set()
     rows: list[tuple[dict[str, Any], str, str, Any, int]] = []
     skipped: list[dict[str, Any]] = []
@@ -234,18 +241,18 @@ def expand_grid(grid: Mapping[str, Any], k: int = 5
             skipped.append({"params": params, "reason": str(exc)})
             continue
         kk = int(full.get("k", k))
-        dedupe = (spec, retriever, _show(encoder) if encoder is not None else None, kk)
+        dedupe = (spec, retriever, param_label(encoder) if encoder is not None else None, kk)
         if dedupe in seen:
             continue
         seen.add(dedupe)
         rows.append((params, spec, retriever, encoder, kk))
     varying = [key for key in keys
-               if len({_show(r[0][key]) for r in rows if r[0][key] is not None}) > 1]
+               if len({param_label(r[0][key]) for r in rows if r[0][key] is not None}) > 1]
     configs: list[SweepConfig] = []
     names: set[str] = set()
     for params, spec, retriever, encoder, kk in rows:
-        parts = [(_show(params[key]) if key in ("chunker", "retriever", "encoder")
-                  else f"{key}={_show(params[key])}")
+        parts = [(param_label(params[key]) if key in ("chunker", "retriever", "encoder")
+                  else f"{key}={param_label(params[key])}")
                  for key in varying if params[key] is not None]
         name = " ".join(parts) or f"{spec} {retriever}"
         base, n = name, 1

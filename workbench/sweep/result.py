@@ -12,7 +12,7 @@ import pandas as pd
 
 from workbench.evaluation import Evaluation, Run
 from workbench.golden import GoldenSet
-from workbench.sweep.grid import _PERCENT, GRID_KEYS, _concrete, _show, _values
+from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
                                                   (6, 10, "6-10"))
@@ -73,8 +73,10 @@ class SweepResult(Evaluation):
         if metric in self.metrics:
             return metric
         ks = self._configs["k_value"].unique()
-        if metric.endswith("@k") and len(ks) == 1 and _concrete(metric, int(ks[0])) in self.metrics:
-            return _concrete(metric, int(ks[0]))
+        if metric.endswith("@k") and len(ks) == 1:
+            concrete = metric_at_k(metric, int(ks[0]))
+            if concrete in self.metrics:
+                return concrete
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
 
     def leaderboard(self, metric: str | None = None, category: str | None = None,
@@ -85,7 +87,8 @@ class SweepResult(Evaluation):
         frame = self.frame[self.frame["metric"] == metric]
         if category is not None:
             frame = frame[frame["category"] == category]
-        summ = Evaluation(frame)._summarise(["system"], level).set_index("system")
+        # one metric, one configuration per system: the summary has one row per system
+        summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(level).set_index("system")
         cost = self._configs.drop(columns=["retriever_name", "k_value"])
         table = cost.join(summ[["mean", "ci_low", "ci_high", "n"]], how="inner")
         table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
@@ -100,7 +103,7 @@ class SweepResult(Evaluation):
 
     def params_of(self, config: str) -> dict[str, Any]:
         row = self._configs.loc[config]
-        return {p: _plain(row[p]) for p in self.grid_params}
+        return {p: plain_value(row[p]) for p in self.grid_params}
 
     def label(self, **params: Any) -> str:
         """The configuration whose parameters equal ``params`` (e.g. ``size=800,
@@ -110,7 +113,7 @@ class SweepResult(Evaluation):
         for key, value in params.items():
             if key not in table.columns:
                 raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
-            mask &= table[key].map(lambda v, want=value: _show(v) == _show(want))
+            mask &= table[key].map(lambda v, want=value: param_label(v) == param_label(want))
         found = list(table.index[mask])
         if len(found) != 1:
             raise ValueError(f"{len(found)} configurations match {params}; "
@@ -125,8 +128,8 @@ class SweepResult(Evaluation):
         for key, want in params.items():
             if key not in table.columns:
                 raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
-            wanted = {_show(v) for v in _values(want)}
-            mask &= table[key].map(lambda v, w=wanted: _show(v) in w)
+            wanted = {param_label(v) for v in as_list(want)}
+            mask &= table[key].map(lambda v, w=wanted: param_label(v) in w)
         keep = list(table.index[mask])
         if not keep:
             raise ValueError(f"no configuration has {params}")
@@ -165,7 +168,7 @@ class SweepResult(Evaluation):
         return f"<div><p>{html.escape(note)}</p>{board}</div>"
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """numpy scalars to Python ones (grids are plain data)."""
     return value.item() if isinstance(value, np.generic) else value
 
@@ -187,16 +190,16 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
         centre = result.params_of(result.label(**around))
     grid: dict[str, list[Any]] = {}
     for key in result.grid_params:
-        value = _plain(centre[key])
-        coarse = [_plain(v) for v in result.configs[key].dropna().unique()]
+        value = plain_value(centre[key])
+        coarse = [plain_value(v) for v in result.configs[key].dropna().unique()]
         if key not in params or len(coarse) < 2 or value is None:
             if value is not None:
                 grid[key] = [value]
             continue
         pct = isinstance(value, str)
-        nums = sorted({float(_PERCENT.match(v).group(1)) if isinstance(v, str)  # type: ignore
+        nums = sorted({float(PERCENT.match(v).group(1)) if isinstance(v, str)  # type: ignore
                        else float(v) for v in coarse if isinstance(v, str) == pct})
-        c = float(_PERCENT.match(value).group(1)) if pct else float(value)  # type: ignore
+        c = float(PERCENT.match(value).group(1)) if pct else float(value)  # type: ignore
         i = nums.index(c)
         fine = {c}
         for j, mirror in ((i - 1, i + 1), (i + 1, i - 1)):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import importlib
 import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,22 +22,23 @@ from workbench.golden import GoldenSet
 from workbench.io import atomic_write_text
 from workbench.metrics import parse_metric
 from workbench.retrieval.base import Hit
+from workbench.sweep import worker
 from workbench.sweep.grid import (
     SweepConfig,
-    _concrete,
-    _metric_name,
-    _show,
-    _values,
+    as_list,
+    canonical_metric,
     expand_grid,
+    metric_at_k,
+    param_label,
 )
 from workbench.sweep.result import SweepResult
 
 
 def _worker() -> Callable[[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The task function, :func:`workbench.sweep.worker._run_group` (pickled by that path),
-    looked up on the package when a sweep runs so that replacing ``workbench.sweep._run_group``
-    (as the tests do) takes effect, as when the sweep was one module."""
-    return importlib.import_module("workbench.sweep")._run_group
+    """The task function, :func:`workbench.sweep.worker.run_group` (pickled by that path),
+    looked up on its module when a sweep runs, so that replacing
+    ``workbench.sweep.worker.run_group`` (as the tests do) takes effect."""
+    return worker.run_group
 
 
 class InProcessExecutor(cf.Executor):
@@ -87,14 +87,14 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
     """
     grid = dict(grid)
     if "metrics" in grid:
-        listed = _values(grid.pop("metrics"))
+        listed = as_list(grid.pop("metrics"))
         metrics = metrics or [str(m) for m in listed]
     configs, skipped = expand_grid(grid, k)
     if not configs:
         reasons = "; ".join(sorted({s["reason"] for s in skipped}))
         raise ValueError(f"the grid has no valid configuration ({reasons})")
     ks = sorted({c.k for c in configs})
-    names = ([_metric_name(m) for m in metrics] if metrics
+    names = ([canonical_metric(m) for m in metrics] if metrics
              else default_metrics(ks[0]) if len(ks) == 1
              else [m.replace("@{k}", "@k") for m in
                    ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")])
@@ -116,7 +116,7 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
     encoders: dict[str, Any] = {}
     plans: dict[str, dict[str, Any]] = {}
     for c in configs:
-        concrete = [_concrete(m, c.k) for m in names]
+        concrete = [metric_at_k(m, c.k) for m in names]
         depth = max([c.k, *[parse_metric(m).k or 0 for m in concrete]])
         enc_key = c.encoder_id
         if enc_key is not None:
@@ -194,7 +194,7 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
             "metric": np.repeat(names, len(qids)),
             "value": np.asarray([v for vs in values for v in vs], dtype=float)})
         for key, value in c.params.items():
-            frame[key] = pd.Series([_show(value) if key == "encoder" and value is not None
+            frame[key] = pd.Series([param_label(value) if key == "encoder" and value is not None
                                     else value] * len(frame), dtype=object)
         frames.append(frame)
         for reason, ids in r["excluded"].items():
@@ -205,7 +205,7 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
         runs[c.name] = Run(c.name, MappingProxyType(hits), params=MappingProxyType(
             {key: v for key, v in c.params.items() if key != "encoder"}))
         qrels[c.name] = r["qrels"]
-        rows.append({"config": c.name, **{key: (_show(v) if key == "encoder" and v is not None
+        rows.append({"config": c.name, **{key: (param_label(v) if key == "encoder" and v is not None
                                                 else v) for key, v in c.params.items()},
                      "spec": c.spec, "retriever_name": c.retriever, "k_value": c.k,
                      **r["cost"], "embedded": r["embedded"], "reused": r["reused"]})

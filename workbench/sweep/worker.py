@@ -1,7 +1,9 @@
 """One sweep task, run in this process or on a worker (process pool, Dask): chunk once,
 index once per retriever, embed through the :class:`~workbench.retrieval.cache.EmbeddingCache` and
 evaluate every configuration of that chunking. Tasks and results are plain data; the task
-function is pickled by its path, ``workbench.sweep.worker._run_group``."""
+function is pickled by its path, ``workbench.sweep.worker.run_group``. The corpus and the
+golden set travel as plain rows and are rebuilt with :func:`decode_docs` and
+:func:`decode_golden`."""
 
 from __future__ import annotations
 
@@ -46,11 +48,13 @@ def _cache(ref: Any) -> Any:
     return memo[key]
 
 
-def _decode_docs(rows: Sequence[tuple[str, str, str, dict[str, Any]]]) -> list[Document]:
+def decode_docs(rows: Sequence[tuple[str, str, str, dict[str, Any]]]) -> list[Document]:
+    """Documents from the ``(id, text, title, metadata)`` rows a task carries."""
     return [Document(i, text, title, MappingProxyType(dict(meta))) for i, text, title, meta in rows]
 
 
-def _decode_golden(rows: Sequence[dict[str, Any]]) -> GoldenSet:
+def decode_golden(rows: Sequence[dict[str, Any]]) -> GoldenSet:
+    """The golden set from the ``GoldenItem.to_json()`` rows a task carries."""
     problems: list[Problem] = []
     items = [parse_item(row, f"golden[{i}]", problems) for i, row in enumerate(rows)]
     if problems:  # pragma: no cover - the rows come from valid items
@@ -92,15 +96,15 @@ def _without_overlap(chunker: Any) -> Any:
     return dataclasses.replace(chunker, **changes) if changes else None
 
 
-def _run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Chunk once, index once per retriever, and evaluate every configuration of one
     chunking. Returns plain data (picklable, JSON-able) keyed by config key."""
     from workbench.chunking import chunk_corpus, parse_chunker, split_rate
     from workbench.evaluation import evaluate
     from workbench.retrieval.bm25 import BM25Retriever
 
-    docs = _decode_docs(task["docs"])
-    golden = _decode_golden(task["golden"])
+    docs = decode_docs(task["docs"])
+    golden = decode_golden(task["golden"])
     chunker = parse_chunker(task["spec"])
     chunks = chunk_corpus(chunker, docs)
     if not chunks:

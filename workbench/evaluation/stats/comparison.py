@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from workbench.evaluation.stats.intervals import _TIE, _is_binary, paired_bootstrap_ci
+from workbench.evaluation.stats.intervals import TIE, is_binary, paired_bootstrap_ci
 from workbench.evaluation.stats.significance import holm, mcnemar_exact, paired_permutation_test
 
 if TYPE_CHECKING:
@@ -208,14 +208,14 @@ def compare_paired(
     n = len(qids)
     d = b - a
     if binary is None:
-        binary = _is_binary(a) and _is_binary(b)
+        binary = is_binary(a) and is_binary(b)
     if binary:
         p = mcnemar_exact(a, b).p_value
         test = "mcnemar-exact"
     else:
         p = paired_permutation_test(a, b, resamples=resamples, seed=seed)
         test = "permutation"
-    changed = np.abs(d) > _TIE
+    changed = np.abs(d) > TIE
     flips = [Flip(q, float(x), float(y)) for q, x, y, c in zip(qids, a, b, changed, strict=True)
              if c]
     flips.sort(key=lambda f: f.delta)  # stable: qid order within equal deltas

@@ -1,5 +1,7 @@
 """Percentile bootstrap intervals (:func:`bootstrap_ci`, :func:`paired_bootstrap_ci`) and the
-input checks and conventions (ties, block size) the other statistics modules share."""
+input checks and conventions the other statistics modules share: :data:`TIE` (a paired
+difference at or below it is a tie), :data:`BLOCK_ELEMENTS` (the size of a vectorised block
+of resamples), :func:`paired_arrays`, :func:`check_resamples` and :func:`is_binary`."""
 
 from __future__ import annotations
 
@@ -7,8 +9,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-_TIE = 1e-12  # |b - a| at or below this is a tie
-_CHUNK = 1 << 21  # elements per vectorised block (bounded memory for large resample counts)
+__all__ = ["BLOCK_ELEMENTS", "TIE", "bootstrap_ci", "check_resamples", "is_binary",
+           "paired_arrays", "paired_bootstrap_ci"]
+
+#: ``|b - a|`` at or below this is a tie.
+TIE = 1e-12
+#: Elements per vectorised block of resamples (bounded memory for large resample counts).
+BLOCK_ELEMENTS = 1 << 21
 
 
 def _as_1d(values: Iterable[float] | np.ndarray, what: str) -> np.ndarray:
@@ -22,9 +29,11 @@ def _as_1d(values: Iterable[float] | np.ndarray, what: str) -> np.ndarray:
     return x
 
 
-def _paired(
+def paired_arrays(
     a: Iterable[float] | np.ndarray, b: Iterable[float] | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as float arrays of the same length: one-dimensional, non-empty and
+    finite (ValueError otherwise). ``a[i]`` and ``b[i]`` are scores of the same question."""
     x, y = _as_1d(a, "a"), _as_1d(b, "b")
     if x.shape != y.shape:
         raise ValueError(f"paired inputs differ in length: {x.size} vs {y.size}")
@@ -36,12 +45,14 @@ def _check_level(level: float) -> None:
         raise ValueError(f"level must be in (0, 1), got {level}")
 
 
-def _check_resamples(resamples: int) -> None:
+def check_resamples(resamples: int) -> None:
+    """Refuse fewer than one resample."""
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
 
 
-def _is_binary(x: np.ndarray) -> bool:
+def is_binary(x: np.ndarray) -> bool:
+    """Whether every value is 0 or 1 (a 0/1 metric such as hit rate)."""
     return bool(np.all((x == 0.0) | (x == 1.0)))
 
 
@@ -58,12 +69,12 @@ def bootstrap_ci(
     value gives a zero-width interval.
     """
     _check_level(level)
-    _check_resamples(resamples)
+    check_resamples(resamples)
     x = _as_1d(values, "values")
     n = x.size
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
-    step = max(1, _CHUNK // n)
+    step = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
         idx = rng.integers(0, n, size=(stop - start, n))
@@ -85,5 +96,5 @@ def paired_bootstrap_ci(
     Questions are resampled as pairs, so the correlation between the two configurations is
     kept. ``a[i]`` and ``b[i]`` must be scores of the same question.
     """
-    x, y = _paired(a, b)
+    x, y = paired_arrays(a, b)
     return bootstrap_ci(y - x, level=level, resamples=resamples, seed=seed)

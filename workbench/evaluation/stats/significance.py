@@ -10,7 +10,13 @@ from typing import Literal
 import numpy as np
 from scipy import special as _special
 
-from workbench.evaluation.stats.intervals import _CHUNK, _TIE, _check_resamples, _is_binary, _paired
+from workbench.evaluation.stats.intervals import (
+    BLOCK_ELEMENTS,
+    TIE,
+    check_resamples,
+    is_binary,
+    paired_arrays,
+)
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -63,10 +69,10 @@ def paired_permutation_test(
         raise ValueError(
             f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
         )
-    _check_resamples(resamples)
-    x, y = _paired(a, b)
+    check_resamples(resamples)
+    x, y = paired_arrays(a, b)
     d = y - x
-    d = d[np.abs(d) > _TIE]
+    d = d[np.abs(d) > TIE]
     m = d.size
     if m == 0:
         return 1.0
@@ -77,7 +83,7 @@ def paired_permutation_test(
         return _tail_count(stat, observed, alternative, tol) / stat.size
     rng = np.random.default_rng(seed)
     count = 0
-    step = max(1, _CHUNK // m)
+    step = max(1, BLOCK_ELEMENTS // m)
     for start in range(0, resamples, step):
         rows = min(resamples, start + step) - start
         signs = rng.integers(0, 2, size=(rows, m), dtype=np.int8) * np.int8(2) - np.int8(1)
@@ -104,7 +110,7 @@ class McNemarResult:
 
 
 def _binary(x: np.ndarray, what: str) -> np.ndarray:
-    if not _is_binary(x):
+    if not is_binary(x):
         raise ValueError(f"{what} must contain only 0/1 (or boolean) values")
     return x.astype(bool)
 
@@ -117,7 +123,7 @@ def mcnemar_exact(
     With ``b = b_only`` and ``c = a_only``, the two-sided p-value is
     ``min(1, 2 * BinomCDF(min(b, c); b + c, 1/2))``, and 1 when ``b + c == 0``.
     """
-    x, y = _paired(a_hits, b_hits)
+    x, y = paired_arrays(a_hits, b_hits)
     ha, hb = _binary(x, "a_hits"), _binary(y, "b_hits")
     b_only = int(np.count_nonzero(hb & ~ha))
     a_only = int(np.count_nonzero(ha & ~hb))

@@ -1,0 +1,93 @@
+"""What every chunker shares: the :class:`Chunker` protocol, :func:`chunk_corpus`, the
+:class:`ChunkerBase` that the built-in chunkers extend (``label`` is the spec string that
+:func:`~workbench.chunking.parse_chunker` turns back into the chunker), and the checks of the
+options they share (:func:`check_budget`, :func:`check_overlap`, :func:`unit_spec`).
+
+Budgets are counted in ``unit="chars"`` (code points) or ``unit="tokens"`` of a token
+counter (``counter``, default :data:`DEFAULT_COUNTER`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from workbench.corpus import Chunk, Document
+
+__all__ = ["DEFAULT_COUNTER", "UNITS", "Chunker", "ChunkerBase", "Docs", "check_budget",
+           "check_overlap", "chunk_corpus", "unit_spec"]
+
+UNITS = ("chars", "tokens")
+DEFAULT_COUNTER = "minilm"
+
+Docs = Iterable[Document] | Mapping[str, Document]
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Anything that cuts a document into chunks (see the module invariants)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def chunk(self, document: Document) -> list[Chunk]: ...
+
+    def chunk_corpus(self, docs: Docs) -> list[Chunk]: ...
+
+
+def chunk_corpus(chunker: Chunker, docs: Docs) -> list[Chunk]:
+    """Chunks of every document, documents in order (a Corpus or any iterable of them)."""
+    documents = docs.values() if isinstance(docs, Mapping) else docs
+    return [c for doc in documents for c in chunker.chunk(doc)]
+
+
+def check_budget(kind: str, size: int, unit: str, counter: str) -> None:
+    """Refuse a budget that is not a positive integer, an unknown unit or an empty counter
+    name (``kind`` names the chunker in the message)."""
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"{kind}: size must be a positive integer, got {size!r}")
+    if unit not in UNITS:
+        raise ValueError(f"{kind}: unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    if not isinstance(counter, str) or not counter:
+        raise ValueError(f"{kind}: counter must be a counter name such as 'minilm'")
+
+
+def check_overlap(kind: str, overlap: Any, size: int) -> None:
+    """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker)."""
+    if not isinstance(overlap, int) or not 0 <= overlap < size:
+        raise ValueError(
+            f"{kind}: overlap must satisfy 0 <= overlap < size ({size}), got {overlap!r}"
+        )
+
+
+def unit_spec(unit: str, counter: str) -> str:
+    """The ``unit=...[,counter=...]`` part of a chunker's spec string (the counter only when
+    it is not the default)."""
+    return f"unit={unit}" + (f",counter={counter}" if counter != DEFAULT_COUNTER else "")
+
+
+class ChunkerBase(ABC):
+    """The base of the built-in chunkers: ``chunk_corpus``, and ``repr`` / ``str`` are the
+    ``label`` (the spec string)."""
+
+    kind: ClassVar[str] = ""
+
+    @abstractmethod
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks of one document, in document order."""
+
+    def chunk_corpus(self, docs: Docs) -> list[Chunk]:
+        """Chunks of every document, documents in order."""
+        return chunk_corpus(self, docs)
+
+    @property
+    @abstractmethod
+    def label(self) -> str:
+        """The spec string that ``parse_chunker`` turns back into this chunker."""
+
+    def __repr__(self) -> str:
+        return self.label
+
+    def __str__(self) -> str:
+        return self.label
