@@ -1,4 +1,4 @@
-"""The CI gate: a baseline file, a paired regression check and a ratchet.
+"""The gate's check and ratchet: a paired regression check against a baseline file.
 
 A *baseline* (JSON) records the pipeline config that produced it, the golden set's
 ``content_hash``, per-metric mean / n / interval and every question's value per metric.

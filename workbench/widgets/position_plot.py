@@ -24,7 +24,7 @@ __all__ = ["PositionPlot", "position_figure", "reference_curves"]
 def reference_curves(reference: Mapping[str, Any] | None) -> tuple[dict[str, dict[int, float]],
                                                                    int | None, str]:
     """Normalise a reference: the dict of
-    :func:`~workbench.generation.position.load_reference_curves` or a plain
+    :func:`~workbench.generation.nq_open.load_reference_curves` or a plain
     ``{name: {position: accuracy}}``. Returns curves, their N, and a source."""
     if not reference:
         return {}, None, ""

