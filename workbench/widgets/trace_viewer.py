@@ -23,8 +23,7 @@ import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read
-from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose
-from workbench.diagnose import quadrant as _cell
+from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose, quadrant
 from workbench.generation.context import RESTRICTED
 from workbench.golden import GoldenItem
 
@@ -389,4 +388,4 @@ def _derived(d: Diagnosis | None) -> str:
     """The 2x2 cell from a diagnosis when no triage is given (n/a when undecided)."""
     if d is None or d.passed is None or d.retrieved_ok is None:
         return "n/a"
-    return _cell(d.retrieved_ok, d.passed)
+    return quadrant(d.retrieved_ok, d.passed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import special as _special
+from scipy import special
 
 
 def one_question(n: int) -> float:
@@ -21,7 +21,7 @@ def _z_sum(alpha: float, power: float) -> float:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power}")
-    return float(_special.ndtri(1.0 - alpha / 2.0) + _special.ndtri(power))
+    return float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
 
 
 def _discordance(baseline_rate: float, paired_discordance: float | None) -> float:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special as _special
+from scipy import special
 
 from workbench.evaluation.stats.intervals import (
     BLOCK_ELEMENTS,
@@ -129,7 +129,7 @@ def mcnemar_exact(
     a_only = int(np.count_nonzero(ha & ~hb))
     total = b_only + a_only
     # bdtr(k, n, 1/2) is the binomial CDF P(X <= k)
-    lower = float(_special.bdtr(min(b_only, a_only), total, 0.5)) if total else 0.5
+    lower = float(special.bdtr(min(b_only, a_only), total, 0.5)) if total else 0.5
     p = min(1.0, 2.0 * lower)
     return McNemarResult(b_only=b_only, a_only=a_only, p_value=p)
 
