@@ -40,12 +40,26 @@ def test_seed_three_question_example_and_tidy_table():
 
 def test_document_level_scores_a_document_at_its_best_chunk():
     ranked = {"q1": ["terms#7", "refunds#9", "refunds#3"]}
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x") for cid in ranked["q1"]]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("refunds#3",))])
     chunk_ev = evaluate(Run.from_ranked(ranked), golden, metrics=["mrr"])
-    doc_ev = evaluate(Run.from_ranked(ranked), golden, metrics=["mrr"], level="document")
+    doc_ev = evaluate(Run.from_ranked(ranked), golden, chunks, metrics=["mrr"], level="document")
     assert chunk_ev.summary()["mean"].item() == pytest.approx(1 / 3)
     assert doc_ev.summary()["mean"].item() == pytest.approx(1 / 2)
-    assert Run.from_ranked(ranked).to_documents().ranked() == {"q1": ["terms", "refunds"]}
+    doc_of = {c.id: c.doc_id for c in chunks}
+    assert Run.from_ranked(ranked).to_documents(doc_of).ranked() == {"q1": ["terms", "refunds"]}
+
+
+def test_document_level_takes_each_document_from_its_chunk_never_from_the_id():
+    # production chunk ids are uuids, and a document id may hold '#': the chunk says which
+    # document it belongs to
+    chunks = [Chunk("3f2a", "terms", 0, 1, "x"), Chunk("9c1b", "faq#2024", 0, 1, "y")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("9c1b",))])
+    ev = evaluate(Run.from_ranked({"q1": ["3f2a", "9c1b"]}), golden, chunks, metrics=["mrr"],
+                  level="document")
+    assert ev.summary()["mean"].item() == pytest.approx(1 / 2)
+    with pytest.raises(ValueError, match="not among the chunks given"):
+        evaluate(Run.from_ranked({"q1": ["3f2a"]}), golden, metrics=["mrr"], level="document")
 
 
 def test_missing_questions_and_bad_level_are_clear_errors():

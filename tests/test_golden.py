@@ -82,17 +82,29 @@ def test_reference_problems_listed_all_at_once(tmp_path):
         {"qid": "e", "question": "q", "evidence": [{**ev("60 days"), "doc_id": "missing"}]},
     ]
     gs = GoldenSet.load(write(tmp_path, rows))
-    problems = [str(p) for p in gs.problems(CORPUS)]
+    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
+    problems = [str(p) for p in gs.problems(CORPUS, chunks)]
     assert len(problems) == 5, problems
-    assert "golden.jsonl:1" in problems[0] and "'nope'" in problems[0]
-    assert "'gone'" in problems[1]
+    assert "golden.jsonl:1" in problems[0] and "'nope#1'" in problems[0]
+    assert "not in the chunked corpus" in problems[0] and "'gone#2'" in problems[1]
     assert "golden.jsonl:3" in problems[2] and "outside" in problems[2]
     assert "label drift" in problems[3] and "gone from the document" in problems[3]
     assert "'missing' is not in the corpus" in problems[4]
-    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
-    assert any("not in the chunked corpus" in str(p) for p in gs.problems(CORPUS, chunks))
     with pytest.raises(GoldenSetError, match="5 problem"):
-        gs.validate(CORPUS)
+        gs.validate(CORPUS, chunks)
+    # a chunk id names no document without its chunk: without chunks, labels go unchecked
+    assert len(gs.problems(CORPUS)) == 3
+
+
+def test_chunk_labels_take_their_document_from_the_chunk_never_from_the_id():
+    gs = GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("7f3e-uuid",))])
+    chunks = [Chunk("7f3e-uuid", "refunds", 0, 10, TEXT[:10])]
+    assert gs.doc_qrels(chunks) == {"a": {"refunds": 1}}
+    assert gs[0].doc_ids(chunks) == ("refunds",)
+    with pytest.raises(ValueError, match="not among the chunks given"):
+        gs.doc_qrels()
+    stray = [Chunk("7f3e-uuid", "gone", 0, 10, TEXT[:10])]
+    assert "document 'gone' is not in the corpus" in str(gs.problems(CORPUS, stray)[0])
 
 
 def test_drift_hint_when_quote_moved():
@@ -121,7 +133,8 @@ def test_qrels_from_spans_labels_and_doc_level():
     chunks = [Chunk("refunds#0", "refunds", 0, 40, TEXT[:40]),
               Chunk("refunds#1", "refunds", 40, len(TEXT), TEXT[40:])]
     assert gs.qrels(chunks) == {"a": {"refunds#0": 2}, "b": {"refunds#1": 1, "refunds#2": 3}}
-    assert gs.doc_qrels() == {"a": {"refunds": 1}, "b": {"refunds": 1}}
+    extra = Chunk("refunds#2", "refunds", 20, 60, TEXT[20:60])
+    assert gs.doc_qrels([*chunks, extra]) == {"a": {"refunds": 1}, "b": {"refunds": 1}}
 
 
 def test_anchor_makes_labels_survive_rechunking():
@@ -155,5 +168,6 @@ def test_save_roundtrip_atomic_and_add_case(tmp_path):
         add_case(path, {"qid": "bug-2", "question": "x",
                         "evidence": [{**ev("60 days"), "text": "61 days"}]}, corpus=CORPUS)
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]
+    # no temporary file is left; the lock file (empty, kept) sits beside the golden set
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".golden.jsonl.lock", "golden.jsonl"]
     assert path.stat().st_mode & 0o077 != 0  # not left private (0600) by the temp file

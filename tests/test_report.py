@@ -170,7 +170,8 @@ def test_cli_report_on_the_handbook(tmp_path, capsys):
     out = tmp_path / "report.html"
     code = main(["report", "--corpus", str(HANDBOOK / "docs"), "--golden",
                  str(HANDBOOK / "golden.jsonl"), "-k", "5", "--budget-tokens", "400",
-                 "--out", str(out), "--traces", str(tmp_path / "traces.jsonl")])
+                 "--out", str(out), "--traces", str(tmp_path / "traces.jsonl"),
+                 "--unrestricted"])
     assert code == 0
     printed = capsys.readouterr().out
     assert f"wrote {out}: n=67 questions, live answer accuracy" in printed

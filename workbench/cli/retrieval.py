@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any
 
+from workbench.cli.args import check_cutoffs, require_answerable
+
 __all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
            "run_validate_command"]
 
@@ -26,6 +28,8 @@ def run_trec_command(args: argparse.Namespace) -> int:
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
     names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
+    deepest = max((len(docs) for docs in run.values()), default=0)
+    check_cutoffs(None, names, deepest, "documents of the run's deepest ranking")
     means = mean_scores(qrels, run, names, threshold=args.threshold)
     for name in names:
         try:
@@ -40,6 +44,14 @@ def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from workbench.golden import load_dataset
 
     return load_dataset(args.corpus, getattr(args, "golden", None))
+
+
+def _chunk_labels_note(golden: Any) -> str | None:
+    labelled = sum(1 for item in golden if item.chunk_labels)
+    if not labelled:
+        return None
+    return (f"note: {labelled} question(s) are labelled by chunk id; give --chunker SPEC (the "
+            "chunking the labels were made on) to check those ids")
 
 
 def run_validate_command(args: argparse.Namespace) -> int:
@@ -60,6 +72,9 @@ def run_validate_command(args: argparse.Namespace) -> int:
 
         chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
     problems = golden.problems(corpus, chunks)
+    note = None if chunks is not None else _chunk_labels_note(golden)
+    if note:
+        print(note)
     for p in problems:
         print(p)
     if problems:
@@ -80,8 +95,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from workbench.retrieval import make_retriever
 
     corpus, golden = _load_inputs(args)
+    require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
     chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
     metrics = args.metric or default_metrics(args.k)
     ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,

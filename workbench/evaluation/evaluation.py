@@ -183,7 +183,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet, chunks: Sequence[Chunk]
     if system:
         run = Run(system, run.hits, run.latency_s, run.params)
     if level == "document":
-        run, qrels = run.to_documents(), golden.doc_qrels()
+        run = run.to_documents({c.id: c.doc_id for c in chunks or ()})
+        qrels = golden.doc_qrels(chunks)
     elif level == "chunk":
         qrels = golden.qrels(chunks)
     else:

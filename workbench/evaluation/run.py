@@ -58,13 +58,19 @@ class Run:
     def ranked(self) -> dict[str, list[str]]:
         return {q: [h.chunk_id for h in hs] for q, hs in self.hits.items()}
 
-    def to_documents(self) -> Run:
-        """Document-level run: a document ranks where its best chunk ranks."""
+    def to_documents(self, doc_of: Mapping[str, str]) -> Run:
+        """Document-level run: a document ranks where its best chunk ranks. ``doc_of`` maps
+        chunk id -> document id (``{c.id: c.doc_id for c in chunks}``: a chunk carries its
+        document; its id is never parsed)."""
         out: dict[str, tuple[Hit, ...]] = {}
         for qid, hs in self.hits.items():
             seen: dict[str, Hit] = {}
             for h in hs:
-                doc = h.chunk_id.split("#", 1)[0]
+                doc = doc_of.get(h.chunk_id)
+                if doc is None:
+                    raise ValueError(f"run {self.system!r} returned chunk {h.chunk_id!r} for "
+                                     f"{qid!r}, which is not among the chunks given: pass the "
+                                     "chunks the retriever indexed")
                 if doc not in seen:
                     seen[doc] = Hit(doc, h.score, len(seen) + 1, h.source)
             out[qid] = tuple(seen.values())

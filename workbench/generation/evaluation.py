@@ -223,8 +223,8 @@ def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
     rng = random.Random(seed)
     requests, meta = [], []
     for item in targets:
-        docs = set(item.doc_ids)
-        donors = [d for d in pool if d.qid != item.qid and not docs & set(d.doc_ids)]
+        docs = set(item.doc_ids(by_id))
+        donors = [d for d in pool if d.qid != item.qid and not docs & set(d.doc_ids(by_id))]
         if not donors:
             continue
         donor = rng.choice(donors)

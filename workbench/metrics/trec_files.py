@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 
-from workbench.io import atomic_write_text
+from workbench.io import atomic_write_text, read_text
 
 Qrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
@@ -54,12 +54,11 @@ def ranked_lists(run: RunLike) -> dict[str, list[str]]:
 
 
 def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            stripped = line.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            yield lineno, stripped.split()
+    for lineno, line in enumerate(read_text(path, "TREC").split("\n"), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        yield lineno, stripped.split()
 
 
 def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:

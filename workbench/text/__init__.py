@@ -1,15 +1,23 @@
 """Text: what every step needs to read text the same way.
 
-Owns the one Unicode normal form (:func:`nfc`, :mod:`~workbench.text.normalize`), the one CJK
-character class (:mod:`~workbench.text.scripts`) and the token counters that measure chunk
-budgets and prompt sizes (:func:`get_counter`, :mod:`~workbench.text.tokens`).
+Owns the one normal form of loaded text (:func:`normalize_text`: NFC, invisible characters
+removed) and the neutralising of bidi controls in HTML views (:func:`neutralise_bidi`, both in
+:mod:`~workbench.text.normalize`), the one CJK character class (:mod:`~workbench.text.scripts`)
+and the token counters that measure chunk budgets and prompt sizes (:func:`get_counter`,
+:mod:`~workbench.text.tokens`).
 
 Layer: the lowest with :mod:`workbench.io`; imports nothing else from the package.
 """
 
 from __future__ import annotations
 
-from workbench.text.normalize import nfc
+from workbench.text.normalize import (
+    BIDI_CONTROLS,
+    INVISIBLE,
+    neutralise_bidi,
+    nfc,
+    normalize_text,
+)
 from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN
 from workbench.text.tokens import (
     COUNTER_NAMES,
@@ -21,5 +29,6 @@ from workbench.text.tokens import (
     minilm_tokenizer_path,
 )
 
-__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "CharCounter", "Cl100kCounter",
-           "HFTokenizerCounter", "TokenCounter", "get_counter", "minilm_tokenizer_path", "nfc"]
+__all__ = ["BIDI_CONTROLS", "CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "INVISIBLE",
+           "CharCounter", "Cl100kCounter", "HFTokenizerCounter", "TokenCounter", "get_counter",
+           "minilm_tokenizer_path", "neutralise_bidi", "nfc", "normalize_text"]
