@@ -399,6 +399,9 @@ def test_include_superseded_passes_through_to_assembly():
     assert unfiltered.contexts["old", "live"].params["include_superseded"] is True
     frame = unfiltered.frame.set_index("mode")
     assert frame.loc["oracle", "passed"] is True and frame.loc["live", "dropped"] == []
+    # without the documents no version (or access) can be checked: refused, never passed on
+    with pytest.raises(ValueError, match="needs documents="):
+        run_generation_eval(golden, EchoGenerator(), retriever, chunks, k=2)
 
 
 # ----------------------------------------------------------------------------- traces

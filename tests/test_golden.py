@@ -171,3 +171,38 @@ def test_save_roundtrip_atomic_and_add_case(tmp_path):
     # no temporary file is left; the lock file (empty, kept) sits beside the golden set
     assert sorted(p.name for p in tmp_path.iterdir()) == [".golden.jsonl.lock", "golden.jsonl"]
     assert path.stat().st_mode & 0o077 != 0  # not left private (0600) by the temp file
+
+
+def test_add_case_appends_without_touching_the_other_lines(tmp_path):
+    path = tmp_path / "golden.jsonl"
+    odd = ('{"question": "first?",   "qid": "q1", "relevant_chunk_ids": ["refunds#0"]}\n'
+           '\n{"answer_must_mention": [], "qid": "q2", "question": "x", '
+           '"relevant_chunk_ids": ["refunds#0"], "note": "\u00e9t\u00e9"}')  # no final newline
+    path.write_bytes(b"\xef\xbb\xbf" + odd.encode("utf-8"))
+    before = path.read_bytes()
+    grown = add_case(path, {"qid": "q3", "question": "new?", "relevant_chunk_ids": ["r#1"]})
+    after = path.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 2
+    assert [i.qid for i in GoldenSet.load(path)] == ["q1", "q2", "q3"]
+    assert grown._where("q3").endswith("golden.jsonl:4")
+
+
+def test_qids_and_paths_that_would_lose_a_case_are_refused(tmp_path):
+    path = write(tmp_path, [{"qid": "q1", "question": "x", "relevant_chunk_ids": ["r#0"]}])
+    before = path.read_bytes()
+    with pytest.raises(GoldenSetError, match="surrounding whitespace"):
+        add_case(path, {"qid": "q1 ", "question": "y", "relevant_chunk_ids": ["r#0"]})
+    with pytest.raises(ValueError, match="already exists"):
+        add_case(path, GoldenItem("q1", "z", relevant_chunk_ids=("r#0",)))
+    with pytest.raises(ValueError, match="not found"):
+        add_case(tmp_path / "golden.jsnol", {"qid": "q2", "question": "y",
+                                             "relevant_chunk_ids": ["r#0"]})
+    with pytest.raises(ValueError, match="does not exist"):
+        GoldenSet.load(path).save(tmp_path / "typo" / "golden.jsonl")
+    with pytest.raises(ValueError, match="give a path"):
+        GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("r#0",))]).save()
+    with pytest.raises(GoldenSetError, match="lone surrogate"):
+        add_case(path, {"qid": "q9", "question": "bad \ud800", "relevant_chunk_ids": ["r#0"]})
+    assert path.read_bytes() == before
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "golden.jsnol").exists()
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]

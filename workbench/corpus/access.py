@@ -25,6 +25,7 @@ Used by: :mod:`workbench.corpus.loaders` (validation at load), :mod:`workbench.g
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -69,7 +70,9 @@ def parse_acl(value: Any, where: str = "acl", field: str = "acl") -> tuple[str, 
         if not value:
             raise InputError(where, f"is an empty list; {fix}", field=field)
         return tuple(dict.fromkeys(_group(g, where, field, "entry ") for g in value))
-    raise InputError(where, f"is {value!r}, which names no group; {fix}", field=field)
+    shown = json.dumps(value, default=str) if value is None or isinstance(
+        value, bool | int | float) else repr(value)
+    raise InputError(where, f"is {shown}, which names no group; {fix}", field=field)
 
 
 def acl_of(metadata: Mapping[str, Any], where: str = "metadata") -> tuple[str, ...]:

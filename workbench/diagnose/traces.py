@@ -353,10 +353,10 @@ def trace_question(question: str, retriever: Any, generator: Any, chunks: Sequen
 
 def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
     """Write traces as JSONL, atomically and under the file's lock (temporary file, then
-    rename; the folder must exist)."""
+    rename; missing folders are made)."""
     text = "".join(json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
                    for t in traces)
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, make_parents=True)
     return Path(path)
 
 

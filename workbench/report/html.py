@@ -309,7 +309,7 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
                  corpus: Mapping[str, Document] | None = None,
                  chunks: Sequence[Chunk] | None = None, triage: Any = None,
                  max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> Path:
-    """Write one standalone HTML report (atomically; the folder must exist) and return its
+    """Write one standalone HTML report (atomically; missing folders are made) and return its
     path. ``sweep`` is a SweepResult (leaderboard, cost/quality and category plots) or
     plotly figure(s); ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence
     and text. ``unrestricted=True`` allows answers and traces produced without user groups
@@ -317,5 +317,5 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
     text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
                          corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
                          notes=notes, unrestricted=unrestricted)
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, make_parents=True)
     return Path(path)
