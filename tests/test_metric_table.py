@@ -1,3 +1,5 @@
+import pytest
+
 from workbench.evaluation import Run, evaluate
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.widgets.metric_table import MetricTable, available_ks, metric_table_html
@@ -16,7 +18,10 @@ def test_static_table_has_n_intervals_colour_and_escapes():
     assert "recall@3" in html and "recall@1" not in html and "mrr" in html
     assert "<th>all</th><td>3</td>" in html and "background-color" in html
     assert "&lt;b&gt;colloquial&lt;/b&gt;" in html and "<b>colloquial" not in html
-    assert "[" in html and "95% bootstrap interval" in html
+    assert "[" in html and "Clopper-Pearson for 0/1 metrics" in html
+    assert "chunk_id&gt;=1" in html  # says which relevance the numbers use
+    # n=3 and n=1 cells: marked as rough, and no [1.000, 1.000] interval on tiny n
+    assert "†" in html and "[1.000, 1.000]" not in html
 
 
 def test_sorting_by_metric():
@@ -34,3 +39,20 @@ def test_widget_state_readable_and_repaints():
     table.sort_select.value = "mrr"
     table.order.value = "descending"
     assert table.sort_by == "mrr" and table.view.value == table.to_html()
+
+
+def test_several_configurations_are_shown_one_at_a_time():
+    """Two systems in one Evaluation: each cell is that configuration's own value, never the
+    last configuration's, and sorting uses the shown configuration's means."""
+    other = Run.from_ranked({"q1": ["r#3"], "q2": ["z#0"], "q3": ["v#2"]}, "other")
+    both = EV + evaluate(other, GOLDEN, metrics=["recall@1", "recall@3", "mrr", "hit_rate@3"])
+    toy = metric_table_html(both, k=1, system="toy")
+    oth = metric_table_html(both, k=1, system="other")
+    assert toy == metric_table_html(EV, k=1, system="toy")
+    assert toy != oth and ">other:" in oth and ">toy:" in toy
+    table = MetricTable(both)
+    assert list(table.system_select.options) == ["toy", "other"]
+    table.system_select.value = "other"
+    assert table.view.value == table.to_html() and ">other:" in table.view.value
+    with pytest.raises(ValueError, match="unknown configuration"):
+        metric_table_html(both, system="nope")

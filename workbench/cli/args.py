@@ -1,7 +1,8 @@
 """Argument checks shared by the commands, so a bad value ends in one line before any work.
 
 * ``-k`` and other counts are integers of a stated range (:func:`cutoff`,
-  :func:`non_negative_int`); ``--alpha`` is a probability (:func:`probability`).
+  :func:`non_negative_int`); ``--alpha`` is a probability (:func:`probability`),
+  ``--evidence-threshold`` a share (:func:`share`).
 * A golden set to score must hold answerable questions (:func:`require_answerable`).
 * Cutoffs are bounded by what is ranked (:func:`check_cutoffs`): ``-k`` and the cutoff of each
   ``-m`` metric may be at most :data:`FREE_CUTOFF`, or the number of things ranked (chunks of
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "cutoff", "non_negative_int",
-           "probability", "require_answerable"]
+           "probability", "require_answerable", "share"]
 
 FREE_CUTOFF = 1000
 MAX_CUTOFF = 10_000
@@ -56,6 +57,17 @@ def probability(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
+def share(text: str) -> float:
+    """An argparse type: a number in (0, 1] (a share, such as an evidence threshold)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1, got {text!r}")
     return value
 
 

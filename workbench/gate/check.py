@@ -58,7 +58,8 @@ _EPS = 1e-12
 class BaselineRefused(ValueError):
     """The gate or the ratchet refuses: ``reason`` is ``"golden_changed"`` (acknowledge with
     ``allow_golden_change`` / ``golden_changed`` / ``--golden-changed``), ``"lower"`` (the
-    ratchet only moves up; ``force=True``) or ``"metrics"`` (a gated metric is missing)."""
+    ratchet only moves up; ``force=True``), ``"metrics"`` (a gated metric is missing) or
+    ``"relevance"`` (the baseline's numbers were judged another way)."""
 
     def __init__(self, message: str, reason: str):
         super().__init__(message)
@@ -78,18 +79,21 @@ def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
     chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
     retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"])
     ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
-                  level=cfg["level"], threshold=cfg["threshold"], system=cfg["retriever"],
+                  level=cfg["level"], threshold=cfg["threshold"],
+                  evidence_threshold=cfg["evidence_threshold"], system=cfg["retriever"],
                   progress=progress)
     return ev, golden
 
 
 def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
-                           categories: Mapping[str, str] | None = None) -> Evaluation:
+                           categories: Mapping[str, str] | None = None,
+                           relevance: str = "n/a") -> Evaluation:
     """An Evaluation from per-question values ``{qid: {metric: value}}``: any per-question
-    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated."""
+    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated.
+    ``relevance`` labels how the values were judged (``n/a`` for answer grades)."""
     cats = categories or {}
     rows = [{"system": system, "qid": q, "category": cats.get(q, "uncategorised"),
-             "source": "n/a", "metric": m, "value": float(v)}
+             "source": "n/a", "relevance": relevance, "metric": m, "value": float(v)}
             for q, per in scores.items() for m, v in per.items()]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 
@@ -99,8 +103,10 @@ def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: st
 
 @dataclass(frozen=True)
 class MetricCheck:
-    """One gated metric: means on the compared questions, the one-sided p-value of "the
-    current pipeline is worse", the questions that fell / rose and whether it failed."""
+    """One gated metric: means on the compared questions, the paired 95% interval of the
+    change (a bootstrap over questions: it describes the size, the test decides), the
+    one-sided p-value of "the current pipeline is worse", the questions that fell / rose and
+    whether it failed."""
 
     metric: str
     n: int
@@ -114,6 +120,7 @@ class MetricCheck:
     min_drop: float
     mdd: float
     failed: bool
+    delta_ci: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def delta(self) -> float:
@@ -129,7 +136,9 @@ class MetricCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "baseline": self.baseline,
-                "current": self.current, "delta": self.delta, "test": self.test,
+                "current": self.current, "delta": self.delta,
+                "delta_ci_low": self.delta_ci[0], "delta_ci_high": self.delta_ci[1],
+                "test": self.test,
                 "p_one_sided": self.p_value, "p_adjusted": self.p_adjusted,
                 "down": len(self.lost), "up": len(self.gained),
                 "lost": [list(x) for x in self.lost], "gained": [list(x) for x in self.gained],
@@ -190,8 +199,8 @@ class GateResult:
         return self._moved("gained")
 
     def table(self) -> pd.DataFrame:
-        cols = ["metric", "n", "baseline", "current", "delta", "down", "up", "test",
-                "p_one_sided", "verdict"]
+        cols = ["metric", "n", "baseline", "current", "delta", "delta_ci_low", "delta_ci_high",
+                "down", "up", "test", "p_one_sided", "verdict"]
         return pd.DataFrame([c.to_dict() for c in self.checks], columns=cols).set_index("metric")
 
     def rule(self) -> str:
@@ -284,6 +293,19 @@ def _golden_check(baseline: Baseline, golden: GoldenSet | None, qids: set[str],
     return changed
 
 
+def _relevance_check(base: Baseline, current: Evaluation, metrics: Sequence[str]) -> None:
+    """Numbers judged differently (evidence vs chunk ids, another threshold) never gate
+    each other."""
+    now = {str(r["metric"]): str(r["relevance"]) for r in current.summary().to_dict("records")}
+    for m in metrics:
+        was = base.summary.get(m, {}).get("relevance")
+        if was is not None and now.get(m) != was:
+            raise BaselineRefused(
+                f"metric {m!r}: the baseline was judged with relevance {was}, this evaluation "
+                f"with {now.get(m)}; the numbers are not comparable. Re-create the baseline "
+                "(--update-baseline --force) when the change is deliberate.", "relevance")
+
+
 def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: float = 0.05,
                metrics: Sequence[str] | None = None, *, golden: GoldenSet | None = None,
                allow_golden_change: bool = False, config: Mapping[str, Any] | None = None,
@@ -311,6 +333,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
         if where:
             raise BaselineRefused(f"metric {m!r} is not in the {' or '.join(where)}; gate "
                                   f"one of {base.metrics}", "metrics")
+    _relevance_check(base, current, gated)
     changed = _golden_check(base, golden, set(values), allow_golden_change)
     common = sorted(set(values) & set(base.outcomes))
     if not common:
@@ -336,7 +359,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
         mdd = minimal_detectable_difference(n, alpha=min(2 * alpha, 0.99), power=power,
                                             paired_discordance=disc)
         checks.append(MetricCheck(m, n, cmp.mean_a, cmp.mean_b, cmp.test, p, p, lost, gained,
-                                  floor, mdd, failed=False))
+                                  floor, mdd, failed=False, delta_ci=cmp.ci))
     adjusted = holm([c.p_value for c in checks]) if correction else [c.p_value for c in checks]
     checks = [replace(c, p_adjusted=pa, failed=c.delta < 0 and -c.delta >= c.min_drop - _EPS
                       and pa < alpha) for c, pa in zip(checks, adjusted, strict=True)]

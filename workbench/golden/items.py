@@ -4,6 +4,8 @@ The seed JSONL shape ``{"qid", "question", "relevant_chunk_ids", "answer_must_me
 loads unchanged. Richer items add ``evidence`` (``[{doc_id, start, end, text}]``, half-open
 code-point offsets; ``text`` detects drift after a corpus edit), ``category``, ``source``
 (real | owner | synthetic), ``answerable`` and graded ``relevance`` per chunk id.
+``relevant_doc_ids`` labels whole documents (TREC/BEIR document qrels): such items are scored
+at document level.
 :func:`parse_item` builds a :class:`GoldenItem` from a decoded row and collects every
 :class:`Problem` (``file:line: field 'f': message``) instead of stopping at the first.
 """
@@ -25,7 +27,7 @@ __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "ca
 SOURCES = ("real", "owner", "synthetic")
 _KNOWN_FIELDS = {
     "qid", "question", "relevant_chunk_ids", "evidence", "answer_must_mention",
-    "category", "source", "answerable", "relevance",
+    "category", "source", "answerable", "relevance", "relevant_doc_ids",
 }
 
 
@@ -48,14 +50,17 @@ class GoldenItem:
     answerable: bool = True
     relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    relevant_doc_ids: tuple[str, ...] = ()
 
     def doc_ids(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None
                 ) -> tuple[str, ...]:
-        """Documents holding the answer, in order: the evidence's documents, else those of
-        the chunks labelled relevant, each taken from its chunk in ``chunks`` (a chunk carries its
-        document; chunk ids are never parsed). A label not among ``chunks`` raises ValueError."""
-        if self.evidence or not self.chunk_labels:
-            return tuple(dict.fromkeys(e.doc_id for e in self.evidence))
+        """Documents holding the answer, in order: the evidence's documents, else the labelled
+        documents (``relevant_doc_ids``), else those of the chunks labelled relevant, each
+        taken from its chunk in ``chunks`` (a chunk carries its document; chunk ids are never
+        parsed). A label not among ``chunks`` raises ValueError."""
+        if self.evidence or self.relevant_doc_ids or not self.chunk_labels:
+            return tuple(dict.fromkeys([e.doc_id for e in self.evidence]
+                                       or list(self.relevant_doc_ids)))
         by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
         relevant = [c for c in self.chunk_labels if self.relevance.get(c, 1) > 0]
         missing = [c for c in relevant if c not in by_id]
@@ -63,6 +68,11 @@ class GoldenItem:
             raise ValueError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
                              "given; pass the chunks the labels were made on")
         return tuple(dict.fromkeys(by_id[c].doc_id for c in relevant))
+
+    @property
+    def judged_by_document(self) -> bool:
+        """True when the only labels are whole documents (``relevant_doc_ids``)."""
+        return bool(self.relevant_doc_ids) and not self.evidence and not self.chunk_labels
 
     @property
     def chunk_labels(self) -> tuple[str, ...]:
@@ -81,6 +91,8 @@ class GoldenItem:
         row.update(category=self.category, source=self.source, answerable=self.answerable)
         if self.relevance:
             row["relevance"] = dict(self.relevance)
+        if self.relevant_doc_ids:
+            row["relevant_doc_ids"] = list(self.relevant_doc_ids)
         row.update(self.extra)
         return row
 
@@ -91,8 +103,8 @@ def can_read_item(user_groups: Iterable[str] | str | None, item: GoldenItem,
     """Whether a user in ``user_groups`` may see the facts of ``item`` (its must-mention
     strings, grade details, evidence quotes and the ids of its documents): only when every
     document holding its evidence, every chunk of ``chunks`` overlapping that evidence and
-    every labelled chunk is readable (:func:`~workbench.corpus.can_read_chunk`). Fails closed:
-    an unknown document or labelled chunk, or no ``documents``, means no.
+    every labelled document and chunk is readable (:func:`~workbench.corpus.can_read_chunk`).
+    Fails closed: an unknown document or labelled chunk, or no ``documents``, means no.
     ``user_groups=None`` (the unrestricted view) is always yes."""
     groups = user_groups_of(user_groups)
     if groups is None:
@@ -106,6 +118,10 @@ def can_read_item(user_groups: Iterable[str] | str | None, item: GoldenItem,
             return False
         if any(c.doc_id == ev.doc_id and ev.overlap(c.start, c.end)
                and not can_read_chunk(groups, c, doc) for c in by_id.values()):
+            return False
+    for doc_id in item.relevant_doc_ids:
+        doc = documents.get(doc_id)
+        if doc is None or not can_read(groups, doc.acl):
             return False
     for cid in item.chunk_labels:
         chunk = by_id.get(cid)
@@ -201,6 +217,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
     if not isinstance(question, str) or not question.strip():
         problems.append(Problem(where, "question", "missing or empty; write the question text"))
     relevant = _str_list(row.get("relevant_chunk_ids"), "relevant_chunk_ids", where, problems)
+    docs = _str_list(row.get("relevant_doc_ids"), "relevant_doc_ids", where, problems)
     must = _str_list(row.get("answer_must_mention"), "answer_must_mention", where, problems)
     evidence = _parse_evidence(row.get("evidence"), where, problems)
     answerable = row.get("answerable", True)
@@ -221,7 +238,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         problems.append(Problem(where, "relevance", "must map chunk id -> integer grade"))
         relevance = {}
     labels_ok = len(problems) == before
-    if labels_ok and answerable and not (relevant or evidence
+    if labels_ok and answerable and not (relevant or evidence or docs
                                          or any(g > 0 for g in relevance.values())):
         problems.append(
             Problem(
@@ -231,7 +248,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
                 "the answer, or set \"answerable\": false",
             )
         )
-    if not answerable and (relevant or evidence):
+    if not answerable and (relevant or evidence or docs):
         problems.append(
             Problem(where, "answerable", "false, but relevant chunks/evidence are given; pick one")
         )
@@ -243,5 +260,5 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         relevant_chunk_ids=relevant, evidence=evidence, answer_must_mention=must,
         category=normalize_text(category), source=str(source), answerable=answerable,
         relevance=MappingProxyType({normalize_text(k): v for k, v in relevance.items()}),
-        extra=MappingProxyType(extra),
+        extra=MappingProxyType(extra), relevant_doc_ids=docs,
     )

@@ -49,11 +49,13 @@ def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] 
                           system: str | None = None, mode: str = "live") -> Evaluation:
     """A GenerationResult as an Evaluation with one 0/1 metric ``answer_pass`` per decided
     question (undecided answers are left out), so ``compare``, ``by("source")`` and the gate
-    apply to answers as they do to retrieval. ``golden`` supplies each question's source."""
+    apply to answers as they do to retrieval; its relevance label is ``answer_grade`` (judged
+    by grading, not by retrieval). ``golden`` supplies each question's source."""
     items = {i.qid: i for i in golden} if golden is not None else {}
     rows = [{"system": system or result.model_id, "qid": r["qid"], "category": r["category"],
              "source": items[r["qid"]].source if r["qid"] in items else "n/a",
-             "metric": "answer_pass", "value": float(bool(r["passed"]))}
+             "relevance": "answer_grade", "metric": "answer_pass",
+             "value": float(bool(r["passed"]))}
             for r in result.frame[result.frame["mode"] == mode].to_dict("records")
             if r["passed"] is not None and not pd.isna(r["passed"])]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
@@ -165,7 +167,8 @@ def _triage_html(tri: Any, generation: Any) -> str:
     if generation is not None:
         live = generation.frame[generation.frame["mode"] == "live"]
         rows = rows.merge(live[["qid", "category", "answer"]], on="qid", how="left")
-    return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> (n={len(tri.rows)})</p>"
+    return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> ({_esc(tri.reason)}; "
+            f"n={len(tri.rows)})</p>"
             f"<details><summary>per question</summary>{_frame(rows)}</details>")
 
 

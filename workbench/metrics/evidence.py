@@ -1,0 +1,494 @@
+"""Evidence metrics: relevance from a golden item's evidence spans, under any chunking.
+
+The unit of relevance is the evidence span, never the chunks that happen to touch it.
+For a ranked list of chunks, the *coverage* of a span at rank r is the share of the span's
+non-whitespace characters that lie inside the union of the chunks at ranks 1..r. Chunk
+offsets are document offsets, so text that overlapping chunks share counts once; whitespace
+is not counted, so a chunker that trims the blanks between two chunks loses no evidence.
+A span is *found* at the first rank where its coverage reaches ``threshold``
+(default :data:`~workbench.metrics.registry.DEFAULT_EVIDENCE_THRESHOLD` = 0.75, chosen by
+measurement: ``benchmarks/evidence_threshold.py``; pass 1.0 when the spans are the answers
+themselves, as in SQuAD-style sets).
+
+For an item with m spans, ``f_j`` the rank at which span j is found (never: infinity) and a
+cutoff k (ranks are 1-based; a repeated chunk id keeps its first rank and the repeats occupy
+ranks of their own, as the generator would receive them):
+
+==============  ==========================================================================
+recall@k        ``|{j : f_j <= k}| / m``: the share of the spans found within the top k.
+hit_rate@k      1 if at least one span is found within the top k. Not recall: finding one
+                of two spans gives hit rate 1 and recall 0.5.
+mrr, mrr@k      ``1 / min_j f_j`` (0 when no span is found, or none within k).
+precision@k     ``|useful ranks <= k| / k``. A rank is *useful* when its chunk adds coverage
+                (characters no higher-ranked chunk holds) to a span found within the top k.
+                A chunk that adds no new evidence (an overlapping duplicate of a relevant
+                chunk, the same chunk twice) or only a fragment of a span that is never found
+                is not useful, so it never raises precision.
+ndcg, ndcg@k    gain 1 per span at the rank where it is found: ``DCG = sum 1/log2(f_j + 1)``.
+                The ideal places the t-th span at ``L_t``, the fewest chunks of the chunking
+                that together find t spans: no ranking finds its t-th span earlier, so
+                nDCG <= 1, and the ideal is the best ordering the chunking allows. 0 when the
+                chunking can find no span.
+map, ap@k       ``sum_{j: f_j <= k} precision@f_j / m``.
+r_precision     recall at k = m.
+coverage@k      non-whitespace evidence characters inside the top k, over all the spans'
+                non-whitespace characters (Chroma's token-level recall, counted in
+                characters). No threshold.
+==============  ==========================================================================
+
+A question is never dropped because of the chunking: a span that no single chunk holds is
+found once the retrieved chunks together cover it, and a span the chunking cannot cover at
+all simply stays unfound. When every span is exactly one chunk of a chunking whose chunks do
+not overlap, these values equal trec_eval's chunk-id metrics with those chunks as the
+relevant documents (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Protocol
+
+__all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
+           "cover_chunks", "metric_values", "trace_ranking"]
+
+#: Every character ``str.isspace`` calls whitespace (tests/test_evidence_metrics.py checks it).
+WHITESPACE = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
+                       "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "ap",
+                            "r_precision", "coverage"})
+_EXACT_IDEAL_LIMIT = 12  # candidate chunks of one group of spans searched exhaustively
+_NEVER = math.inf
+
+
+class Located(Protocol):
+    """Anything with a document id and half-open document offsets (a Chunk, a Span)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSpan:
+    """One evidence span: its text and which whitespace characters occur in it (counts of
+    non-whitespace characters are then a few C-level ``str.count`` calls)."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    blank_chars: str  # the whitespace characters that occur in ``text``
+    size: int  # non-whitespace characters of the span
+
+    @classmethod
+    def of(cls, doc_id: str, start: int, end: int, text: str) -> EvidenceSpan:
+        if len(text) != end - start:
+            raise ValueError(f"evidence {doc_id}[{start}:{end}]: the quoted text has "
+                             f"{len(text)} characters, the offsets {end - start}")
+        blank = "".join(sorted(set(text) & WHITESPACE))
+        size = len(text) - _blank_count(text, blank)
+        if size == 0:
+            raise ValueError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
+                             "quote the words that answer the question")
+        return cls(doc_id, start, end, text, blank, size)
+
+    def count(self, start: int, end: int) -> int:
+        """Non-whitespace span characters in ``[start, end)`` (document offsets)."""
+        a, b = max(start, self.start), min(end, self.end)
+        if a >= b:
+            return 0
+        if not self.blank_chars:
+            return b - a
+        return b - a - _blank_count(self.text[a - self.start:b - self.start], self.blank_chars)
+
+    def needed(self, threshold: float) -> int:
+        """Characters to cover before the span counts as found."""
+        return max(1, math.ceil(threshold * self.size - 1e-9))
+
+
+def _blank_count(text: str, blank_chars: str) -> int:
+    if len(blank_chars) == 1:
+        return text.count(blank_chars)
+    return sum(text.count(ch) for ch in blank_chars)
+
+
+class ChunkIndex:
+    """The chunking: offsets by chunk id, and the chunks of each document sorted by start."""
+
+    def __init__(self, chunks: Iterable[tuple[str, Located]]):
+        self.where: dict[str, tuple[str, int, int]] = {}
+        by_doc: dict[str, list[tuple[int, int, str]]] = {}
+        for cid, c in chunks:
+            self.where[cid] = (c.doc_id, c.start, c.end)
+            by_doc.setdefault(c.doc_id, []).append((c.start, c.end, cid))
+        self._docs: dict[str, tuple[list[int], list[tuple[int, int, str]], int]] = {}
+        for doc, rows in by_doc.items():
+            rows.sort()
+            longest = max(e - s for s, e, _ in rows)
+            self._docs[doc] = ([r[0] for r in rows], rows, longest)
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.where
+
+    def meeting(self, span: EvidenceSpan) -> list[str]:
+        """Ids of chunks sharing at least one non-whitespace character with ``span``."""
+        return [cid for cid, _, _ in self.pieces(span)]
+
+    def pieces(self, span: EvidenceSpan) -> list[tuple[str, int, int]]:
+        """(chunk id, start, end) of each chunk sharing a non-whitespace character with
+        ``span``, clipped to the span, in document order."""
+        if span.doc_id not in self._docs:
+            return []
+        starts, rows, longest = self._docs[span.doc_id]
+        lo = bisect_left(starts, span.start - longest)
+        hi = bisect_left(starts, span.end)
+        out = []
+        first, last = span.start, span.end
+        for i in range(lo, hi):
+            s, e, cid = rows[i]
+            if e > first:
+                a, b = (s if s > first else first), (e if e < last else last)
+                if span.count(a, b) > 0:
+                    out.append((cid, a, b))
+        return out
+
+    def item(self, spans: Sequence[EvidenceSpan]) -> ItemEvidence:
+        """The item evidence of ``spans`` under this chunking."""
+        candidates: dict[str, tuple[str, int, int]] = {}
+        pieces: dict[str, list[tuple[int, int, int]]] = {}
+        by_span = []
+        for j, span in enumerate(spans):
+            held = self.pieces(span)
+            by_span.append(tuple(held))
+            for cid, a, b in held:
+                candidates[cid] = self.where[cid]
+                pieces.setdefault(cid, []).append((j, a, b))
+        return ItemEvidence(tuple(spans), candidates,
+                            pieces={c: tuple(p) for c, p in pieces.items()},
+                            by_span=tuple(by_span))
+
+
+@dataclass
+class ItemEvidence:
+    """One item's spans against one chunking: each candidate chunk (one that meets a span)
+    with the pieces of the spans it holds, and, once asked for, the ideal ranks."""
+
+    spans: tuple[EvidenceSpan, ...]
+    candidates: dict[str, tuple[str, int, int]]  # chunk id -> location, for chunks meeting a span
+    _ideal: list[float] | None = None
+    # chunk id -> ((span index, start, end), ...): the chunk clipped to each span it meets
+    pieces: dict[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    # per span: ((chunk id, start, end), ...), the candidate chunks clipped to it
+    by_span: tuple[tuple[tuple[str, int, int], ...], ...] = ()
+    _needed: dict[float, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.pieces:
+            for cid, (doc, s, e) in self.candidates.items():
+                self.pieces[cid] = tuple((j, *p) for j, span in enumerate(self.spans)
+                                         if span.doc_id == doc and (p := _clip(span, s, e)))
+        if not self.by_span:
+            self.by_span = tuple(tuple((cid, a, b) for cid, parts in self.pieces.items()
+                                       for jj, a, b in parts if jj == j)
+                                 for j in range(len(self.spans)))
+
+    def needed(self, threshold: float) -> tuple[int, ...]:
+        """Per span, the characters to cover before it counts as found."""
+        cached = self._needed.get(threshold)
+        if cached is None:
+            cached = self._needed[threshold] = tuple(s.needed(threshold) for s in self.spans)
+        return cached
+
+    def ideal_ranks(self, threshold: float) -> list[float]:
+        """``L_t`` for t = 1..m: the fewest chunks that together find t spans (inf if the
+        chunking cannot)."""
+        if self._ideal is None:
+            self._ideal = _ideal_ranks(self, threshold)
+        return self._ideal
+
+
+def _clip(span: EvidenceSpan, start: int, end: int) -> tuple[int, int] | None:
+    a, b = max(start, span.start), min(end, span.end)
+    return (a, b) if a < b and span.count(a, b) > 0 else None
+
+
+def _add(union: list[tuple[int, int]], piece: tuple[int, int], span: EvidenceSpan) -> int:
+    """Merge ``piece`` into the sorted disjoint ``union`` (in place); return the
+    non-whitespace characters it added."""
+    a, b = piece
+    added = span.count(a, b)
+    keep: list[tuple[int, int]] = []
+    for s, e in union:
+        if e <= a or s >= b:
+            keep.append((s, e))
+        else:
+            added -= span.count(max(s, a), min(e, b))
+            a, b = min(a, s), max(b, e)
+    keep.append((a, b))
+    keep.sort()
+    union[:] = keep
+    return added
+
+
+def _single_cover(span: EvidenceSpan, pieces: Iterable[tuple[str, int, int]],
+                  need: int) -> list[str] | None:
+    """The fewest chunks whose union holds ``need`` characters of ``span``, as chunk ids in
+    document order; None when no set of them can. ``pieces`` are (chunk id, start, end)
+    clipped to the span. A partial interval cover, exact: after dropping nested intervals,
+    starts and ends are both sorted, and a DP over (count, last interval) keeps the most
+    coverage, with back-pointers to the chunks chosen."""
+    ordered = sorted(set(pieces), key=lambda p: (p[1], -p[2], p[0]))
+    kept: list[tuple[str, int, int]] = []
+    for piece in ordered:
+        if kept and piece[2] <= kept[-1][2]:
+            continue  # nested inside an earlier interval
+        kept.append(piece)
+    if not kept:
+        return None
+    best = [span.count(a, b) for _, a, b in kept]  # most coverage with c intervals ending at i
+    back: list[list[int]] = [[-1] * len(kept)]
+    for _ in range(len(kept)):
+        top = max(range(len(kept)), key=lambda i: best[i])
+        if best[top] >= need:
+            chosen, i = [], top
+            for layer in reversed(back):
+                chosen.append(kept[i][0])
+                i = layer[i]
+                if i < 0:
+                    break
+            return chosen[::-1]
+        nxt, ptr = [-1] * len(kept), [-1] * len(kept)
+        for i, (_, a, b) in enumerate(kept):
+            for i2 in range(i):
+                if best[i2] >= 0:
+                    value = best[i2] + span.count(max(a, kept[i2][2]), b)
+                    if value > nxt[i]:
+                        nxt[i], ptr[i] = value, i2
+        best = nxt
+        back.append(ptr)
+    return None
+
+
+def _single_cost(span: EvidenceSpan, pieces: Iterable[tuple[str, int, int]],
+                 need: int) -> float:
+    cover = _single_cover(span, pieces, need)
+    return _NEVER if cover is None else float(len(cover))
+
+
+def _span_pieces(item: ItemEvidence, j: int) -> Sequence[tuple[str, int, int]]:
+    """(chunk id, start, end) of each candidate chunk clipped to span ``j``."""
+    return item.by_span[j]
+
+
+def cover_chunks(item: ItemEvidence, threshold: float) -> list[str]:
+    """Chunk ids that hold the item's evidence with the fewest chunks, span by span: each
+    span whole where the chunking allows, else to ``threshold``, else as much as the
+    chunking holds. The oracle context of generation reads these."""
+    out: list[str] = []
+    for j, span in enumerate(item.spans):
+        pieces = _span_pieces(item, j)
+        cover = (_single_cover(span, pieces, span.size)
+                 or _single_cover(span, pieces, span.needed(threshold))
+                 or sorted({p[0] for p in pieces}, key=lambda c: item.candidates[c][1:]))
+        out.extend(c for c in cover if c not in out)
+    return out
+
+
+def _ideal_ranks(item: ItemEvidence, threshold: float) -> list[float]:
+    spans = item.spans
+    needed = item.needed(threshold)
+    single = []
+    for j, span in enumerate(spans):
+        pieces = item.by_span[j]
+        # fast path: one chunk holds enough of the span
+        if any(span.count(a, b) >= needed[j] for _, a, b in pieces):
+            single.append(1.0)
+        else:
+            single.append(_single_cost(span, pieces, needed[j]))
+    if all(len(parts) == 1 for parts in item.pieces.values()):
+        # no chunk holds two spans: each span is found on its own, cheapest first
+        ordered = sorted(single)
+        return [float(sum(ordered[:t])) for t in range(1, len(spans) + 1)]
+    # groups of spans that share a candidate chunk (union-find)
+    parent = list(range(len(spans)))
+
+    def root(j: int) -> int:
+        while parent[j] != j:
+            parent[j] = parent[parent[j]]
+            j = parent[j]
+        return j
+
+    for parts in item.pieces.values():
+        for j, _, _ in parts[1:]:
+            parent[root(j)] = root(parts[0][0])
+    groups: dict[int, list[int]] = {}
+    for j in range(len(spans)):
+        groups.setdefault(root(j), []).append(j)
+
+    ideal = [0.0] + [_NEVER] * len(spans)  # ideal[t]: fewest chunks finding t spans
+    for members in groups.values():
+        costs = (_group_costs(members, item, needed, single) if len(members) > 1
+                 else [0.0, single[members[0]]])
+        merged = [_NEVER] * len(ideal)
+        for t, base in enumerate(ideal):
+            if base == _NEVER:
+                continue
+            for u, cost in enumerate(costs):
+                if t + u < len(merged):
+                    merged[t + u] = min(merged[t + u], base + cost)
+        ideal = merged
+    return ideal[1:]
+
+
+def _group_costs(members: list[int], item: ItemEvidence, needed: Sequence[int],
+                 single: Sequence[float]) -> list[float]:
+    """costs[u]: the fewest chunks finding u spans of this group of spans that share
+    chunks (costs[0] = 0); exact up to a dozen undominated chunks, a lower bound beyond."""
+    group = set(members)
+    pool = _undominated([parts for parts in item.pieces.values()
+                         if any(j in group for j, _, _ in parts)], group)
+    costs = [0.0] + [_NEVER] * len(members)
+    if len(pool) > _EXACT_IDEAL_LIMIT:
+        # a lower bound (any set finding u spans finds each of them alone): keeps nDCG <= 1
+        for u, q in enumerate(sorted(single[j] for j in members), start=1):
+            costs[u] = q
+        return costs
+    for size in range(1, len(pool) + 1):
+        for combo in combinations(pool, size):
+            found = _found_count(item.spans, combo, needed, group)
+            for u in range(1, found + 1):
+                costs[u] = min(costs[u], size)
+        if costs[-1] != _NEVER:
+            break
+    return costs
+
+
+def _found_count(spans: Sequence[EvidenceSpan], chosen: Iterable[Sequence[tuple[int, int, int]]],
+                 needed: Sequence[int], group: set[int]) -> int:
+    unions: dict[int, list[tuple[int, int]]] = {j: [] for j in group}
+    covered = dict.fromkeys(group, 0)
+    for parts in chosen:
+        for j, a, b in parts:
+            if j in group:
+                covered[j] += _add(unions[j], (a, b), spans[j])
+    return sum(covered[j] >= needed[j] for j in group)
+
+
+def _undominated(pool: list[tuple[tuple[int, int, int], ...]], group: set[int]
+                 ) -> list[tuple[tuple[int, int, int], ...]]:
+    """Drop chunks whose evidence another chunk holds entirely (never needed by an ideal)."""
+    def shape(parts: tuple[tuple[int, int, int], ...]) -> dict[int, tuple[int, int]]:
+        return {j: (a, b) for j, a, b in parts if j in group}
+
+    unique = list({tuple(sorted(shape(p).items())): p for p in pool}.values())
+    shapes = [shape(p) for p in unique]
+
+    def inside(x: dict[int, tuple[int, int]], y: dict[int, tuple[int, int]]) -> bool:
+        return all(j in y and y[j][0] <= a and b <= y[j][1] for j, (a, b) in x.items())
+
+    return [p for p, sh in zip(unique, shapes, strict=True)
+            if not any(o is not sh and inside(sh, o) for o in shapes)]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How one ranking covers one item's spans.
+
+    ``found[j]``: 1-based rank at which span j is found (inf: never). ``steps[j]``: the
+    (rank, covered characters) after each rank that added coverage to span j.
+    ``adds``: (rank, spans it added coverage to) for each rank that added any."""
+
+    found: tuple[float, ...]
+    steps: Sequence[Sequence[tuple[int, int]]]
+    adds: Sequence[tuple[int, frozenset[int]]]
+
+
+def trace_ranking(item: ItemEvidence, ranked: Sequence[str] | list[str], threshold: float
+                  ) -> Progress:
+    """Walk ``ranked`` (chunk ids, best first) and record when each span is covered."""
+    spans = item.spans
+    hits = []
+    for cid, parts in item.pieces.items():
+        try:
+            hits.append((ranked.index(cid) + 1, parts))  # the first occurrence keeps its rank
+        except ValueError:
+            continue
+    hits.sort(key=lambda hit: hit[0])
+    needed = item.needed(threshold)
+    unions: list[list[tuple[int, int]]] = [[] for _ in spans]
+    covered = [0] * len(spans)
+    found = [_NEVER] * len(spans)
+    steps: list[list[tuple[int, int]]] = [[] for _ in spans]
+    adds: list[tuple[int, frozenset[int]]] = []
+    for rank, parts in hits:
+        gained = []
+        for j, a, b in parts:
+            union = unions[j]
+            if not union:  # the first piece of this span: nothing to merge
+                union.append((a, b))
+                added = spans[j].count(a, b)
+            else:
+                added = _add(union, (a, b), spans[j])
+            if added > 0:
+                covered[j] += added
+                gained.append(j)
+                steps[j].append((rank, covered[j]))
+                if found[j] == _NEVER and covered[j] >= needed[j]:
+                    found[j] = rank
+        if gained:
+            adds.append((rank, frozenset(gained)))
+    return Progress(tuple(found), steps, adds)
+
+
+def _useful(progress: Progress, k: float) -> int:
+    found = progress.found
+    return sum(1 for rank, js in progress.adds
+               if rank <= k and any(found[j] <= k for j in js))
+
+
+def metric_values(specs: Sequence[tuple[str, int | None]], item: ItemEvidence,
+                  progress: Progress, threshold: float, depth: int) -> list[float]:
+    """Evidence metrics ``(kind, k)`` of one ranking (``k=None``: the whole ranking, of
+    ``depth`` ranks), from one walk of it (:func:`trace_ranking`)."""
+    found = progress.found
+    m = len(found)
+    ranks = sorted(f for f in found if f != _NEVER)  # ranks at which spans were found
+    out = []
+    for kind, k in specs:
+        cut = depth if k is None else k
+        n_found = bisect_right(ranks, cut)
+        if kind == "recall":
+            out.append(n_found / m)
+        elif kind == "hit_rate":
+            out.append(1.0 if n_found else 0.0)
+        elif kind == "mrr":
+            out.append(1.0 / ranks[0] if n_found else 0.0)
+        elif kind == "precision":
+            out.append(_useful(progress, cut) / cut)
+        elif kind == "r_precision":
+            out.append(bisect_right(ranks, m) / m)
+        elif kind == "ap":
+            out.append(sum(_useful(progress, f) / f for f in ranks[:n_found]) / m)
+        elif kind == "ndcg":
+            dcg = sum(1.0 / math.log2(f + 1.0) for f in ranks[:n_found])
+            ideal_cut = _NEVER if k is None else k  # uncut nDCG: the ideal finds every span
+            ideal = sum(1.0 / math.log2(r + 1.0) for r in item.ideal_ranks(threshold)
+                        if r <= ideal_cut)
+            out.append(dcg / ideal if ideal > 0 else 0.0)
+        elif kind == "coverage":
+            held = 0
+            for steps in progress.steps:
+                within = [c for r, c in steps if r <= cut]
+                held += within[-1] if within else 0
+            out.append(held / sum(s.size for s in item.spans))
+        else:
+            raise ValueError(f"{kind!r} is not an evidence metric; evidence metrics: "
+                             f"{', '.join(sorted(EVIDENCE_KINDS))}")
+    return out
