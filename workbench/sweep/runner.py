@@ -60,6 +60,10 @@ def _fingerprint(obj: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+#: What :func:`_assemble` reads of one configuration's results (the worker's output).
+_RESULT_KEYS = ("rows", "excluded", "hits", "found_rank", "cost", "embedded", "reused")
+
+
 def _read_state(path: Path) -> dict[str, dict[str, Any]]:
     """The finished configurations of a resume state file: one ``{"key", "result"}`` per
     line. A line that is not such an entry raises InputError naming ``file:line`` and the
@@ -73,8 +77,7 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
             raise InputError(where, f"must be an object with a text 'key'; {again}",
                              field="key")
         result = row.get("result")
-        if not isinstance(result, dict) or not isinstance(result.get("qids"), list) \
-                or not isinstance(result.get("scores"), dict):
+        if not isinstance(result, dict) or not all(k in result for k in _RESULT_KEYS):
             raise InputError(where, f"is {str(result)[:40]!r}, not a finished configuration's "
                              f"results; {again}", field="result")
         done[row["key"]] = result
