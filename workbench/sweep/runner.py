@@ -81,8 +81,8 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
           position_depth: int = 10) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
-    ``cache``: an EmbeddingCache or a folder (default ``.workbench_cache/embeddings``);
-    other executors get its folder. ``position_depth``: hits kept per question for the
+    ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache
+    folder's ``embeddings/``); other executors get its folder. ``position_depth``: hits kept per question for the
     retrieval-position view (metrics use the configuration's own depth).
     """
     grid = dict(grid)
