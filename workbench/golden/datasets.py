@@ -16,8 +16,8 @@ from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import iter_jsonl
 from workbench.text import nfc
 
-__all__ = ["BEIR_CHUNKER", "is_qrels_header", "load_beir", "load_dataset", "load_squad",
-           "parse_relevance"]
+__all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
+           "load_squad", "parse_relevance"]
 
 #: The chunking BEIR numbers are meant for: whole documents, title indexed with the text
 #: (the BEIR convention). The CLI uses it for BEIR folders when no ``--chunker`` is given.
@@ -135,14 +135,26 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
     return Corpus(docs, source=str(path)), golden
 
 
+def dataset_kind(corpus: str | Path, golden: str | Path | None = None) -> str:
+    """What :func:`load_dataset` reads at these paths: ``"squad"`` (a ``.json`` file),
+    ``"beir"`` (a folder with ``queries.jsonl``, no golden set given) or ``"corpus"``."""
+    path = Path(corpus)
+    if path.suffix == ".json":
+        return "squad"
+    if path.is_dir() and (path / "queries.jsonl").exists() and golden is None:
+        return "beir"
+    return "corpus"
+
+
 def load_dataset(corpus: str | Path,
                  golden: str | Path | None = None) -> tuple[Corpus, GoldenSet]:
     """Corpus plus golden set from: a corpus path and a golden JSONL; a BEIR folder; or a
     SQuAD-style JSON file (both carry their own questions)."""
     path = Path(corpus)
-    if path.suffix == ".json":
+    kind = dataset_kind(path, golden)
+    if kind == "squad":
         return load_squad(path)
-    if path.is_dir() and (path / "queries.jsonl").exists() and golden is None:
+    if kind == "beir":
         return load_beir(path)
     if golden is None:
         raise ValueError(f"{path}: give --golden GOLDEN.jsonl (only BEIR folders and SQuAD "

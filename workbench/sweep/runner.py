@@ -82,8 +82,8 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
     ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache
-    folder's ``embeddings/``); other executors get its folder. ``position_depth``: hits kept per question for the
-    retrieval-position view (metrics use the configuration's own depth).
+    folder's ``embeddings/``); other executors get its folder. ``position_depth``: hits kept
+    per question for the retrieval-position view (metrics use the configuration's own depth).
     """
     grid = dict(grid)
     if "metrics" in grid:

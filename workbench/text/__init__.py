@@ -3,6 +3,7 @@
 Owns the one Unicode normal form (:func:`nfc`, :mod:`~workbench.text.normalize`), the
 character classes of the writing systems that tokenisers treat apart (CJK, Hangul, alphabetic
 words) and the folding tokenisers compare under (:func:`fold`, :mod:`~workbench.text.scripts`),
+language detection from scripts (:func:`detect_languages`, :mod:`~workbench.text.languages`)
 and the token counters that measure chunk budgets and prompt sizes (:func:`get_counter`,
 :mod:`~workbench.text.tokens`).
 
@@ -11,6 +12,7 @@ Layer: the lowest with :mod:`workbench.io`; imports nothing else from the packag
 
 from __future__ import annotations
 
+from workbench.text.languages import LANGUAGE_NAMES, detect_language, detect_languages
 from workbench.text.normalize import nfc
 from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN, HAN, HANGUL, KANA, WORD, fold
 from workbench.text.tokens import (
@@ -23,6 +25,7 @@ from workbench.text.tokens import (
     minilm_tokenizer_path,
 )
 
-__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "HAN", "HANGUL", "KANA", "WORD",
-           "CharCounter", "Cl100kCounter", "HFTokenizerCounter", "TokenCounter", "fold",
-           "get_counter", "minilm_tokenizer_path", "nfc"]
+__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "HAN", "HANGUL", "KANA",
+           "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter", "HFTokenizerCounter",
+           "TokenCounter", "detect_language", "detect_languages", "fold", "get_counter",
+           "minilm_tokenizer_path", "nfc"]
