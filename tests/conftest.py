@@ -13,6 +13,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
 SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
+# One cache folder for the whole run (library, CLI, notebooks and their subprocesses): the
+# checkout's own, so tests reuse each other's embeddings and never write to the user's home.
+os.environ.setdefault("WORKBENCH_CACHE", str(ROOT / ".workbench_cache"))
 
 
 @pytest.fixture(scope="session")

@@ -225,7 +225,8 @@ def test_document_chunker_is_the_whole_document(doc: Document, title: bool) -> N
     for c in chunks:
         assert c.id == f"{doc.id}#0" and c.doc_id == doc.id
         assert c.text == doc.text.strip() == doc.text[c.start : c.end]
-        expected = c.text if not title or c.text.startswith("Handbook") else "Handbook " + c.text
+        first_line = c.text.split("\n", 1)[0].lstrip("# ").strip()
+        expected = "Handbook " + c.text if title and first_line != "Handbook" else c.text
         assert c.embed_text == expected
     assert parse_chunker(chunker.label) == chunker
 
@@ -237,6 +238,8 @@ def test_document_chunker_indexes_a_title_only_when_asked() -> None:
     assert plain.embed_text == plain.text == "Statins lower cholesterol."
     assert titled.text == plain.text and (titled.start, titled.end) == (2, 28)
     assert titled.embed_text == "Statin use Statins lower cholesterol."
+    headed = Document("h", "# Statin use\n\nStatins lower cholesterol.", "Statin use")
+    assert DocumentChunker(title=True).chunk(headed)[0].embed_text == headed.text
     untitled = Document("MED-11", "No title here.")
     assert DocumentChunker(title=True).chunk(untitled)[0].embed_text == "No title here."
     assert DocumentChunker(title=True).chunk(Document("x", " \n ", "T")) == []

@@ -46,8 +46,8 @@ class DocumentChunker(ChunkerBase):
 
     ``title=True`` indexes the title with the text, as BEIR does (``embed_text`` is
     ``title + " " + text``; ``text`` stays the document's own). A document without a title,
-    or whose text already starts with its title, is indexed as its text alone. A document
-    that is empty or whitespace only has no chunk.
+    or whose first line is its title (a markdown ``# Title``), is indexed as its text alone.
+    A document that is empty or whitespace only has no chunk.
     """
 
     title: bool = False
@@ -68,7 +68,8 @@ class DocumentChunker(ChunkerBase):
         if start >= end:
             return []
         title = document.title.strip() if self.title else ""
-        prefix = f"{title} " if title and not text[start:end].startswith(title) else ""
+        first_line = text[start:end].split("\n", 1)[0].lstrip("# ").strip()
+        prefix = f"{title} " if title and first_line != title else ""
         return to_chunks(document, [Piece(start, end, prefix=prefix)])
 
 

@@ -317,6 +317,10 @@ def _unread(shares: dict[str, float], reads: frozenset[str]) -> dict[str, float]
     return {lang: share for lang, share in shares.items() if lang not in reads}
 
 
+def _is(what: str) -> str:
+    return "are" if what in ("questions", "queries") else "is"
+
+
 def _describe(shares: dict[str, float]) -> str:
     return ", ".join(f"{share:.0%} {LANGUAGE_NAMES.get(lang, lang)}"
                      for lang, share in shares.items())
@@ -329,8 +333,7 @@ def choose_encoder(texts: Sequence[str], queries: Sequence[str] = ()) -> tuple[s
     for what, sample in (("corpus", texts), ("questions", queries)):
         shares = detect_languages(sample)
         if sum(_unread(shares, english).values()) >= UNREAD_SHARE:
-            verb = "are" if what.endswith("s") else "is"
-            return "e5", f"the {what} {verb} {_describe(shares)}: multilingual-e5 reads it"
+            return "e5", f"the {what} {_is(what)} {_describe(shares)}: multilingual-e5 reads it"
     return "minilm", "the corpus and questions are Latin-script text: English MiniLM"
 
 
@@ -344,8 +347,7 @@ def language_warning(encoder: Encoder, texts: Sequence[str], what: str = "corpus
     unread = _unread(shares, reads)
     if sum(unread.values()) < UNREAD_SHARE:
         return None
-    verb = "are" if what.endswith("s") else "is"
-    return (f"the {what} {verb} {_describe(unread)} (by words), which {encoder.model_id} was "
+    return (f"the {what} {_is(what)} {_describe(unread)} (by words), which {encoder.model_id} was "
             "not trained on: dense retrieval will be poor there; use the multilingual encoder "
             "(encoder='e5', --encoder e5)")
 
