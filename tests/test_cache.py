@@ -320,6 +320,16 @@ def test_writes_wait_for_the_lock(tmp_path: Path):
     assert not worker.is_alive() and len(list(folder.glob("*.npz"))) == 1
 
 
+def test_progress_bar_once_a_step_takes_a_second_and_clean(tmp_path: Path, capsys):
+    EmbeddingCache(tmp_path / "quick").embed(CountingEncoder(), TEXTS, progress=True)
+    assert capsys.readouterr().err == ""  # instant: no bar
+    enc = SlowEncoder(per_call=0.35)
+    EmbeddingCache(tmp_path / "slow", batch_size=2).embed(enc, TEXTS[:8], progress=True)
+    err = capsys.readouterr().err
+    assert "embedding documents (fake/counting)" in err and "8/8" in err
+    assert "\x1b[" not in err  # one bar, no cursor movement of nested bars
+
+
 def test_one_default_location(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_CACHE", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
@@ -346,3 +356,29 @@ def test_inventory_counts_vectors_per_model_and_kind(tmp_path: Path):
     assert rows[("model/b", "document")]["vectors"] == 5
     assert all(r["bytes"] > 0 and r["shards"] >= 1 for r in rows.values())
     assert EmbeddingCache(tmp_path / "empty").inventory() == []
+
+
+@pytest.mark.slow
+def test_a_killed_real_embedding_run_loses_at_most_the_last_checkpoint_interval(tmp_path):
+    """MiniLM embeds the handbook's 200-character windows in a child process, checkpointing
+    every 2 s; SIGKILL after 8 s of embedding. What was embedded before the last checkpoint
+    survives (well under the 4,096-text shard size), the loss is bounded by the interval plus
+    the batch in flight, and the survivors are the real vectors."""
+    from tests.conftest import load_benchmark
+    from workbench.retrieval.encoders import get_encoder
+
+    bench = load_benchmark("bench_interrupt")
+    texts = bench.load_texts("handbook")
+    run = bench.killed_run(texts, tmp_path, "minilm", checkpoint_s=2.0, kill_after_s=8.0)
+    assert not run.finished, "the run ended before the kill: give it more texts"
+    assert 0 < run.kept <= run.embedded < len(texts)
+    assert run.kept in run.checkpoints  # whole batches, as they were written
+    assert run.lost_seconds <= 2.0 + run.max_batch_seconds + 1.0, run
+    # resuming reuses the survivors: they are the real vectors of the longest texts
+    kept = sorted(texts, key=len, reverse=True)[: run.kept]
+    sample = kept[:: max(1, len(kept) // 5)][:5]
+    encoder = get_encoder("minilm")
+    cache = EmbeddingCache(tmp_path)
+    np.testing.assert_allclose(cache.embed(encoder, sample, progress=False),
+                               encoder.encode_documents(sample), atol=1e-5)
+    assert cache.stats.reused == len(sample) and cache.stats.embedded == 0

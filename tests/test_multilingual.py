@@ -163,23 +163,14 @@ def test_dense_end_to_end_on_english_and_chinese(slices):
     assert cache.stats.embedded == 0
 
 
-def _benchmark(name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_bm25_at_or_above_an_independent_char_bigram_bm25_on_cmrc_dev(datasets):
     """The whole CMRC 2018 dev set, one document per paragraph, same BM25 (Lucene, k1=1.5,
     b=0.75) in bm25s: only the tokenisation differs (``benchmarks/bench_bm25_chinese.py``)."""
+    from tests.conftest import load_benchmark
     from workbench.chunking import DocumentChunker
     from workbench.metrics import mean_scores
 
-    bench = _benchmark("bench_bm25_chinese")
+    bench = load_benchmark("bench_bm25_chinese")
     corpus, golden = load_squad(datasets / FILES["zh"])
     items = [i for i in golden if i.answerable and i.evidence]
     assert len(items) > 3000
