@@ -12,7 +12,12 @@ __all__ = ["run_report_command"]
 def run_report_command(args: Any) -> int:
     """``workbench report``: evaluate retrieval, answer every question with the extractive
     reader (instant, deterministic), triage, and write the report with the failing traces."""
-    from workbench.cli.retrieval import build_retriever, chunk_with_progress, chunker_spec
+    from workbench.cli.retrieval import (
+        build_retriever,
+        chunk_with_progress,
+        chunker_spec,
+        show_progress,
+    )
     from workbench.diagnose import save_traces, traces_from_result, triage
     from workbench.evaluation import evaluate
     from workbench.generation import ExtractiveReader, run_generation_eval
@@ -24,7 +29,8 @@ def run_report_command(args: Any) -> int:
     spec, _ = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus)
     retriever, _ = build_retriever(args, chunks, golden)
-    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever)
+    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever,
+                  progress=show_progress())
     generation = tri = traces = None
     if not args.no_generation:
         generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
