@@ -24,18 +24,31 @@ DEFAULT_TREC_MEASURES = ("map", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_
 
 
 def run_trec_command(args: argparse.Namespace) -> int:
-    from workbench.metrics import mean_scores, parse_metric, trec_name
+    from workbench.metrics import parse_metric, score_queries, trec_name
     from workbench.metrics.trec_files import read_trec_qrels, read_trec_run
 
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
+    if not run:
+        raise ValueError(f"{args.run}: the run holds no results; nothing to score")
+    shared = set(qrels) & set(run)
+    if not shared:
+        raise ValueError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
+                         f"(e.g. run topic {next(iter(run))!r}, qrels topic "
+                         f"{next(iter(qrels), None)!r}); check that the files belong together")
     names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
-    means = mean_scores(qrels, run, names, threshold=args.threshold)
+    labels = []
     for name in names:
         try:
-            label = trec_name(parse_metric(name))
+            labels.append(trec_name(parse_metric(name)))
         except ValueError:  # no trec_eval equivalent (mrr@k, ndcg_retrieved@k): keep ours
-            label = name
+            labels.append(name)
+    # trec_eval's semantics under trec_eval's labels: topics without a relevant document are
+    # averaged in as zeros (the workbench elsewhere excludes and counts them)
+    scores = score_queries(qrels, run, names, threshold=args.threshold, no_relevant="zero")
+    means = scores.mean()
+    print(f"{'num_q':<22}\tall\t{len(scores.qids)}")
+    for name, label in zip(names, labels, strict=True):
         print(f"{label:<22}\tall\t{means[name]:.4f}")
     return 0
 
@@ -143,7 +156,13 @@ MAX_CATEGORY_ROWS = 12
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from workbench.evaluation import default_metrics, evaluate
+    from workbench.evaluation import (
+        INTERVAL_NOTE,
+        default_metrics,
+        describe_relevance,
+        evaluate,
+    )
+    from workbench.golden.datasets import dataset_kind
 
     corpus, golden = _load_inputs(args)
     golden.validate(corpus)
@@ -151,20 +170,27 @@ def run_eval_command(args: argparse.Namespace) -> int:
     chunks = chunk_with_progress(spec, corpus)
     retriever, encoder_line = build_retriever(args, chunks, golden)
     metrics = args.metric or default_metrics(args.k)
-    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,
-                  system=args.retriever, progress=show_progress())
+    beir = dataset_kind(args.corpus, args.golden) == "beir"
+    level = args.level or ("document" if beir else "chunk")
+    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=level,
+                  evidence_threshold=args.evidence_threshold, system=args.retriever,
+                  progress=show_progress())
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
     excluded = {k: len(v) for k, v in ev.excluded.items()}
+    # evaluate scores document labels at document level by itself (with a warning)
+    level = "document" if all(r.startswith("document") for r in ev.relevance) else level
     if args.json:
         latency = ev.latency().drop(columns=["system"]).to_dict("records")
         out: dict[str, Any] = {
             "n": ev.n, "k": args.k, "chunker": spec, "retriever": args.retriever,
             "encoder": getattr(getattr(retriever, "encoder", None), "model_id", None),
-            "level": args.level, "chunks": len(chunks),
+            "level": level, "chunks": len(chunks),
             "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
             "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
                           for r in summary},
+            "relevance": {r["metric"]: r["relevance"] for r in summary},
+            "interval": INTERVAL_NOTE,
             "by_category": {},
             "excluded": excluded,
             "latency_ms": latency[0] if latency else None,
@@ -176,10 +202,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return 0
     dropped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items() if v)
     print(f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}; k={args.k}, "
-          f"{args.level} level")
+          f"{level} level")
     if encoder_line:
         print(encoder_line)
     print(f"n={ev.n} questions" + (f"; excluded: {dropped}" if dropped else ""))
+    for label in ev.relevance:
+        print(f"relevance {label}: {describe_relevance(label)}")
+    print(f"mean [{INTERVAL_NOTE}]")
     summary_table = ev.table(column=None).T  # one column per system: fits a terminal
     summary_table.index.name = summary_table.columns.name = None
     print_table(summary_table)

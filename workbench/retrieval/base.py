@@ -1,7 +1,8 @@
 """The Retriever protocol, the Hit type, and wrapping any callable as a retriever.
 
 Conventions: ``search(query, k)`` returns at most ``k`` hits, best first, ranks 1-based,
-ties on score broken by chunk id (ascending) so runs are deterministic.
+ties on score broken by chunk id in *descending* order (trec_eval's rule, the one tie rule
+everywhere, so a run scores the same as a ranked list and as a scored dict).
 """
 
 from __future__ import annotations
@@ -10,17 +11,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from workbench.corpus import Chunk
+
 
 @dataclass(frozen=True)
 class Hit:
     """One retrieved chunk: ``rank`` is 1-based; ``source`` names the retriever;
-    ``details`` carries provenance (e.g. per-input ranks after fusion, rank before rerank)."""
+    ``details`` carries provenance (e.g. per-input ranks after fusion, rank before rerank);
+    ``chunk`` is the chunk itself when the retriever knows it (a production system's hit
+    located in its document), so nothing downstream needs the workbench's own chunking."""
 
     chunk_id: str
     score: float
     rank: int
     source: str = ""
     details: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    chunk: Chunk | None = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable
@@ -33,8 +39,9 @@ class Retriever(Protocol):
 
 
 def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[Hit]:
-    """Sort ``(chunk_id, score)`` pairs by score desc, chunk id asc; keep the top ``k``."""
-    ordered = sorted(scored, key=lambda pair: (-pair[1], pair[0]))[:k]
+    """Sort ``(chunk_id, score)`` pairs by score, then chunk id, both descending (the tie
+    rule of the module docstring); keep the top ``k``."""
+    ordered = sorted(scored, key=lambda pair: (pair[1], pair[0]), reverse=True)[:k]
     return [Hit(cid, float(score), rank, source) for rank, (cid, score) in enumerate(ordered, 1)]
 
 
