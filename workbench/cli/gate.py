@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.args import check_cutoffs
+from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import Baseline, pipeline_config
 
@@ -28,7 +29,7 @@ def run_gate_command(args: Any) -> int:
                             ) if requested else None
     merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
     config = pipeline_config(merged, "gate options")
-    ev, golden = evaluate_pipeline(config)
+    ev, golden = evaluate_pipeline(config, progress=show_progress(), cache=embedding_cache(args))
     forced = bool(args.update_baseline and args.force)
     out: dict[str, Any] = {"baseline": str(path), "config": config}
     code, result = 0, None

@@ -188,9 +188,6 @@ def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: s
                          field="id")
     if doc_id != doc_id.strip():
         raise InputError(where, f"{doc_id!r} has surrounding whitespace; remove it", field="id")
-    if "#" in doc_id:
-        raise InputError(where, f"{doc_id!r} contains '#', which chunk ids reserve",
-                         field="id")
     if not isinstance(text, str):
         raise InputError(where, "must be a string", field="text")
     if title is not None and not isinstance(title, str | int | float):

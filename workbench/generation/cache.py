@@ -14,6 +14,7 @@ from typing import Any
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
 from workbench.io import atomic_write_text, locked
+from workbench.retrieval import cache_dir
 
 
 def cache_key(generator: Any, question: str, context: AssembledContext) -> str:
@@ -36,10 +37,11 @@ class GenerationCache:
     atomically while holding the cache's one lock (``{root}/.cache.lock``; entries are
     content-addressed, so a second writer of a key finds it written and leaves it). A damaged
     entry is removed under the lock and recomputed. Errors are never cached. ``hits`` /
-    ``misses`` count lookups."""
+    ``misses`` count lookups. ``root`` defaults to ``generations/`` in the one cache folder
+    (:func:`~workbench.retrieval.cache_dir`)."""
 
-    def __init__(self, root: str | Path = ".workbench_cache/generations"):
-        self.root = Path(root)
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else cache_dir() / "generations"
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -86,8 +88,7 @@ class CachedGenerator:
 
     def __init__(self, generator: Any, cache: GenerationCache | str | Path | None = None):
         self.generator = generator
-        self.cache = cache if isinstance(cache, GenerationCache) else GenerationCache(
-            cache or ".workbench_cache/generations")
+        self.cache = cache if isinstance(cache, GenerationCache) else GenerationCache(cache or None)
         self.calls = 0
 
     def __repr__(self) -> str:

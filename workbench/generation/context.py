@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
-from workbench.text import CJK, CJK_CHAR
+from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
 
 __all__ = [
     "DROP_REASONS",
@@ -56,7 +56,7 @@ __all__ = [
 DROP_REASONS = ("acl", "unknown_document", "superseded", "duplicate", "budget")
 RESTRICTED = "<restricted>"
 
-_APPROX_TOKEN = re.compile(rf"[{CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
+_APPROX_TOKEN = re.compile(rf"[{CJK}]|{WORD}+|[{HANGUL}]+|[^\w\s]", re.UNICODE)
 
 
 def approx_tokens(text: str) -> int:
