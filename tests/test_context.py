@@ -48,9 +48,19 @@ def test_can_read_rules():
     assert not can_read(["hr"], ["finance", "managers"])
     assert not can_read([], ["finance"])
     assert can_read(["x"], "all")
+    # one rule: names are trimmed and case-folded on both sides; one name is one group
+    assert can_read([" Finance "], ["FINANCE"]) and can_read("finance", "Finance")
+    assert not can_read("engineering", ["e", "n", "g"])  # never read letter by letter
+    for bad in (False, 0, "", "  ", None, 5, True, [5], ["ok", ""], {"x": 1}):
+        if bad is None:
+            continue  # None is "no ACL" for can_read; a header's `acl: null` is refused at load
+        with pytest.raises(ValueError, match="field 'acl'"):
+            can_read(["finance"], bad)
+    with pytest.raises(ValueError, match="field 'acl'"):
+        Document("d", "x", metadata={"acl": []}).acl  # noqa: B018 (an empty list is no rule)
 
 
-acl_strategy = st.one_of(st.none(), st.just([]), st.just(["all"]),
+acl_strategy = st.one_of(st.none(), st.just("ALL "), st.just(["all"]),
                          st.lists(st.sampled_from(GROUPS), min_size=1, max_size=3, unique=True))
 
 
@@ -102,13 +112,22 @@ def test_acl_on_handbook(handbook):
 
 
 def test_unknown_document_fails_closed():
-    d = doc("known", "some text here", acl=[])
+    d = doc("known", "some text here", acl=None)
     stray = Chunk("ghost#0", "ghost", 0, 5, "boo!!")
     ctx = assemble_context(["known#0", "ghost#0"], [*make_chunks(d), stray], [d], user_groups=[])
     assert ctx.chunk_ids == ("known#0",)
     assert ctx.dropped == ((RESTRICTED, "acl"),)
-    # the unrestricted evaluation view keeps it
-    assert assemble_context(["ghost#0"], [stray], [d]).chunk_ids == ("ghost#0",)
+    # the unrestricted view cannot check its version either: dropped, and said why
+    open_view = assemble_context(["ghost#0"], [stray], [d])
+    assert open_view.chunk_ids == () and open_view.dropped == (("ghost#0", "unknown_document"),)
+
+
+def test_documents_are_required_so_version_and_access_are_checked():
+    old = doc("v1", "old rule: 30 days", status="superseded")
+    with pytest.raises(ValueError, match="needs documents="):
+        assemble_context(["v1#0"], make_chunks(old))
+    assert assemble_context(["v1#0"], make_chunks(old), [old]).dropped_by("superseded") == [
+        "v1#0"]
 
 
 def test_chunk_level_acl():
@@ -138,9 +157,9 @@ def test_superseded_by_alone_marks_old_version():
 
 
 def test_dedup_by_id_and_text():
-    a = doc("a", "the same words", acl=[])
-    b = doc("b", "the  same\nwords", acl=[])
-    c = doc("c", "different", acl=[])
+    a = doc("a", "the same words", acl=None)
+    b = doc("b", "the  same\nwords", acl=None)
+    c = doc("c", "different", acl=None)
     chunks = [*make_chunks(a), *make_chunks(b), *make_chunks(c)]
     ctx = assemble_context(["a#0", "a#0", "b#0", "c#0"], chunks, [a, b, c])
     assert ctx.chunk_ids == ("a#0", "c#0")
@@ -149,8 +168,8 @@ def test_dedup_by_id_and_text():
 
 
 def test_budget_drops_whole_passages_and_records_final_context():
-    docs = [doc("big", "x" * 200, acl=[]), doc("mid", "y" * 60, acl=[]),
-            doc("small", "z" * 10, acl=[])]
+    docs = [doc("big", "x" * 200, acl=None), doc("mid", "y" * 60, acl=None),
+            doc("small", "z" * 10, acl=None)]
     chunks = [c for d in docs for c in make_chunks(d, 1000)]
     count = len  # one token per character, to make the arithmetic visible
     sizes = {c.id: count(f"[P1] {c.doc_id.title()}\n{c.text}") for c in chunks}
@@ -174,7 +193,7 @@ def test_budget_accepts_counter_objects_and_rejects_junk():
         def count(self, text: str) -> int:
             return 1
 
-    d = doc("a", "hello world", acl=[])
+    d = doc("a", "hello world", acl=None)
     ctx = assemble_context(["a#0"], make_chunks(d), [d], budget_tokens=1, count_tokens=Counter())
     assert ctx.tokens_used == 1
     with pytest.raises(ValueError, match="count_tokens"):
@@ -184,13 +203,13 @@ def test_budget_accepts_counter_objects_and_rejects_junk():
 
 
 def test_render_labels_and_titles():
-    a, b = doc("alpha", "First fact.", acl=[]), doc("beta", "Second fact.", acl=[])
+    a, b = doc("alpha", "First fact.", acl=None), doc("beta", "Second fact.", acl=None)
     ctx = assemble_context(["beta#0", "alpha#0"], [*make_chunks(a), *make_chunks(b)], [a, b])
     assert ctx.render() == "[P1] Beta\nSecond fact.\n\n[P2] Alpha\nFirst fact."
 
 
 def test_resolve_citations_maps_and_rejects_unknown():
-    ctx = context_from_passages([("a#0", "one"), ("b#1", "two"), ("c#2", "three")])
+    ctx = context_from_passages([("a#0", "a", "one"), ("b#1", "b", "two"), ("c#2", "c", "three")])
     check = resolve_citations("Refunds take 30 days [P2]. Also [P1, P3] and [p2][P9] (P4).", ctx)
     assert check.labels == ("P2", "P1", "P3", "P9", "P4")
     assert check.chunk_ids == ("b#1", "a#0", "c#2")

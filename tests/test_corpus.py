@@ -58,3 +58,49 @@ def test_chunk_defaults_and_hash():
     assert c.embed_text == "text" and c.ordinal == 3
     assert c.content_hash == Chunk("e#0", "e", 9, 13, "text").content_hash
     assert c.content_hash != Chunk("d#3", "d", 0, 4, "text", embed_text="T: text").content_hash
+
+
+def test_zero_width_characters_are_removed_at_load_so_bm25_finds_the_word(tmp_path):
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.retrieval import BM25Retriever
+
+    (tmp_path / "a.md").write_text("# Access\n\nReset your pass\u200bword every year.\n",
+                                   encoding="utf-8")
+    (tmp_path / "b.md").write_text("# Other\n\nNothing about access here at all.\n",
+                                   encoding="utf-8")
+    corpus = load_folder(tmp_path)
+    assert "password" in corpus["a"].text and "\u200b" not in corpus["a"].text
+    chunks = chunk_corpus(FixedChunker(size=200, overlap=0), corpus.documents)
+    assert BM25Retriever(chunks).search("password", 1)[0].chunk_id == "a#0"
+    assert Span.locate(corpus["a"], "pass\u2060word").start == corpus["a"].text.index("password")
+    # joiners that change how a script is written are kept
+    (tmp_path / "c.md").write_text("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+                                   encoding="utf-8")
+    assert "\u200c" in load_folder(tmp_path)["c"].text
+
+
+def test_unknown_front_matter_keys_warn_once_naming_the_closest_known_key(tmp_path):
+    from workbench.corpus import FrontMatterWarning
+
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.md").write_text("---\ntitel: A title\nauthor: me\n---\nbody",
+                                             encoding="utf-8")
+    with pytest.warns(FrontMatterWarning) as caught:
+        corpus = load_folder(tmp_path)
+    said = sorted(str(w.message) for w in caught)
+    assert len(said) == 2 and "'author'" in said[0] and "known keys" in said[0]
+    assert "'titel'" in said[1] and "closest known key is 'title'" in said[1]
+    assert "a.md" in said[1] and "b.md" in said[1]
+    assert corpus["a"].metadata["titel"] == "A title"  # kept, not guessed at
+
+
+def test_documents_built_in_python_fail_closed_on_a_malformed_acl():
+    from workbench.generation.context import assemble_context
+
+    for bad in (5, True, False, "", []):
+        doc = Document("d", "text", metadata={"acl": bad})
+        with pytest.raises(ValueError, match="document 'd': field 'acl'"):
+            assemble_context(["d#0"], [Chunk("d#0", "d", 0, 4, "text")], [doc], user_groups=[])
+    chunk = Chunk("d#0", "d", 0, 4, "text", metadata={"acl": 0})
+    with pytest.raises(ValueError, match="chunk 'd#0': field 'acl'"):
+        assemble_context(["d#0"], [chunk], [Document("d", "text")])

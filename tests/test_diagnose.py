@@ -11,6 +11,7 @@ import pytest
 
 from workbench.corpus import Chunk, Corpus, Document
 from workbench.diagnose import (
+    WITHHELD,
     Trace,
     case_from_bug_report,
     case_from_trace,
@@ -131,6 +132,63 @@ def test_superseded_source_cited_or_copied():
                       "30 days [P1]", chunks=CHUNKS)
     assert bare.doc_versions == {}
     assert "superseded_source" in diagnose(bare, ITEM, CHUNKS, DOCS).labels
+
+
+def test_superseded_source_fires_with_parent_retrieval():
+    """Regression: parent chunk ids are ``doc#parent#j``; reading the document out of the id
+    gave ``doc#parent``, which names no document, so the old version went unflagged."""
+    from workbench.chunking import ParentChildChunker, RecursiveChunker
+    from workbench.retrieval import BM25Retriever
+    from workbench.retrieval.expand import ParentRetriever
+
+    chunker = ParentChildChunker(RecursiveChunker(size=400), child_size=60)
+    children = [c for d in DOCS.values() for c in chunker.chunk(d)]
+    parents = [c for d in DOCS.values() for c in chunker.parents(d)]
+    pieces = children + parents
+    old = next(c for c in parents if c.doc_id == "expense-r3")
+    assert old.id == "expense-r3#parent#0"
+    retriever = ParentRetriever(BM25Retriever(children), children)
+    hits = retriever.search("submit travel receipts within 30 days", 3)
+    assert hits[0].chunk_id == old.id
+    ctx = assemble_context(hits, pieces, DOCS, include_superseded=True)
+    label = next(lab for lab, cid in ctx.labels.items() if cid == old.id)
+    t = make_trace("exc-1", QUESTION, hits, ctx, f"30 days [{label}]", chunks=pieces)
+    assert [p.doc_id for p in t.context if p.chunk_id == old.id] == ["expense-r3"]
+    d = diagnose(t, ITEM, pieces, DOCS)
+    assert d.evidence.get("superseded_source") == (old.id,)
+    # chunk ids need not hold the document at all (production ids are uuids)
+    renamed = [Chunk(f"uuid-{n}", c.doc_id, c.start, c.end, c.text) for n, c in
+               enumerate(CHUNKS)]
+    ctx = assemble_context(["uuid-2"], renamed, DOCS, include_superseded=True)
+    t = make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "30 days [P1]", chunks=renamed)
+    assert t.retrieved[0].doc_id == "expense-r3"
+    assert "superseded_source" in diagnose(t, ITEM, renamed, DOCS).labels
+    assert make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "x").retrieved[0].doc_id == ""
+
+
+def test_grade_details_are_withheld_from_a_user_who_may_not_read_the_evidence():
+    board_item = case_from_bug_report("is the merger approved", [("secret", "SECRET-MERGER-7")],
+                                      ["SECRET-MERGER-7"], corpus=DOCS, qid="b1")
+    hits = ["secret#0", "expense-r4#0"]
+    outsider = assemble_context(hits, CHUNKS, DOCS, user_groups=["staff"])
+    answer = Answer("I don't know.")
+    grade = grade_answer(board_item, answer, outsider)
+    assert "SECRET-MERGER-7" in json.dumps(dict(grade.details))  # what the grader knows
+    t = make_trace("b1", "is the merger approved", hits, outsider, answer, grade, chunks=CHUNKS,
+                   corpus=DOCS, item=board_item)
+    assert t.evidence_withheld and t.passed is False
+    assert t.grade == {"passed": False, "method": "must_mention",
+                       "details": {"withheld": WITHHELD}}
+    assert "SECRET" not in json.dumps(t.to_json()) and "secret" not in json.dumps(t.to_json())
+    # no item or no corpus to check against: withheld too (fail closed)
+    assert make_trace("b1", "q", hits, outsider, answer, grade, chunks=CHUNKS).evidence_withheld
+    # a reader of the evidence, and the unrestricted view, keep the details
+    board = assemble_context(hits, CHUNKS, DOCS, user_groups=["Board"])
+    kept = make_trace("b1", "q", hits, board, answer, grade, chunks=CHUNKS, corpus=DOCS,
+                      item=board_item)
+    assert not kept.evidence_withheld and kept.grade["details"]["missing"] == ["SECRET-MERGER-7"]
+    assert not make_trace("b1", "q", hits, assemble_context(hits, CHUNKS, DOCS), answer, grade,
+                          chunks=CHUNKS).evidence_withheld
 
 
 def test_unrecorded_context_unless_expansion_recorded_it():

@@ -166,7 +166,7 @@ def test_baseline_round_trip_and_atomic_write(baseline, tmp_path, monkeypatch):
     assert Baseline.load(near_path).config["corpus"] == str(proj / "data" / "docs")
     moved = loaded.save(tmp_path / "deeper" / "b.json")
     assert Baseline.load(moved).config["corpus"] == loaded.config["corpus"]
-    assert sorted(p.name for p in folder.iterdir()) == ["baseline.json"]  # no temp files
+    assert not [p.name for p in folder.iterdir() if p.suffix == ".tmp"]  # no temp files
 
     before = baseline.path.read_text()
 
@@ -174,10 +174,10 @@ def test_baseline_round_trip_and_atomic_write(baseline, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ValueError, match=r"cannot write \(disk full\); the old file is unchanged"):
         update_baseline(baseline.path, ev_of(BASE_HITS), CONFIG, GOLDEN, force=True)
     assert baseline.path.read_text() == before
-    assert sorted(p.name for p in folder.iterdir()) == ["baseline.json"]
+    assert not [p.name for p in folder.iterdir() if p.suffix == ".tmp"]
 
 
 def test_bad_baseline_files_are_clear_errors(tmp_path, baseline):
@@ -188,13 +188,39 @@ def test_bad_baseline_files_are_clear_errors(tmp_path, baseline):
     with pytest.raises(ValueError, match=r"b\.json:1: malformed"):
         Baseline.load(bad)
     bad.write_text('{"schema_version": 1}')  # before relevance was recorded: re-create it
-    with pytest.raises(ValueError, match=r"'schema_version' must be 2.*--force"):
+    with pytest.raises(ValueError, match=r"'schema_version': must be 2.*--force"):
         Baseline.load(bad)
     bad.write_text('{"schema_version": 2}')
-    with pytest.raises(ValueError, match="lacks or mangles field"):
+    with pytest.raises(ValueError, match="field 'config': is missing"):
         Baseline.load(bad)
     with pytest.raises(ValueError, match="one configuration"):
         check_gate(ev_of(BASE_HITS) + ev_of(BASE_HITS, system="dense"), baseline)
+
+
+def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
+    from workbench.gate.baseline import pipeline_config
+
+    # a baseline written from Python may describe its pipeline in its own words ...
+    described = Baseline(**{**baseline.__dict__, "config": {"pipeline": "bm25, k=5"}})
+    path = described.save(tmp_path / "answers.json")
+    assert Baseline.load(path).config == {"pipeline": "bm25, k=5"}
+    # ... but a config the gate re-runs holds only pipeline options, of the right types
+    with pytest.raises(ValueError, match=r"answers\.json:\d+: field 'config\.pipeline'"):
+        Baseline.load(path, pipeline=True)
+    with pytest.raises(ValueError, match="did you mean 'chunker'"):
+        pipeline_config({"corpus": "docs", "chunkr": "fixed:size=300"})
+    for key, bad in (("k", 0), ("k", "5"), ("level", "doc"), ("metrics", []),
+                     ("threshold", -1), ("corpus", "")):
+        with pytest.raises(ValueError, match=f"config.{key}"):
+            pipeline_config({"corpus": "docs", key: bad})
+    for value in (7.5, -0.1, float("nan"), True, "abc", None):
+        data = json.loads(baseline.path.read_text())
+        data["questions"]["q03"]["mrr@5"] = value
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(data, indent=1))
+        line = next(n for n, t in enumerate(bad.read_text().splitlines(), 1) if '"q03"' in t)
+        with pytest.raises(ValueError, match=f"bad.json:{line}: field 'questions.q03.mrr@5'"):
+            Baseline.load(bad)
 
 
 HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]

@@ -103,7 +103,7 @@ def tiny_corpus():
 # ----------------------------------------------------------------------------- prompt
 
 def test_prompt_labels_passages_and_records_version():
-    ctx = context_from_passages([("a#0", "Alpha fact."), ("b#0", "Beta fact.")])
+    ctx = context_from_passages([("a#0", "a", "Alpha fact."), ("b#0", "b", "Beta fact.")])
     messages = build_messages("what?", ctx)
     assert messages[0]["role"] == "system" and "[P1]" in messages[0]["content"]
     assert "[P1]\nAlpha fact.\n\n[P2]\nBeta fact." in messages[1]["content"]
@@ -115,8 +115,9 @@ def test_prompt_labels_passages_and_records_version():
 
 def test_extractive_reader_picks_and_cites_the_best_sentence():
     ctx = context_from_passages([
-        ("ship#0", "Standard shipping takes 5 business days. Express is faster."),
-        ("pw#0", "# Passwords\nPasswords must be at least 14 characters long. Rotate yearly."),
+        ("ship#0", "ship", "Standard shipping takes 5 business days. Express is faster."),
+        ("pw#0", "pw",
+         "# Passwords\nPasswords must be at least 14 characters long. Rotate yearly."),
     ])
     reader = ExtractiveReader()
     answer = reader.generate("how long must my password be", ctx)
@@ -152,8 +153,8 @@ def test_generation_cache_hits_on_rerun(tmp_path):
 def test_cache_key_changes_with_text_and_skips_errors(tmp_path):
     inner = EchoGenerator()
     gen = CachedGenerator(inner, tmp_path)
-    a = context_from_passages([("x#0", "old text")])
-    b = context_from_passages([("x#0", "new text")])  # same id, edited chunk
+    a = context_from_passages([("x#0", "x", "old text")])
+    b = context_from_passages([("x#0", "x", "new text")])  # same id, edited chunk
     gen.generate("q", a)
     gen.generate("q", a)
     gen.generate("q", b)
@@ -175,7 +176,7 @@ def test_cache_key_changes_with_text_and_skips_errors(tmp_path):
 def test_damaged_cache_entry_is_recomputed(tmp_path):
     inner = EchoGenerator()
     gen = CachedGenerator(inner, tmp_path)
-    ctx = context_from_passages([("x#0", "text")])
+    ctx = context_from_passages([("x#0", "x", "text")])
     gen.generate("q", ctx)
     files = list(tmp_path.rglob("*.json"))
     assert len(files) == 1 and json.loads(files[0].read_text())["text"]
@@ -306,7 +307,7 @@ def test_budget_is_recorded_in_eval(handbook):
 # ----------------------------------------------------------------------------- ACL at the source
 
 GROUPS = ["hr", "finance", "engineering"]
-_acl = st.one_of(st.none(), st.just([]), st.just(["all"]),
+_acl = st.one_of(st.none(), st.just("All"), st.just(["all"]),
                  st.lists(st.sampled_from(GROUPS), min_size=1, max_size=2, unique=True))
 
 
@@ -413,6 +414,9 @@ def test_include_superseded_passes_through_to_assembly():
     assert unfiltered.contexts["old", "live"].params["include_superseded"] is True
     frame = unfiltered.frame.set_index("mode")
     assert frame.loc["oracle", "passed"] is True and frame.loc["live", "dropped"] == []
+    # without the documents no version (or access) can be checked: refused, never passed on
+    with pytest.raises(ValueError, match="needs documents="):
+        run_generation_eval(golden, EchoGenerator(), retriever, chunks, k=2)
 
 
 # ----------------------------------------------------------------------------- traces
@@ -492,7 +496,7 @@ def test_client_retries_429_then_succeeds(flaky_server, monkeypatch):
     client = OpenAIChatGenerator(url, "tiny", api_key_env="WB_TEST_KEY", backoff_base=0.01)
     sleeps: list[float] = []
     client.sleep = sleeps.append
-    ctx = context_from_passages([("a#0", "Alpha.")])
+    ctx = context_from_passages([("a#0", "a", "Alpha.")])
     answer = client.generate("what is alpha?", ctx)
     assert answer.error is None and answer.text == "echo what is alpha? [P1] [P7]"
     assert answer.citations == ("a#0",) and answer.unknown_citations == ("P7",)
@@ -527,7 +531,7 @@ def test_client_records_failure_without_raising(flaky_server):
 def test_client_concurrency_keeps_order(flaky_server):
     url, _ = flaky_server(failures=0)
     client = OpenAIChatGenerator(url, "tiny", concurrency=4)
-    requests = [(f"question {i}", context_from_passages([("a#0", "x")])) for i in range(10)]
+    requests = [(f"question {i}", context_from_passages([("a#0", "a", "x")])) for i in range(10)]
     answers = client.generate_many(requests)
     assert [a.text.split(" [")[0] for a in answers] == [f"echo question {i}" for i in range(10)]
 
@@ -548,8 +552,8 @@ def local_model():
 
 @pytest.mark.slow
 def test_local_model_answers_offline_and_deterministically(local_model):
-    ctx = context_from_passages([("it-security#1", "Passwords must be at least 14 characters "
-                                  "long and must not be reused.")])
+    ctx = context_from_passages([("it-security#1", "it-security", "Passwords must be at least "
+                                  "14 characters long and must not be reused.")])
     started = time.perf_counter()
     first = local_model.generate("How long must a password be?", ctx)
     per_answer = time.perf_counter() - started
@@ -585,7 +589,8 @@ def test_real_server_real_model_through_our_client(local_model):
         name = models["data"][0]["id"]
         assert name.startswith("SmolLM2")
         client = OpenAIChatGenerator(url, name, api_key_env="", max_retries=1, timeout=120)
-        ctx = context_from_passages([("leave#0", "Staff receive 25 days of annual leave.")])
+        ctx = context_from_passages([("leave#0", "leave",
+                                      "Staff receive 25 days of annual leave.")])
         answer = client.generate("How many days of annual leave do staff get?", ctx)
         assert answer.error is None and answer.text.strip()
         assert answer.usage["completion_tokens"] >= 1 and answer.usage["prompt_tokens"] > 20

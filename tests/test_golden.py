@@ -82,17 +82,29 @@ def test_reference_problems_listed_all_at_once(tmp_path):
         {"qid": "e", "question": "q", "evidence": [{**ev("60 days"), "doc_id": "missing"}]},
     ]
     gs = GoldenSet.load(write(tmp_path, rows))
-    problems = [str(p) for p in gs.problems(CORPUS)]
+    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
+    problems = [str(p) for p in gs.problems(CORPUS, chunks)]
     assert len(problems) == 5, problems
-    assert "golden.jsonl:1" in problems[0] and "'nope'" in problems[0]
-    assert "'gone'" in problems[1]
+    assert "golden.jsonl:1" in problems[0] and "'nope#1'" in problems[0]
+    assert "not in the chunked corpus" in problems[0] and "'gone#2'" in problems[1]
     assert "golden.jsonl:3" in problems[2] and "outside" in problems[2]
     assert "label drift" in problems[3] and "gone from the document" in problems[3]
     assert "'missing' is not in the corpus" in problems[4]
-    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
-    assert any("not in the chunked corpus" in str(p) for p in gs.problems(CORPUS, chunks))
     with pytest.raises(GoldenSetError, match="5 problem"):
-        gs.validate(CORPUS)
+        gs.validate(CORPUS, chunks)
+    # a chunk id names no document without its chunk: without chunks, labels go unchecked
+    assert len(gs.problems(CORPUS)) == 3
+
+
+def test_chunk_labels_take_their_document_from_the_chunk_never_from_the_id():
+    gs = GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("7f3e-uuid",))])
+    chunks = [Chunk("7f3e-uuid", "refunds", 0, 10, TEXT[:10])]
+    assert gs.doc_qrels(chunks) == {"a": {"refunds": 1}}
+    assert gs[0].doc_ids(chunks) == ("refunds",)
+    with pytest.raises(ValueError, match="not among the chunks given"):
+        gs.doc_qrels()
+    stray = [Chunk("7f3e-uuid", "gone", 0, 10, TEXT[:10])]
+    assert "document 'gone' is not in the corpus" in str(gs.problems(CORPUS, stray)[0])
 
 
 def test_drift_hint_when_quote_moved():
@@ -107,9 +119,13 @@ def test_qrels_are_chunk_id_labels_only_and_doc_level():
              GoldenItem("b", "q", relevant_chunk_ids=("refunds#1",), relevance={"refunds#2": 3}),
              GoldenItem("c", "q", answerable=False)]
     gs = GoldenSet(items)
+    chunks = [Chunk("refunds#0", "refunds", 0, 40, TEXT[:40]),
+              Chunk("refunds#1", "refunds", 40, len(TEXT), TEXT[40:]),
+              Chunk("refunds#2", "refunds", 20, 60, TEXT[20:60])]
     # evidence items have no chunk grades: their relevance comes from the spans
     assert gs.qrels() == {"b": {"refunds#1": 1, "refunds#2": 3}}
-    assert gs.doc_qrels() == {"a": {"refunds": 1}, "b": {"refunds": 1}}
+    # chunk-id labels take their document from the chunk
+    assert gs.doc_qrels(chunks) == {"a": {"refunds": 1}, "b": {"refunds": 1}}
 
 
 def test_anchor_makes_labels_survive_rechunking():
@@ -146,5 +162,41 @@ def test_save_roundtrip_atomic_and_add_case(tmp_path):
         add_case(path, {"qid": "bug-2", "question": "x",
                         "evidence": [{**ev("60 days"), "text": "61 days"}]}, corpus=CORPUS)
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl"]
+    # no temporary file is left; the lock file (empty, kept) sits beside the golden set
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".golden.jsonl.lock", "golden.jsonl"]
     assert path.stat().st_mode & 0o077 != 0  # not left private (0600) by the temp file
+
+
+def test_add_case_appends_without_touching_the_other_lines(tmp_path):
+    path = tmp_path / "golden.jsonl"
+    odd = ('{"question": "first?",   "qid": "q1", "relevant_chunk_ids": ["refunds#0"]}\n'
+           '\n{"answer_must_mention": [], "qid": "q2", "question": "x", '
+           '"relevant_chunk_ids": ["refunds#0"], "note": "\u00e9t\u00e9"}')  # no final newline
+    path.write_bytes(b"\xef\xbb\xbf" + odd.encode("utf-8"))
+    before = path.read_bytes()
+    grown = add_case(path, {"qid": "q3", "question": "new?", "relevant_chunk_ids": ["r#1"]})
+    after = path.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 2
+    assert [i.qid for i in GoldenSet.load(path)] == ["q1", "q2", "q3"]
+    assert grown._where("q3").endswith("golden.jsonl:4")
+
+
+def test_qids_and_paths_that_would_lose_a_case_are_refused(tmp_path):
+    path = write(tmp_path, [{"qid": "q1", "question": "x", "relevant_chunk_ids": ["r#0"]}])
+    before = path.read_bytes()
+    with pytest.raises(GoldenSetError, match="surrounding whitespace"):
+        add_case(path, {"qid": "q1 ", "question": "y", "relevant_chunk_ids": ["r#0"]})
+    with pytest.raises(ValueError, match="already exists"):
+        add_case(path, GoldenItem("q1", "z", relevant_chunk_ids=("r#0",)))
+    with pytest.raises(ValueError, match="not found"):
+        add_case(tmp_path / "golden.jsnol", {"qid": "q2", "question": "y",
+                                             "relevant_chunk_ids": ["r#0"]})
+    with pytest.raises(ValueError, match="does not exist"):
+        GoldenSet.load(path).save(tmp_path / "typo" / "golden.jsonl")
+    with pytest.raises(ValueError, match="give a path"):
+        GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("r#0",))]).save()
+    with pytest.raises(GoldenSetError, match="lone surrogate"):
+        add_case(path, {"qid": "q9", "question": "bad \ud800", "relevant_chunk_ids": ["r#0"]})
+    assert path.read_bytes() == before
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "golden.jsnol").exists()
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]

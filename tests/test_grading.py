@@ -140,7 +140,7 @@ def test_split_claims_drops_citations():
 
 
 def test_llm_judge_claim_level_faithfulness():
-    ctx = context_from_passages([("leave#0", "Staff get 15 days of annual leave.")])
+    ctx = context_from_passages([("leave#0", "leave", "Staff get 15 days of annual leave.")])
     answer = "You get 15 days [P1]. Unused days are paid out."
     judge = LLMJudge(FakeChat({"You get 15 days.": "supported",
                                "Unused days are paid out.": "unsupported"}))
@@ -163,7 +163,7 @@ def test_llm_judge_claim_level_faithfulness():
 
 
 def test_grade_answer_falls_back_to_judge():
-    ctx = context_from_passages([("a#0", "Boots dry at room temperature.")])
+    ctx = context_from_passages([("a#0", "a", "Boots dry at room temperature.")])
     judge = LLMJudge(FakeChat({"Dry them at room temperature.": "supported"}))
     grade = grade_answer(item(answer_must_mention=()), "Dry them at room temperature [P1].",
                          ctx, judge)

@@ -127,6 +127,72 @@ def test_report_is_escaped_and_inlines_plotly_once(pipeline, tmp_path):
         render_report()
 
 
+def _unescaped(monkeypatch):
+    """Simulate an escape that failed: the trace viewer writes document text raw."""
+    import workbench.widgets.trace_viewer as viewer
+
+    monkeypatch.setattr(viewer, "_esc", str)
+
+
+def _csp_hashes(page):
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    return set(re.findall(r"'sha256-([^']+)'", csp))
+
+
+def test_csp_allows_only_the_scripts_the_report_generates(pipeline, monkeypatch):
+    import base64
+    import hashlib
+
+    chunks, ev, gen, traces = pipeline
+    _unescaped(monkeypatch)
+    page = render_report(ev, figures(), gen, traces, golden=GOLDEN, corpus=DOCS, chunks=chunks)
+    injected = "window.__pwned = 1"
+    assert f"<script>{injected}</script>" in page  # the failed escape let it into the page
+    digest = base64.b64encode(hashlib.sha256(injected.encode()).digest()).decode()
+    allowed = _csp_hashes(page)
+    assert digest not in allowed and len(allowed) == 4  # plotly's own scripts only
+    own = page.split('<section id="sweep">', 1)[1].split("</section>", 1)[0]
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", own, re.DOTALL)
+    assert allowed == {base64.b64encode(hashlib.sha256(x.encode()).digest()).decode()
+                       for x in scripts}
+    no_plots = render_report(ev, None, gen, traces, golden=GOLDEN, corpus=DOCS, chunks=chunks)
+    assert injected in no_plots and "script-src 'none'" in no_plots
+
+
+def test_bidi_controls_in_document_text_are_shown_not_obeyed(pipeline):
+    chunks, ev, gen, traces = pipeline
+    docs = Corpus([Document(d.id, d.text.replace("30 days", "\u202e30 days\u202c"), d.title,
+                            d.metadata) for d in DOCS.values()])
+    page = render_report(ev, None, gen, traces, golden=GOLDEN, corpus=docs,
+                         chunks=[type(c)(c.id, c.doc_id, c.start, c.end, docs[c.doc_id].text[
+                             c.start:c.end + 2]) for c in chunks], title="\u2067title")
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
+    assert "[U+202E]30 days[U+202C]" in page and "[U+2067]title" in page
+
+
+@pytest.mark.browser
+def test_an_injected_script_does_not_run_in_chromium(pipeline, tmp_path, monkeypatch):
+    browser_path = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    chunks, ev, gen, traces = pipeline
+    _unescaped(monkeypatch)
+    path = write_report(tmp_path / "report.html", ev, figures(), gen, traces, golden=GOLDEN,
+                        corpus=DOCS, chunks=chunks)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            blocked: list[str] = []
+            page.on("console", lambda m: blocked.append(m.text))
+            page.goto(path.as_uri())
+            page.wait_for_selector(".plotly .main-svg", timeout=30_000)  # ours run
+            assert page.evaluate("() => window.__pwned") is None  # the injected one does not
+            assert any("Content Security Policy" in m for m in blocked), blocked
+        finally:
+            browser.close()
+
+
 @pytest.mark.browser
 def test_report_opens_in_headless_chromium(pipeline, tmp_path):
     browser_path = chromium_path()
@@ -170,7 +236,8 @@ def test_cli_report_on_the_handbook(tmp_path, capsys):
     out = tmp_path / "report.html"
     code = main(["report", "--corpus", str(HANDBOOK / "docs"), "--golden",
                  str(HANDBOOK / "golden.jsonl"), "-k", "5", "--budget-tokens", "400",
-                 "--out", str(out), "--traces", str(tmp_path / "traces.jsonl")])
+                 "--out", str(out), "--traces", str(tmp_path / "traces.jsonl"),
+                 "--unrestricted"])
     assert code == 0
     printed = capsys.readouterr().out
     assert f"wrote {out}: n=67 questions, live answer accuracy" in printed

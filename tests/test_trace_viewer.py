@@ -81,6 +81,56 @@ def test_only_recorded_chunks_are_shown_and_restricted_evidence_is_withheld():
     assert "SECRET-PLAN" not in page9 and "evidence withheld" in page9
 
 
+def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
+    """A public document with one chunk restricted to hr: even a trace that (wrongly)
+    recorded that chunk shows no text of it, and the item whose evidence lies in it shows no
+    quote, no must-mention string and no document id."""
+    text = "Holiday rules for all staff. Salary bands: HR-BAND-77 for grade 7."
+    doc = Document("pay", text, "Pay", {"acl": ["all"]})
+    public = Chunk("pay#0", "pay", 0, 28, text[:28])
+    private = Chunk("pay#1", "pay", 29, len(text), text[29:], metadata={"acl": ["HR"]})
+    corpus, chunks = Corpus([doc]), [public, private]
+    it = case_from_bug_report("what is the band for grade 7", [("pay", "HR-BAND-77")],
+                              ["HR-BAND-77"], corpus=corpus, qid="p1")
+    ctx = assemble_context(["pay#0", "pay#1"], chunks, corpus, user_groups=["staff"])
+    assert ctx.chunk_ids == ("pay#0",)
+    honest = make_trace("p1", it.question, ["pay#0", "pay#1"], ctx, Answer("no idea"),
+                        chunks=chunks, corpus=corpus, item=it)
+    forged = make_trace("p1", it.question, ["pay#0", "pay#1"],
+                        assemble_context(["pay#0", "pay#1"], chunks, corpus), Answer("no idea"),
+                        chunks=chunks, corpus=corpus)
+    forged = type(forged)(**{**forged.__dict__, "user_groups": ("staff",)})
+    for t in (honest, forged):
+        page = trace_viewer_html(t, it, corpus, chunks)
+        assert "HR-BAND-77" not in page and "Salary" not in page, page
+        assert "evidence withheld" in page
+    hr = assemble_context(["pay#1"], chunks, corpus, user_groups=[" hr"])
+    seen = make_trace("p1", it.question, ["pay#1"], hr, Answer("HR-BAND-77 [P1]"),
+                      chunks=chunks, corpus=corpus, item=it)
+    assert "HR-BAND-77" in trace_viewer_html(seen, it, corpus, chunks)
+
+
+def test_citations_read_one_way_everywhere_and_bidi_controls_are_shown():
+    from workbench.generation import resolve_citations
+    from workbench.generation.grading import split_claims
+
+    it = item()
+    t = trace(it, ["refunds#0", "shipping#0"], "Refunds take 30 days (P1). Free [see P2].")
+    ctx = assemble_context(["refunds#0", "shipping#0"], CHUNKS, DOCS)
+    assert resolve_citations(t.answer, ctx).labels == ("P1", "P2") == tuple(t.citations)
+    assert split_claims(t.answer) == ["Refunds take 30 days.", "Free."]
+    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    answer = page.split('class="wb-answer">', 1)[1].split("</div>", 1)[0]
+    assert answer.count('<a href="#wb-') == 2  # (P1) links like [P2]
+    evil = Document("evil", "Pay \u202eyad 03\u202c within 30 days. \u2066x\u2069", "E")
+    chunk = Chunk("evil#0", "evil", 0, len(evil.text), evil.text)
+    t2 = make_trace("e", "q", ["evil#0"], assemble_context(["evil#0"], [chunk], [evil]),
+                    "ok", chunks=[chunk])
+    page2 = trace_viewer_html(t2, None, Corpus([evil]), [chunk])
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", page2)
+    assert "[U+202E]yad 03[U+202C]" in page2 and "[U+2066]x[U+2069]" in page2
+
+
 def make_traces():
     a, b, c = item("q1"), item("q2", "refund window?", "lookup"), item("q3", "ship?", "other")
     return [a, b, c], [

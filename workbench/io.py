@@ -1,11 +1,23 @@
-"""File I/O shared by every writer and reader of user data.
+"""File I/O shared by every writer and reader of user files.
 
-* :func:`atomic_write_text`: a write that a crash cannot half-do (temporary file in the same
-  folder, fsync, then ``os.replace``; the temporary file is removed on failure). Golden sets,
-  traces, baselines, TREC files, reports, the generation cache and the sweep state use it.
-* :func:`iter_jsonl`: the rows of a JSONL file as ``("file:line", row)``; a malformed line
-  raises ``ValueError`` naming its file, line and column. Corpora, BEIR queries and traces
-  are read with it.
+Reading. :func:`read_text` returns a file's text or raises :class:`InputError` naming the
+file (and, for bytes that are not UTF-8, the line and column): a missing file, a folder
+where a file belongs, an unreadable file. A leading byte-order mark is dropped.
+:func:`iter_jsonl` yields the rows of a JSONL file as ``("file:line", row)``, each decoded by
+:func:`decode_json_line`, which refuses malformed JSON, duplicate keys in one object, lone
+surrogates (``"\\ud800"``) and nesting too deep to read, naming the line and the field;
+:func:`decode_json_file` reads a whole-file JSON document the same way.
+
+Writing. :func:`atomic_write_text` (and ``_bytes``) is a write that a crash cannot half-do:
+temporary file ``.{name}.XXXXXXXX.tmp`` in the same folder, fsync, ``os.replace``. It holds
+the file's lock (:func:`locked`) while it writes, removes the temporary files that killed
+writers left behind, and removes its own on failure. A folder where the file belongs, a
+missing parent folder (a typo'd path; callers that own their folders, such as caches, pass
+``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
+file is then unchanged. A read-modify-write (append a golden case, ratchet a baseline,
+extend the sweep state) holds :func:`locked` around the read and the write, so concurrent
+writers lose nothing. The lock is a ``filelock`` lock on the sibling ``.{name}.lock`` (an
+empty file that stays; the kernel releases the lock when a holder dies).
 
 This module imports nothing from the rest of the package (it is the lowest layer).
 """
@@ -14,12 +26,201 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_text", "iter_jsonl"]
+from filelock import FileLock, Timeout
+
+__all__ = ["LOCK_TIMEOUT_S", "InputError", "atomic_write_bytes", "atomic_write_text",
+           "decode_json_file", "decode_json_line", "find_lone_surrogate", "iter_jsonl",
+           "lock_path", "locked", "read_text", "temp_files"]
+
+#: Seconds a writer waits for another writer's lock before giving up with an InputError.
+LOCK_TIMEOUT_S = 120.0
+
+
+class InputError(ValueError):
+    """Bad input or an impossible write, in one line: the file (line, field) and what to do.
+    ``where`` is ``file`` or ``file:line``; ``field`` the field at fault, if any."""
+
+    def __init__(self, where: str, message: str, field: str | None = None):
+        self.where, self.field, self.reason = where, field, message
+        named = f"field {field!r}: " if field else ""
+        super().__init__(f"{where}: {named}{message}")
+
+
+# ----------------------------------------------------------------------------- reading
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The UTF-8 text of ``path`` (a leading BOM dropped); ``what`` names the file's role in
+    the messages (``"golden set"``, ``"baseline"``)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(str(path), f"is a folder, not a {what} file; give the file's path")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), f"{what} file not found; check the path") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the {what} file ({exc.strerror or exc})"
+                         ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"{path}:{line}", f"byte 0x{data[exc.start]:02x} at column {column} "
+                         "is not UTF-8; save the file as UTF-8") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in row:
+            raise _DuplicateKey(key)
+        row[key] = value
+    return row
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def find_lone_surrogate(value: Any) -> str | None:
+    """The path (``question``, ``evidence[0].text``) of the first string holding a lone
+    surrogate (which no UTF-8 file can store), or None."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "<line>"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if find_lone_surrogate(key) is not None:
+                    return f"{where}.{key!r}" if where else repr(key)
+                stack.append((f"{where}.{key}" if where else str(key), sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(item))
+    return None
+
+
+def _decode(text: str) -> Any:
+    """JSON from ``text``; raises :class:`_BadJSON` (message, field, line) when it is not
+    readable as the workbench reads JSON (see :func:`decode_json_line`)."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise _BadJSON(f"malformed JSON ({exc.msg}, column {exc.colno})", None, exc.lineno)\
+            from None
+    except _DuplicateKey as exc:
+        raise _BadJSON("given twice in one object (JSON keeps only the last one silently); "
+                       "keep one", str(exc.args[0]), None) from None
+    except RecursionError:
+        raise _BadJSON("JSON nested too deeply to read", None, None) from None
+    bad = find_lone_surrogate(value)
+    if bad is not None:
+        raise _BadJSON("holds a lone surrogate (an escape such as \\ud800 that is half of a "
+                       "character); fix the text", bad, None)
+    return value
+
+
+class _BadJSON(Exception):
+    def __init__(self, message: str, field: str | None, line: int | None):
+        super().__init__(message)
+        self.message, self.field, self.line = message, field, line
+
+
+def decode_json_line(line: str, where: str) -> Any:
+    """One JSON value from one line of a file; raises :class:`InputError` naming ``where``
+    (``file:line``) for malformed JSON, a key given twice in one object, a lone surrogate
+    and nesting too deep to read."""
+    try:
+        return _decode(line)
+    except _BadJSON as exc:
+        fix = "; fix or delete the line" if exc.field is None else ""
+        raise InputError(where, exc.message + fix, field=exc.field) from None
+
+
+def decode_json_file(text: str, path: str | Path) -> Any:
+    """One JSON document (a whole file's ``text``); errors as :func:`decode_json_line`,
+    naming ``file:line`` where the line is known."""
+    try:
+        return _decode(text)
+    except _BadJSON as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise InputError(where, exc.message, field=exc.field) from None
+
+
+def iter_jsonl(path: str | Path, what: str = "JSONL") -> Iterator[tuple[str, Any]]:
+    """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a bad
+    line raises :class:`InputError` naming its file and line (see :func:`decode_json_line`)."""
+    text = read_text(path, what)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            where = f"{path}:{lineno}"
+            yield where, decode_json_line(line, where)
+
+
+# ----------------------------------------------------------------------------- locking
+
+def lock_path(path: str | Path) -> Path:
+    """The lock file of ``path``: its sibling ``.{name}.lock``."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.lock")
+
+
+class _Locked(AbstractContextManager[None]):
+    def __init__(self, path: Path, timeout: float):
+        self.path, self.timeout = path, timeout
+        self.lock: FileLock | None = None
+
+    def __enter__(self) -> None:
+        target = lock_path(self.path)
+        try:  # filelock would wait out its timeout on a folder it cannot write: ask first
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o666))
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot write here: the lock file {target} "
+                             f"cannot be created ({exc.strerror or exc}); is the folder "
+                             "writable?") from None
+        try:
+            self.lock = FileLock(target, timeout=self.timeout, is_singleton=True)
+            self.lock.acquire()
+        except Timeout:
+            raise InputError(str(self.path), f"another process has held its lock ({target}) "
+                             f"for over {self.timeout:.0f} s; wait for it to finish") from None
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot take the lock {target} "
+                             f"({exc.strerror or exc}); is the folder writable?") from None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.lock is not None:
+            self.lock.release()
+
+
+def locked(path: str | Path, timeout: float = LOCK_TIMEOUT_S) -> AbstractContextManager[None]:
+    """Hold the lock of ``path`` (reentrant in one thread, exclusive between threads and
+    processes): ``with locked(path): read, change, write``."""
+    return _Locked(Path(path), timeout)
+
+
+# ----------------------------------------------------------------------------- writing
+
+def temp_files(path: str | Path) -> list[Path]:
+    """The temporary files that writes of ``path`` create (``.{name}.XXXXXXXX.tmp``)."""
+    path = Path(path)
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9_]{{8}}\.tmp")
+    if not path.parent.is_dir():
+        return []
+    return sorted(p for p in path.parent.iterdir() if pattern.fullmatch(p.name))
 
 
 def _file_mode(path: Path) -> int:
@@ -31,36 +232,60 @@ def _file_mode(path: Path) -> int:
     return 0o666 & ~umask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a crash leaves either the old file or the new one."""
+def _check_target(path: Path, make_parents: bool) -> None:
+    if path.is_dir():
+        raise InputError(str(path), "is a folder; give the path of a file to write")
+    parent = path.parent
+    if not parent.is_dir():
+        if parent.exists():
+            raise InputError(str(path), f"{parent} is a file, not a folder; check the path")
+        if not make_parents:
+            raise InputError(str(path), f"folder {parent} does not exist; check the path for "
+                             "a typo, or create the folder first")
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(str(path), f"cannot create folder {parent} "
+                             f"({exc.strerror or exc})") from None
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, make_parents: bool = False,
+                       lock: bool = True) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one
+    (see the module docstring). ``lock=False`` when the caller holds a lock that covers
+    ``path`` (a cache's)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _check_target(path, make_parents)
+    with locked(path) if lock else nullcontext():
+        for stale in temp_files(path):  # left by a writer that was killed mid-write
+            stale.unlink(missing_ok=True)
+        tmp = ""
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.chmod(tmp, _file_mode(path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            if tmp:
+                Path(tmp).unlink(missing_ok=True)
+            raise InputError(str(path), f"cannot write ({exc.strerror or exc}); the old file "
+                             "is unchanged: free disk space or check permissions, then retry"
+                             ) from None
+        except BaseException:
+            if tmp:
+                Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def atomic_write_text(path: str | Path, text: str, *, make_parents: bool = False,
+                      lock: bool = True) -> None:
+    """:func:`atomic_write_bytes` of ``text`` as UTF-8 with ``\\n`` line ends."""
     try:
-        os.chmod(tmp, _file_mode(path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def iter_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a
-    malformed line raises ValueError naming its file, line and column."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg}, column {exc.colno}); "
-                                 "fix or delete the line") from None
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(str(path), f"text to write holds a lone surrogate at character "
+                         f"{exc.start}; nothing was written") from None
+    atomic_write_bytes(path, data, make_parents=make_parents, lock=lock)

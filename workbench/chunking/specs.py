@@ -50,6 +50,11 @@ def _split_params(spec: str, body: str) -> dict[str, str]:
         raise ValueError(f"chunker spec {spec!r}: unbalanced '('; {SPEC_HELP}")
     parts.append(cur)
     params: dict[str, str] = {}
+    if len(parts) > 1 or parts[0].strip():
+        empty = [n for n, part in enumerate(parts, start=1) if not part.strip()]
+        if empty:
+            raise ValueError(f"chunker spec {spec!r}: parameter {empty[0]} is empty (a stray "
+                             f"','); {SPEC_HELP}")
     for part in parts:
         if not part.strip():
             continue

@@ -1,14 +1,19 @@
 """The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report, cache.
 
-User errors (bad files, bad specs) print one clear message and exit 2 (validate: 1 when
-the golden set has problems); never a traceback. torch is imported only when a dense
-model is asked for.
+Errors never show a traceback. A user error (a bad file, a bad spec, a value out of range,
+a folder where a file belongs, a full disk or read-only target) prints one line naming the
+file, line and field and what to do (a golden set's problems one per line) and exits 2;
+``validate`` exits 1 when the golden set has problems. A reader that closes the pipe early
+(``workbench eval | head``) ends the command quietly with exit status 141, as a process
+killed by SIGPIPE would (so a gate whose report was cut short never reads as passed). torch
+is imported only when a dense model is asked for.
 
 The package owns every command: :func:`build_parser` and :func:`main` here, the commands in
 :mod:`~workbench.cli.retrieval` (trec, validate, eval, chunks), :mod:`~workbench.cli.sweep`,
-:mod:`~workbench.cli.gate`, :mod:`~workbench.cli.report` and :mod:`~workbench.cli.cache`. A
-command's module is imported only when that command runs, so ``import workbench.cli`` stays
-fast. Warnings print as one ``workbench: warning: ...`` line.
+:mod:`~workbench.cli.gate`, :mod:`~workbench.cli.report` and :mod:`~workbench.cli.cache`,
+and the argument checks they share in :mod:`~workbench.cli.args`. A command's module is
+imported only when that command runs, so ``import workbench.cli`` stays fast. Warnings print
+as one ``workbench: warning: ...`` line.
 ``python -m workbench.cli`` runs :func:`main` (:mod:`workbench.cli.__main__`).
 
 Layer: the top; may import anything in the package. Nothing imports it.
@@ -17,9 +22,12 @@ Layer: the top; may import anything in the package. Nothing imports it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
+from workbench.cli.args import cutoff, non_negative_int, probability, share
 from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
 
 __all__ = ["build_parser", "main"]
@@ -69,6 +77,14 @@ def _report(args: argparse.Namespace) -> int:
     return run_report_command(args)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``workbench eval: error: argument -k: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _cache(args: argparse.Namespace) -> int:
     from workbench.cli.cache import run_cache_command
 
@@ -88,15 +104,16 @@ def cache_arg(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="workbench", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="workbench", description=(__doc__ or "").splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("trec", help="trec_eval-style scores of a TREC run against TREC qrels")
     p.add_argument("qrels")
     p.add_argument("run")
     p.add_argument("-m", "--measure", action="append",
                    help="metric (recall@10, P_5, ndcg_cut_10, map, ...); repeatable")
-    p.add_argument("--threshold", type=int, default=1, help="minimum relevant grade (default 1)")
+    p.add_argument("--threshold", type=non_negative_int, default=1,
+                   help="minimum relevant grade (default 1)")
     p.set_defaults(fn=_trec)
 
     p = sub.add_parser("validate", help="check a golden set against a corpus")
@@ -115,12 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
-    p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
+    p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")
     p.add_argument("-m", "--metric", action="append", help="metric such as recall@5; repeatable")
     p.add_argument("--level", choices=["chunk", "document"], default=None,
                    help="chunk, or document (the default for a BEIR folder, which judges "
                         "documents)")
-    p.add_argument("--evidence-threshold", type=float, default=DEFAULT_EVIDENCE_THRESHOLD,
+    p.add_argument("--evidence-threshold", type=share, default=DEFAULT_EVIDENCE_THRESHOLD,
                    help="share of a span's non-blank characters the retrieved chunks must hold "
                         f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
     p.add_argument("--by-category", action="store_true",
@@ -143,10 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunker")
     p.add_argument("--retriever")
     p.add_argument("--encoder")
-    p.add_argument("-k", type=int)
+    p.add_argument("-k", type=cutoff)
     p.add_argument("-m", "--metric", action="append", help="gate only this metric; repeatable")
     p.add_argument("--level", choices=["chunk", "document"])
-    p.add_argument("--alpha", type=float, default=0.05, help="one-sided test level (0.05)")
+    p.add_argument("--alpha", type=probability, default=0.05,
+                   help="one-sided test level (0.05)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write the baseline (create it, or ratchet it upward only)")
     cache_arg(p)
@@ -165,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="DIR",
                    help="cache folder, shared by workers (a network folder for a multi-machine "
                         "Dask cluster); default: $WORKBENCH_CACHE, else ~/.cache/workbench")
-    p.add_argument("-k", type=int, default=5, help="k when the grid has none (default 5)")
+    p.add_argument("-k", type=cutoff, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
     p.set_defaults(fn=_sweep)
 
@@ -175,11 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
-    p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
+    p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")
     cache_arg(p)
-    p.add_argument("--budget-tokens", type=int, default=None, help="context budget in tokens")
+    p.add_argument("--budget-tokens", type=non_negative_int, default=None,
+                   help="context budget in tokens")
     p.add_argument("--user-group", action="append", default=None,
                    help="enforce access as a user in this group; repeatable")
+    p.add_argument("--unrestricted", action="store_true",
+                   help="show every document, restricted ones included (needed on a corpus "
+                        "with restricted documents when no --user-group is given)")
     p.add_argument("--no-generation", action="store_true", help="retrieval metrics only")
     p.add_argument("--traces", help="also save the traces (JSONL, ids only) here")
     p.add_argument("--title", help="report title")
@@ -199,6 +221,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _message(exc: BaseException) -> str:
+    """The one-line message of a user error (a golden set's problems one per line)."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to read"
+    return str(exc) or type(exc).__name__
+
+
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
                       lineno: int, line: str | None = None) -> str:
     return f"workbench: warning: {message}\n"
@@ -211,8 +244,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
         return int(args.fn(args))
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+    except BrokenPipeError:  # the reader closed the pipe (| head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (ValueError, OSError, KeyError, RecursionError) as exc:
+        print(f"workbench {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = saved

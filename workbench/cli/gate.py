@@ -7,28 +7,28 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.cli.args import check_cutoffs
 from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
-from workbench.gate.baseline import DEFAULTS, Baseline, gate_config
+from workbench.gate.baseline import Baseline, pipeline_config
 
 
 def run_gate_command(args: Any) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
     Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)
+    check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:
         raise FileNotFoundError(f"{path}: baseline not found; create it with "
                                 f"`workbench gate --baseline {path} --update-baseline`")
-    base = Baseline.load(path) if path.exists() else None
+    base = Baseline.load(path, pipeline=True) if path.exists() else None
     given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
                                                  "encoder", "k", "level")}
     requested = getattr(args, "metric", None)
     given["metrics"] = list(dict.fromkeys([*(base.metrics if base else []), *requested])
                             ) if requested else None
     merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
-    if not merged.get("corpus"):
-        raise ValueError("give --corpus (and --golden) to create a baseline")
-    config = gate_config(**{k: v for k, v in merged.items() if k in ("corpus", *DEFAULTS)})
+    config = pipeline_config(merged, "gate options")
     ev, golden = evaluate_pipeline(config, progress=show_progress(), cache=embedding_cache(args))
     forced = bool(args.update_baseline and args.force)
     out: dict[str, Any] = {"baseline": str(path), "config": config}

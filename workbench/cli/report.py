@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.cli.args import check_cutoffs, require_answerable
+
 __all__ = ["run_report_command"]
 
 
@@ -22,12 +24,20 @@ def run_report_command(args: Any) -> int:
     from workbench.evaluation import evaluate
     from workbench.generation import ExtractiveReader, run_generation_eval
     from workbench.golden import load_dataset
-    from workbench.report import write_report
+    from workbench.report import restricted_ids, write_report
 
     corpus, golden = load_dataset(args.corpus, args.golden)
+    require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
     spec, _ = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus)
+    check_cutoffs(args.k, None, len(chunks), "chunks in this corpus")
+    restricted = restricted_ids(corpus, chunks)
+    if restricted and args.user_group is None and not args.unrestricted \
+            and not args.no_generation:
+        raise ValueError(f"{args.corpus}: {len(restricted)} document(s) or chunk(s) are "
+                         "restricted (acl); give --user-group GROUP to report as a user, or "
+                         "--unrestricted to show every document to whoever reads the report")
     retriever, _ = build_retriever(args, chunks, golden)
     ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever,
                   progress=show_progress())
@@ -47,7 +57,8 @@ def run_report_command(args: Any) -> int:
              + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
              + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
     out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
-                       corpus=corpus, chunks=chunks, triage=tri, notes=notes)
+                       corpus=corpus, chunks=chunks, triage=tri, notes=notes,
+                       unrestricted=args.unrestricted)
     line = f"wrote {out}: n={ev.n} questions"
     if generation is not None:
         acc = generation.accuracy()

@@ -17,6 +17,8 @@ import math
 import sys
 from typing import Any
 
+from workbench.cli.args import check_cutoffs, require_answerable
+
 __all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
            "run_validate_command"]
 
@@ -37,6 +39,8 @@ def run_trec_command(args: argparse.Namespace) -> int:
                          f"(e.g. run topic {next(iter(run))!r}, qrels topic "
                          f"{next(iter(qrels), None)!r}); check that the files belong together")
     names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
+    deepest = max((len(docs) for docs in run.values()), default=0)
+    check_cutoffs(None, names, deepest, "documents of the run's deepest ranking")
     labels = []
     for name in names:
         try:
@@ -57,6 +61,14 @@ def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from workbench.golden import load_dataset
 
     return load_dataset(args.corpus, getattr(args, "golden", None))
+
+
+def _chunk_labels_note(golden: Any) -> str | None:
+    labelled = sum(1 for item in golden if item.chunk_labels)
+    if not labelled:
+        return None
+    return (f"note: {labelled} question(s) are labelled by chunk id; give --chunker SPEC (the "
+            "chunking the labels were made on) to check those ids")
 
 
 def show_progress() -> bool:
@@ -138,6 +150,9 @@ def run_validate_command(args: argparse.Namespace) -> int:
 
         chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
     problems = golden.problems(corpus, chunks)
+    note = None if chunks is not None else _chunk_labels_note(golden)
+    if note:
+        print(note)
     for p in problems:
         print(p)
     if problems:
@@ -165,9 +180,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from workbench.golden.datasets import dataset_kind
 
     corpus, golden = _load_inputs(args)
+    require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
     spec, note = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus)
+    check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     retriever, encoder_line = build_retriever(args, chunks, golden)
     metrics = args.metric or default_metrics(args.k)
     beir = dataset_kind(args.corpus, args.golden) == "beir"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.cli.args import check_cutoffs, require_answerable
 from workbench.evaluation import INTERVAL_NOTE
 from workbench.sweep.grid import load_grid
 from workbench.sweep.result import SweepResult, plain_value
@@ -48,7 +49,9 @@ def run_sweep_command(args: Any) -> int:
     from workbench.golden.datasets import load_dataset
 
     grid, metrics = load_grid(args.grid)
+    check_cutoffs(args.k, metrics, None)
     corpus, golden = load_dataset(args.corpus, args.golden)
+    require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
     executor, close = make_executor(args.executor)
     try:

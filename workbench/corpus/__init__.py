@@ -19,10 +19,20 @@ from workbench.corpus.access import (
     can_read_chunk,
     declared_current,
     is_superseded,
+    parse_acl,
+    user_groups_of,
 )
-from workbench.corpus.loaders import load_corpus, load_folder, load_jsonl
+from workbench.corpus.loaders import (
+    HEADER_KEYS,
+    STATUSES,
+    FrontMatterWarning,
+    load_corpus,
+    load_folder,
+    load_jsonl,
+)
 from workbench.corpus.types import Chunk, Corpus, Document, Span
 
-__all__ = ["EVERYONE", "Chunk", "Corpus", "Document", "HasMetadata", "Span", "acl_of", "can_read",
-           "can_read_chunk", "declared_current", "is_superseded", "load_corpus", "load_folder",
-           "load_jsonl"]
+__all__ = ["EVERYONE", "HEADER_KEYS", "STATUSES", "Chunk", "Corpus", "Document",
+           "FrontMatterWarning", "HasMetadata", "Span", "acl_of", "can_read", "can_read_chunk",
+           "declared_current", "is_superseded", "load_corpus", "load_folder", "load_jsonl",
+           "parse_acl", "user_groups_of"]

@@ -1,13 +1,17 @@
 """Who may read what, and which version of a document is current: each rule in one place.
 
-Access. A document's ``metadata["acl"]`` lists the groups allowed to read it
-(:func:`acl_of`, which ``Document.acl`` returns); a chunk may carry its own
-``metadata["acl"]``. An empty ACL, or one containing ``"all"`` (:data:`EVERYONE`), means
-everyone. :func:`can_read` checks one ACL; :func:`can_read_chunk` is the check of context
-assembly: the document's ACL and the chunk's own must both allow the user, and a chunk whose
-document is unknown is refused (fail closed). ``user_groups=None`` is the unrestricted
-evaluation view (no check); pass the user's groups (``[]`` for a user in no group) to
-enforce access.
+Access (fails closed). A document's ``metadata["acl"]`` names the groups allowed to read it;
+a chunk may carry its own ``metadata["acl"]``. :func:`parse_acl` is the one reading of an
+``acl`` value: a single group name or a list of group names, each trimmed and case-folded
+(``" Finance "`` and ``"finance"`` are one group). Anything else that is present (``false``,
+``0``, ``''``, ``null``, ``5``, ``true``, an empty list, a blank name) is an error, never
+"everyone". An ``acl`` that is absent means everyone, and so does one naming ``"all"``
+(:data:`EVERYONE`). The asking user's groups are read the same way (:func:`user_groups_of`:
+one name or a list of names, trimmed and case-folded). :func:`can_read` checks one ACL;
+:func:`can_read_chunk` is the check of context assembly, the trace viewer and the report: the
+document's ACL and the chunk's own must both allow the user, and a chunk whose document is
+unknown is refused. ``user_groups=None`` is the unrestricted evaluation view (no check); pass
+the user's groups (``[]`` for a user in no group) to enforce access.
 
 Versions. A document is superseded (:func:`is_superseded`) when its ``status`` is
 ``superseded`` or it names a ``superseded_by``; ``Document.is_current``
@@ -15,17 +19,20 @@ Versions. A document is superseded (:func:`is_superseded`) when its ``status`` i
 documents, position items never use them as distractors, and diagnosis flags answers that
 rest on them.
 
-Used by: :mod:`workbench.generation.context`, :mod:`workbench.generation.evaluation`,
-:mod:`workbench.generation.position`, :mod:`workbench.diagnose` and the trace viewer.
+Used by: :mod:`workbench.corpus.loaders` (validation at load), :mod:`workbench.generation`,
+:mod:`workbench.diagnose`, the trace viewer and the report.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from workbench.io import InputError
+
 __all__ = ["EVERYONE", "HasMetadata", "acl_of", "can_read", "can_read_chunk",
-           "declared_current", "is_superseded"]
+           "declared_current", "is_superseded", "parse_acl", "user_groups_of"]
 
 EVERYONE = "all"
 
@@ -39,45 +46,87 @@ class HasMetadata(Protocol):
     def metadata(self) -> Mapping[str, Any]: ...
 
 
-def acl_of(metadata: Mapping[str, Any]) -> tuple[str, ...]:
-    """The groups ``metadata["acl"]`` allows (a string is one group); empty means everyone.
-    This is ``Document.acl``."""
-    acl = metadata.get("acl") or ()
-    return (acl,) if isinstance(acl, str) else tuple(acl)
+def _group(name: Any, where: str, field: str, what: str) -> str:
+    if not isinstance(name, str):
+        hint = f"; quote it ('{name}')" if isinstance(name, int | float) else ""
+        raise InputError(where, f"{what}{name!r} is not a group name{hint}", field=field)
+    group = name.strip().casefold()
+    if not group:
+        raise InputError(where, f"{what}is blank; name a group", field=field)
+    return group
 
 
-def _groups(acl: Any) -> tuple[str, ...]:
-    if acl is None:
-        return ()
-    return (acl,) if isinstance(acl, str) else tuple(str(g) for g in acl)
+def parse_acl(value: Any, where: str = "acl", field: str = "acl") -> tuple[str, ...]:
+    """The groups an ``acl`` value names (trimmed, case-folded, in order); raises
+    :class:`~workbench.io.InputError` naming ``where`` and ``field`` for anything but a group
+    name or a non-empty list of group names."""
+    fix = ("give a group name or a list of group names, e.g. acl: [finance], or acl: [all] "
+           "for everyone")
+    if isinstance(value, str):
+        if not value.strip():
+            raise InputError(where, f"is empty; {fix}", field=field)
+        return (_group(value, where, field, ""),)
+    if isinstance(value, list | tuple):
+        if not value:
+            raise InputError(where, f"is an empty list; {fix}", field=field)
+        return tuple(dict.fromkeys(_group(g, where, field, "entry ") for g in value))
+    shown = json.dumps(value, default=str) if value is None or isinstance(
+        value, bool | int | float) else repr(value)
+    raise InputError(where, f"is {shown}, which names no group; {fix}", field=field)
 
 
-def can_read(user_groups: Iterable[str] | None, acl: Any) -> bool:
-    """True when a user in ``user_groups`` may read something with ``acl``.
+def acl_of(metadata: Mapping[str, Any], where: str = "metadata") -> tuple[str, ...]:
+    """The groups ``metadata["acl"]`` allows (:func:`parse_acl`); empty when there is no
+    ``acl`` (everyone). This is ``Document.acl``."""
+    return parse_acl(metadata["acl"], where) if "acl" in metadata else ()
+
+
+def user_groups_of(user_groups: Iterable[str] | str | None) -> frozenset[str] | None:
+    """The asking user's groups, trimmed and case-folded: a single name is one group (never
+    its letters); None stays None (the unrestricted view)."""
+    if user_groups is None:
+        return None
+    if isinstance(user_groups, str):
+        return frozenset({_group(user_groups, "user_groups", "user_groups", "group ")})
+    try:
+        names = list(user_groups)
+    except TypeError:
+        raise InputError("user_groups", f"{user_groups!r} is not a group name or a list of "
+                         "group names") from None
+    return frozenset(_group(g, "user_groups", "user_groups", "group ") for g in names)
+
+
+def can_read(user_groups: Iterable[str] | str | None, acl: Any) -> bool:
+    """True when a user in ``user_groups`` may read something with ``acl``: the groups of
+    ``Document.acl`` (empty or None: no ACL, everyone) or a raw ``acl`` value, read by
+    :func:`parse_acl` (a malformed one raises ValueError whatever the view).
     ``user_groups=None`` is the unrestricted evaluation view."""
-    allowed = _groups(acl)
-    if user_groups is None or not allowed or EVERYONE in allowed:
+    allowed = parse_acl(acl) if acl is not None and acl != () and acl != [] else ()
+    groups = user_groups_of(user_groups)
+    if groups is None or not allowed or EVERYONE in allowed:
         return True
-    return bool(set(allowed) & set(user_groups))
+    return bool(set(allowed) & groups)
 
 
-def can_read_chunk(user_groups: Iterable[str] | None, chunk: HasMetadata,
+def can_read_chunk(user_groups: Iterable[str] | str | None, chunk: HasMetadata,
                    doc: HasMetadata | None) -> bool:
     """True when a user in ``user_groups`` may read ``chunk`` of document ``doc``: the
-    document's ACL (``Document.acl``) and the chunk's own (``chunk.metadata["acl"]``) must both
-    allow it, and an unknown document (``doc=None``) is refused (fail closed). This is the
-    access check of :func:`~workbench.generation.context.assemble_context`;
-    ``user_groups=None`` is the unrestricted evaluation view."""
-    if user_groups is None:
+    document's ACL and the chunk's own (``chunk.metadata["acl"]``) must both allow it, and an
+    unknown document (``doc=None``) is refused (fail closed). ``user_groups=None`` is the
+    unrestricted evaluation view; a malformed ACL raises ValueError in every view."""
+    name = str(getattr(chunk, "id", "chunk"))
+    chunk_acl = acl_of(chunk.metadata, f"chunk {name!r}")
+    doc_acl = acl_of(doc.metadata, f"document {getattr(doc, 'id', '?')!r}") if doc else ()
+    groups = user_groups_of(user_groups)
+    if groups is None:
         return True
-    return (doc is not None and can_read(user_groups, acl_of(doc.metadata))
-            and can_read(user_groups, chunk.metadata.get("acl")))
+    return doc is not None and can_read(groups, doc_acl) and can_read(groups, chunk_acl)
 
 
 def declared_current(metadata: Mapping[str, Any]) -> bool:
     """False when ``metadata["status"]`` is ``superseded``; this is ``Document.is_current``
     (a ``superseded_by`` alone does not clear it; :func:`is_superseded` counts both)."""
-    return str(metadata.get("status", "current")) != "superseded"
+    return str(metadata.get("status", "current")).strip().casefold() != "superseded"
 
 
 def is_superseded(doc: HasMetadata | Mapping[str, Any]) -> bool:

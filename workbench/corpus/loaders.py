@@ -1,84 +1,262 @@
-"""Loading a corpus: folders of ``.md`` / ``.txt`` files (YAML front matter for id, title,
-version, effective_date, status, acl, ...), documents JSONL and BEIR folders
-(``corpus.jsonl``). Every problem names the file (and line) and the field; ids and text are
-NFC-normalised here, once."""
+"""Loading a corpus: folders of ``.md`` / ``.txt`` files with YAML front matter, documents
+JSONL and BEIR folders (``corpus.jsonl``). Every problem names the file (and line) and the
+field; ids and text get the one normal form here, once (:func:`~workbench.text.normalize_text`).
+
+Front matter is a YAML mapping between a first line ``---`` and a closing ``---`` or ``...``
+(a UTF-8 byte-order mark and blank lines before it are allowed). Its keys are
+:data:`HEADER_KEYS`: ``id`` (default: the file stem), ``title`` (default: the first
+``# heading``), ``version``, ``effective_date`` (an ISO date), ``status`` (``current`` |
+``superseded``), ``superseded_by`` and ``acl`` (see :mod:`workbench.corpus.access`). Access
+fails closed: a header that cannot be parsed (never closed, not YAML, not a mapping, a key
+given twice, TOML ``+++``), an ``acl`` that names no group, or an ``acl:`` line outside a
+header refuses the document with an error; it is never loaded as public. A key that is not
+known gets a warning naming the closest known key; a near miss of ``acl`` (``ACL``,
+``acls``) is read as the ``acl`` it was meant to be, so the document stays restricted.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import difflib
 import re
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from workbench.corpus.access import parse_acl
 from workbench.corpus.types import Corpus, Document
-from workbench.io import iter_jsonl
-from workbench.text import nfc
+from workbench.io import InputError, iter_jsonl, read_text
+from workbench.text import normalize_text
 
-__all__ = ["load_corpus", "load_folder", "load_jsonl"]
+__all__ = ["HEADER_KEYS", "STATUSES", "FrontMatterWarning", "load_corpus", "load_folder",
+           "load_jsonl"]
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.DOTALL)
+HEADER_KEYS = ("id", "title", "version", "effective_date", "status", "superseded_by", "acl")
+STATUSES = ("current", "superseded")
+#: Keys that name readers under another word: refused, because their meaning is a guess.
+_ACCESS_WORDS = ("access", "allow", "audience", "group", "permission", "reader", "role",
+                 "visibility")
+_ACL_LINE = re.compile(r"^\s*acls?\s*:", re.IGNORECASE)
 
 
-def _parse_front_matter(raw: str, path: Path) -> tuple[dict[str, Any], str]:
+class FrontMatterWarning(UserWarning):
+    """A front-matter key the workbench does not know (kept in ``Document.metadata``)."""
+
+
+def _header_loader() -> type:
     import yaml
 
-    match = _FRONT_MATTER.match(raw)
-    if not match:
-        return {}, raw
+    class HeaderLoader(yaml.SafeLoader):
+        """SafeLoader that keeps dates as text (validated here, with the file and line)."""
+
+    HeaderLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return HeaderLoader
+
+
+def _split_header(raw: str, path: Path) -> tuple[str | None, int, str]:
+    """``(header YAML or None, line number of its first line, body)``."""
+    lines = raw.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None, 0, raw
+    opener = lines[first].strip()
+    if opener == "+++":
+        raise InputError(f"{path}:{first + 1}", "TOML front matter (+++) is not read; write "
+                         "the header as YAML between '---' lines")
+    if opener != "---":
+        for n, line in enumerate(lines[:12], start=1):
+            if _ACL_LINE.match(line):
+                raise InputError(f"{path}:{n}", "an 'acl:' line outside a front-matter "
+                                 "header would make this document public; put the header "
+                                 "between '---' lines at the top", field="acl")
+        return None, 0, raw
+    close = next((i for i in range(first + 1, len(lines))
+                  if lines[i].rstrip() in ("---", "...")), None)
+    if close is None:
+        raise InputError(f"{path}:{first + 1}", "front matter opened here is never closed; "
+                         "end it with a line '---' (or '...')")
+    return "\n".join(lines[first + 1:close]), first + 2, "\n".join(lines[close + 1:])
+
+
+def _parse_header(text: str, line0: int, path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The header's keys and values, and the line of each key; every problem names
+    ``file:line``."""
+    import yaml
+
+    loader = _header_loader()(text)
+    meta: dict[str, Any] = {}
+    lines: dict[str, int] = {}
     try:
-        meta = yaml.safe_load(match.group(1)) or {}
+        node = loader.get_single_node()
+        if node is None:
+            return meta, lines
+        if not isinstance(node, yaml.MappingNode):
+            raise InputError(f"{path}:{line0}", "front matter must be 'key: value' lines")
+        for key_node, value_node in node.value:
+            line = line0 + key_node.start_mark.line
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                raise InputError(f"{path}:{line}", f"front-matter key {key!r} is not a name")
+            if key in meta:
+                raise InputError(f"{path}:{line}", f"given twice (first on line {lines[key]});"
+                                 " keep one", field=key)
+            meta[key] = loader.construct_object(value_node, deep=True)
+            lines[key] = line
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: front matter is not valid YAML ({exc}); fix the header")\
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path}:{line0 + mark.line}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(where, f"front matter is not valid YAML ({problem}); fix the header")\
             from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: front matter must be a mapping of key: value lines")
-    return meta, raw[match.end() :]
+    except RecursionError:
+        raise InputError(f"{path}:{line0}", "front matter nested too deeply to read") from None
+    finally:
+        loader.dispose()
+    return meta, lines
+
+
+def _closest(key: str) -> str | None:
+    found = difflib.get_close_matches(key.casefold(), HEADER_KEYS, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _known_keys(meta: dict[str, Any], lines: dict[str, int], path: Path,
+                unknown: dict[str, list[str]]) -> dict[str, Any]:
+    """``meta`` with near misses of ``acl`` read as ``acl``; other unknown keys are kept
+    and collected in ``unknown`` (key -> files) for one warning per key."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if key in HEADER_KEYS:
+            out[key] = value
+            continue
+        closest = _closest(key)
+        where = f"{path}:{lines[key]}"
+        if closest == "acl" or "acl" in key.casefold():
+            if "acl" in meta or "acl" in out:
+                raise InputError(where, f"{key!r} and 'acl' both name readers; keep 'acl'",
+                                 field=key)
+            warnings.warn(f"{where}: field {key!r} is not a known key; read as 'acl' (the "
+                          "closest known key) so the document stays restricted: rename it "
+                          "'acl'", FrontMatterWarning, stacklevel=4)
+            out["acl"] = value
+            lines["acl"] = lines[key]
+            continue
+        if any(word in key.casefold() for word in _ACCESS_WORDS):
+            raise InputError(where, "looks like a list of readers, but the key that restricts "
+                             "access is 'acl'; rename it (e.g. acl: [finance])", field=key)
+        unknown.setdefault(key, []).append(str(path))
+        out[key] = value
+    return out
+
+
+def _checked(meta: dict[str, Any], at: Callable[[str], str], prefix: str = "") -> dict[str, Any]:
+    """Validate the known keys (``at(key)`` is where each is; ``prefix`` names the field's
+    parent, ``metadata.`` in JSONL); returns the metadata to keep."""
+    out = dict(meta)
+    if "acl" in out:
+        out["acl"] = parse_acl(out["acl"], at("acl"), f"{prefix}acl")
+    if "effective_date" in out:
+        value = out["effective_date"]
+        text = str(value).strip()
+        try:
+            (dt.datetime if "T" in text else dt.date).fromisoformat(text)
+        except ValueError:
+            raise InputError(at("effective_date"), f"{value!r} is not a date; write it as "
+                             "YYYY-MM-DD", field=f"{prefix}effective_date") from None
+        out["effective_date"] = text
+    if "status" in out:
+        status = str(out["status"]).strip().casefold()
+        if status not in STATUSES:
+            raise InputError(at("status"), f"{out['status']!r} is not one of {STATUSES}",
+                             field=f"{prefix}status")
+        out["status"] = status
+    if out.get("superseded_by") is not None and not isinstance(out["superseded_by"], str):
+        raise InputError(at("superseded_by"), "must be the id of the newer document",
+                         field=f"{prefix}superseded_by")
+    return out
 
 
 def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: str) -> Document:
     if not isinstance(doc_id, str) or not doc_id.strip():
-        raise ValueError(f"{where}: field 'id' must be a non-empty string")
+        shown = "empty" if doc_id is None or doc_id == "" else f"{doc_id!r}, not text"
+        hint = "; quote it" if isinstance(doc_id, int | float) else ""
+        raise InputError(where, f"is {shown}: give each document a non-empty text id{hint}",
+                         field="id")
+    if doc_id != doc_id.strip():
+        raise InputError(where, f"{doc_id!r} has surrounding whitespace; remove it", field="id")
     if not isinstance(text, str):
-        raise ValueError(f"{where}: field 'text' must be a string")
-    meta = {k: (str(v) if k == "effective_date" else v) for k, v in meta.items()}
-    return Document(nfc(doc_id), nfc(text), nfc(str(title or "")), MappingProxyType(meta))
+        raise InputError(where, "must be a string", field="text")
+    if title is not None and not isinstance(title, str | int | float):
+        raise InputError(where, f"{title!r} is not text", field="title")
+    return Document(normalize_text(doc_id), normalize_text(text),
+                    normalize_text(str(title or "")), MappingProxyType(meta))
+
+
+def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
+    raw = read_text(path, "document").replace("\r\n", "\n")
+    header, line0, body = _split_header(raw, path)
+    meta: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    if header is not None:
+        meta, lines = _parse_header(header, line0, path)
+        meta = _known_keys(meta, lines, path, unknown)
+    where_id = f"{path}:{lines['id']}" if "id" in lines else str(path)
+    doc_id = meta.pop("id") if "id" in meta else path.stem
+    title = meta.pop("title", "")
+    if not title:
+        heading = re.search(r"^#\s+(.+)$", body, re.MULTILINE)
+        title = heading.group(1).strip() if heading else path.stem
+    meta = _checked(meta, lambda key: f"{path}:{lines[key]}" if key in lines else str(path))
+    return _document(doc_id, body, title, meta, where_id)
 
 
 def load_folder(folder: str | Path) -> Corpus:
-    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path).
-
-    Optional YAML front matter sets id, title, version, effective_date, status, acl, ...;
-    without an id the file stem is used; without a title, the first ``# heading``.
-    """
+    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path); see the
+    module docstring for the front matter. A folder named like a document is an error."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ValueError(f"{folder}: not a folder of .md/.txt documents")
+        raise InputError(str(folder), "not a folder of .md/.txt documents; check the path")
+    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt"))
+    unknown: dict[str, list[str]] = {}
     docs = []
-    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt")):
-        raw = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-        meta, body = _parse_front_matter(raw, path)
-        doc_id = meta.pop("id", path.stem)
-        title = meta.pop("title", "")
-        if not title:
-            heading = re.search(r"^#\s+(.+)$", body, re.MULTILINE)
-            title = heading.group(1).strip() if heading else path.stem
-        docs.append(_document(str(doc_id), body, title, meta, str(path)))
+    for path in paths:
+        if path.is_dir():
+            raise InputError(str(path), "is a folder named like a document; rename it (its "
+                             "files are read either way)")
+        docs.append(_load_file(path, unknown))
     if not docs:
-        raise ValueError(f"{folder}: no .md or .txt files found")
+        raise InputError(str(folder), "no .md or .txt files found")
+    for key, files in unknown.items():
+        closest = _closest(key)
+        hint = (f"the closest known key is {closest!r}" if closest
+                else f"known keys: {', '.join(HEADER_KEYS)}")
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        warnings.warn(f"front-matter key {key!r} is not known ({shown}); {hint}. It is kept "
+                      "in Document.metadata", FrontMatterWarning, stacklevel=2)
     return Corpus(docs, source=str(folder))
 
 
+def _fixed(where: str) -> Callable[[str], str]:
+    return lambda _key: where
+
+
 def load_jsonl(path: str | Path) -> Corpus:
-    """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line."""
+    """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line;
+    ``metadata["acl"]`` and the other header keys are validated as in front matter."""
     docs = []
-    for where, row in iter_jsonl(path):
+    for where, row in iter_jsonl(path, "documents JSONL"):
         if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object")
+            raise InputError(where, "each line must be a JSON object {\"id\", \"text\"}")
         meta = row.get("metadata") or {}
         if not isinstance(meta, dict):
-            raise ValueError(f"{where}: field 'metadata' must be an object")
+            raise InputError(where, "must be an object", field="metadata")
+        checked = _checked(dict(meta), _fixed(where), "metadata.")
         doc_id = row.get("id", row.get("_id"))
-        docs.append(_document(doc_id, row.get("text"), row.get("title", ""), dict(meta), where))
+        docs.append(_document(doc_id, row.get("text"), row.get("title", ""), checked, where))
     return Corpus(docs, source=str(path))
 
 
@@ -91,4 +269,7 @@ def load_corpus(path: str | Path) -> Corpus:
         return load_folder(path)
     if path.suffix == ".jsonl":
         return load_jsonl(path)
-    raise ValueError(f"{path}: expected a folder of .md/.txt files or a .jsonl of documents")
+    if not path.exists():
+        raise InputError(str(path), "corpus not found; give a folder of .md/.txt files or a "
+                         ".jsonl of documents")
+    raise InputError(str(path), "expected a folder of .md/.txt files or a .jsonl of documents")

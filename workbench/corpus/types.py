@@ -1,8 +1,10 @@
 """The corpus nouns: :class:`Document`, :class:`Span`, :class:`Chunk` and :class:`Corpus`.
 
-Conventions: text is NFC-normalised at load; offsets are code points into
-``Document.text``; spans are half-open ``[start, end)``; chunk ids are
-``{doc_id}#{ordinal}`` with ordinals from 0. A chunk carries its document (``Chunk.doc_id``).
+Conventions: text gets the one normal form at load (:func:`~workbench.text.normalize_text`);
+offsets are code points into ``Document.text``; spans are half-open ``[start, end)``; chunk
+ids are ``{doc_id}#{ordinal}`` with ordinals from 0. A chunk carries its document
+(``Chunk.doc_id``): code that needs a chunk's document reads it there (or from what a trace
+recorded), never out of the chunk id.
 Who may read a document and whether it is current are decided in :mod:`workbench.corpus.access`
 (``Document.acl`` and ``Document.is_current`` read the metadata through it).
 """
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus.access import acl_of, declared_current
-from workbench.text import nfc
+from workbench.text import normalize_text
 
 __all__ = ["Chunk", "Corpus", "Document", "Span"]
 
@@ -32,9 +34,9 @@ class Document:
 
     @property
     def acl(self) -> tuple[str, ...]:
-        """Groups allowed to read; empty means everyone
-        (:func:`~workbench.corpus.access.acl_of`)."""
-        return acl_of(self.metadata)
+        """Groups allowed to read, trimmed and case-folded; empty means everyone. A malformed
+        ``acl`` raises ValueError (:func:`~workbench.corpus.access.acl_of`)."""
+        return acl_of(self.metadata, f"document {self.id!r}")
 
     @property
     def is_current(self) -> bool:
@@ -72,7 +74,7 @@ class Span:
     @classmethod
     def locate(cls, doc: Document, quote: str) -> Span:
         """The span of ``quote`` in ``doc``; refuses a quote that is absent or ambiguous."""
-        quote = nfc(quote)
+        quote = normalize_text(quote)
         if not quote.strip():
             raise ValueError("quote is empty: give the exact words of the evidence")
         first = doc.text.find(quote)

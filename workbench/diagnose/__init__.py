@@ -22,6 +22,7 @@ from workbench.diagnose.diagnosis import (
 from workbench.diagnose.growth import case_from_bug_report, case_from_trace
 from workbench.diagnose.traces import (
     SCHEMA,
+    WITHHELD,
     Trace,
     TraceHit,
     TracePassage,
@@ -33,7 +34,7 @@ from workbench.diagnose.traces import (
 )
 from workbench.diagnose.triage import QUADRANTS, Triage, quadrant, triage, triage_rows
 
-__all__ = ["FACT_STATUSES", "LABELS", "QUADRANTS", "SCHEMA", "Diagnosis", "FactCheck", "Trace",
-           "TraceHit", "TracePassage", "Triage", "case_from_bug_report", "case_from_trace",
+__all__ = ["FACT_STATUSES", "LABELS", "QUADRANTS", "SCHEMA", "WITHHELD", "Diagnosis", "FactCheck",
+           "Trace", "TraceHit", "TracePassage", "Triage", "case_from_bug_report", "case_from_trace",
            "diagnose", "diagnosis_table", "load_traces", "make_trace", "quadrant", "save_traces",
            "trace_question", "traces_from_result", "triage", "triage_rows"]

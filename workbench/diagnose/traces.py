@@ -6,12 +6,18 @@ actually received (labels ``P1..Pn``, and what was dropped and why), the model i
 version, answer, citations (label -> chunk id), unknown citations, the grade and timing.
 Traces hold ids and offsets only, never document text (that is re-read from the corpus when
 shown), and never a chunk the user may not read: with ``user_groups`` set, only chunks that
-passed the access check are recorded.
+passed the access check are recorded. Nor do they hold facts about evidence the user may not
+read: when the golden item's evidence is not readable for the user
+(:func:`~workbench.golden.can_read_item`; unknown counts as not readable), the grade keeps
+only ``passed`` and ``method``, its details (the must-mention strings) are replaced by
+:data:`WITHHELD`, and ``evidence_withheld`` is set. Each hit's document comes from its chunk
+(never parsed out of the chunk id); a hit without a known chunk records ``doc_id`` "".
 
 :func:`make_trace` builds a trace from the pieces of one answered question,
 :func:`traces_from_result` one per question of a generation run, and :func:`trace_question`
 reproduces one question end to end. :func:`save_traces` / :func:`load_traces` write and read
-them (JSONL, one trace per line; a bad line names ``file:line`` and the field).
+them (JSONL, one trace per line, written atomically under the file's lock; a bad line or
+a field of the wrong type names ``file:line`` and the field).
 """
 
 from __future__ import annotations
@@ -31,10 +37,11 @@ from workbench.generation.context import (
     resolve_citations,
 )
 from workbench.generation.grading import grade_answer
-from workbench.golden import GoldenItem
-from workbench.io import atomic_write_text, iter_jsonl
+from workbench.golden import GoldenItem, can_read_item
+from workbench.io import InputError, atomic_write_text, iter_jsonl
 
 SCHEMA = 1
+WITHHELD = "evidence withheld: it is in documents this user may not read"
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class Trace:
     timing: Mapping[str, float] = field(default_factory=dict, hash=False)
     category: str = ""
     system: str = ""
+    evidence_withheld: bool = False
 
     @property
     def retrieved_ids(self) -> list[str]:
@@ -116,26 +124,101 @@ class Trace:
 
     @classmethod
     def from_json(cls, row: Any, where: str = "<trace>") -> Trace:
+        """A trace from its JSON row; a missing or mistyped field raises
+        :class:`~workbench.io.InputError` naming ``where`` and the field."""
         if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object (one trace)")
-        for name in ("qid", "query"):
-            if not isinstance(row.get(name), str):
-                raise ValueError(f"{where}: field {name!r} is missing or not a string")
+            raise InputError(where, "each line must be a JSON object (one trace)")
         if row.get("schema", SCHEMA) != SCHEMA:
-            raise ValueError(f"{where}: field 'schema' is {row.get('schema')!r}; this version "
-                             f"reads {SCHEMA}: re-record the traces")
+            raise InputError(where, f"is {row.get('schema')!r}; this version reads {SCHEMA}: "
+                             "re-record the traces", field="schema")
+        for name, (check, wanted) in _FIELDS.items():
+            if name in row and not check(row[name]):
+                raise InputError(where, f"must be {wanted}, not {row[name]!r:.60}", field=name)
+        for name in ("qid", "query"):
+            if name not in row:
+                raise InputError(where, "is missing", field=name)
         known = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
         try:
             known["retrieved"] = tuple(TraceHit(**h) for h in row.get("retrieved") or ())
             known["context"] = tuple(TracePassage(**p) for p in row.get("context") or ())
-            known["dropped"] = tuple((str(c), str(w)) for c, w in row.get("dropped") or ())
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: field 'retrieved'/'context'/'dropped' is malformed "
-                             f"({exc})") from None
+        except TypeError as exc:
+            name = "retrieved" if "TraceHit" in str(exc) else "context"
+            raise InputError(where, f"is malformed ({exc})", field=name) from None
+        known["dropped"] = tuple((c, w) for c, w in row.get("dropped") or ())
         known["unknown_citations"] = tuple(row.get("unknown_citations") or ())
         if row.get("user_groups") is not None:
             known["user_groups"] = tuple(row["user_groups"])
         return cls(**known)
+
+
+def _opt(kind: Any) -> Any:
+    return lambda v: v is None or (isinstance(v, kind) and not isinstance(v, bool))
+
+
+def _is(kind: Any) -> Any:
+    return lambda v: isinstance(v, kind) and not isinstance(v, bool)
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _str_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+def _number_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, int | float) and not isinstance(x, bool)
+                                       for x in v.values())
+
+
+def _records(**fields: Any) -> Any:
+    """A list of objects whose listed fields (when present) pass their checks."""
+    return lambda v: isinstance(v, list) and all(
+        isinstance(x, dict) and all(check(x[k]) for k, check in fields.items() if k in x)
+        for x in v)
+
+
+def _grade(v: Any) -> bool:
+    return v is None or (isinstance(v, dict) and (v.get("passed") is None
+                                                  or isinstance(v.get("passed"), bool))
+                         and isinstance(v.get("method", ""), str)
+                         and isinstance(v.get("details", {}), dict))
+
+
+_FIELDS: dict[str, tuple[Any, str]] = {
+    "qid": (_is(str), "a string"),
+    "query": (_is(str), "a string"),
+    "mode": (_is(str), "a string"),
+    "rewritten_query": (_opt(str), "a string or null"),
+    "retrieved": (_records(chunk_id=_is(str), rank=_is(int), score=_opt(int | float),
+                           doc_id=_is(str), start=_opt(int), end=_opt(int), source=_is(str)),
+                  "a list of {chunk_id, rank, score, doc_id, start, end, source}"),
+    "context": (_records(label=_is(str), chunk_id=_is(str), doc_id=_is(str), start=_opt(int),
+                         end=_opt(int)), "a list of {label, chunk_id, doc_id, start, end}"),
+    "dropped": (lambda v: isinstance(v, list) and all(
+        isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in v),
+                "a list of [chunk_id, reason] pairs"),
+    "budget_tokens": (_opt(int), "an integer or null"),
+    "tokens_used": (_is(int), "an integer"),
+    "user_groups": (lambda v: v is None or _strs(v),
+                    "a list of group names or null (a single string would be read letter by "
+                    "letter)"),
+    "doc_versions": (lambda v: isinstance(v, dict) and all(isinstance(x, dict)
+                                                           for x in v.values()),
+                     "an object doc_id -> {version, status, ...}"),
+    "prompt_version": (_is(str), "a string"),
+    "model_id": (_is(str), "a string"),
+    "answer": (_is(str), "a string"),
+    "citations": (_str_map, "an object label -> chunk id"),
+    "unknown_citations": (_strs, "a list of labels"),
+    "grade": (_grade, "null or an object {passed: true|false|null, method, details}"),
+    "error": (_opt(str), "a string or null"),
+    "timing": (_number_map, "an object name -> seconds"),
+    "category": (_is(str), "a string"),
+    "system": (_is(str), "a string"),
+    "evidence_withheld": (lambda v: isinstance(v, bool), "true or false"),
+}
 
 
 def _version(doc: Document) -> dict[str, Any]:
@@ -150,10 +233,12 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
                corpus: Mapping[str, Document] | None = None, source: str = "retrieval",
                expanded: Sequence[str] = (), timing: Mapping[str, float] | None = None,
                rewritten_query: str | None = None, category: str = "",
-               system: str = "") -> Trace:
+               system: str = "", item: GoldenItem | None = None) -> Trace:
     """A trace from the pieces of one answered question. ``hits`` are Hits or chunk ids
     (best first); ``expanded`` chunk ids added by expansion; ``answer`` an Answer or text;
-    ``chunks`` give offsets, ``corpus`` the document versions."""
+    ``chunks`` give offsets and documents, ``corpus`` the document versions; ``item`` the
+    golden item, which decides (with ``corpus``) whether a user's grade details are kept
+    (see the module docstring)."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
     groups = context.params.get("user_groups")
     readable = None
@@ -162,7 +247,7 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
 
     def hit(cid: str, rank: int, score: float | None, src: str) -> TraceHit:
         c = by_id.get(cid)
-        return TraceHit(cid, rank, score, c.doc_id if c else cid.rsplit("#", 1)[0],
+        return TraceHit(cid, rank, score, c.doc_id if c else "",
                         c.start if c else None, c.end if c else None, src)
 
     recorded = []
@@ -178,14 +263,18 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
                                   by_id[p.chunk_id].start if p.chunk_id in by_id else None,
                                   by_id[p.chunk_id].end if p.chunk_id in by_id else None)
                      for p in context.passages)
-    docs = dict.fromkeys([*(h.doc_id for h in recorded), *(p.doc_id for p in passages)])
+    docs = dict.fromkeys([*(h.doc_id for h in recorded if h.doc_id),
+                          *(p.doc_id for p in passages)])
     versions = {d: _version(corpus[d]) for d in docs if corpus is not None and d in corpus}
     text = answer if isinstance(answer, str) else str(getattr(answer, "text", ""))
     check = resolve_citations(text, context)
+    withheld = groups is not None and not (item is not None and can_read_item(
+        groups, item, corpus, by_id))
     g = grade
+    details = {"withheld": WITHHELD} if withheld else (
+        None if g is None else json.loads(json.dumps(dict(g.details), default=str)))
     grade_row = None if g is None else {"passed": g.passed, "method": g.method,
-                                        "details": json.loads(json.dumps(dict(g.details),
-                                                                         default=str))}
+                                        "details": details}
     times = dict(timing or {})
     if not isinstance(answer, str) and getattr(answer, "latency_s", None):
         times.setdefault("generation_s", float(answer.latency_s))
@@ -195,7 +284,8 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
         context.tokens_used, None if groups is None else tuple(groups), versions,
         str(getattr(answer, "prompt_version", "")), str(getattr(answer, "model_id", "")), text,
         {lab: context.labels[lab] for lab in check.labels if lab in context.labels},
-        check.unknown, grade_row, getattr(answer, "error", None), times, category, system)
+        check.unknown, grade_row, getattr(answer, "error", None), times, category, system,
+        withheld)
 
 
 def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
@@ -206,10 +296,11 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
     live hits' scores and ranks come from the result (``questions``, ``scores``, ``ranks``);
     ``golden`` (question text) and ``run`` (the retriever's Run: scores and search latency)
     override them where given. ``corpus`` supplies the document versions, ``chunks`` the
-    offsets."""
+    offsets; for a result evaluated as a user, grade details are kept only for questions
+    whose ``golden`` item and evidence the user may read."""
     questions = dict(getattr(result, "questions", None) or {})
-    if golden is not None:
-        questions.update({i.qid: i.question for i in golden})
+    items = {i.qid: i for i in golden or ()}
+    questions.update({q: i.question for q, i in items.items()})
     all_scores = getattr(result, "scores", None) or {}
     all_ranks = getattr(result, "ranks", None) or {}
     cats = {str(r["qid"]): str(r["category"]) for r in result.frame.to_dict("records")}
@@ -234,7 +325,8 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
         out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, result.answers[qid, m],
                               result.grades.get((qid, m)), mode=m, chunks=by_id, corpus=corpus,
                               source="retrieval" if m == "live" else "oracle", timing=timing,
-                              category=cats.get(qid, ""), system=system or result.model_id))
+                              category=cats.get(qid, ""), system=system or result.model_id,
+                              item=items.get(qid)))
     return out
 
 
@@ -256,17 +348,18 @@ def trace_question(question: str, retriever: Any, generator: Any, chunks: Sequen
                       chunks=chunks, corpus=corpus if corpus is not None else documents,
                       timing={"retrieval_s": searched},
                       category=item.category if item else "", system=str(
-                          getattr(retriever, "name", "")))
+                          getattr(retriever, "name", "")), item=item)
 
 
 def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
-    """Write traces as JSONL, atomically (temporary file, then rename)."""
+    """Write traces as JSONL, atomically and under the file's lock (temporary file, then
+    rename; missing folders are made)."""
     text = "".join(json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
                    for t in traces)
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, make_parents=True)
     return Path(path)
 
 
 def load_traces(path: str | Path) -> list[Trace]:
     """Read a traces JSONL; a bad line raises ValueError naming ``file:line`` and field."""
-    return [Trace.from_json(row, where) for where, row in iter_jsonl(path)]
+    return [Trace.from_json(row, where) for where, row in iter_jsonl(path, "traces")]

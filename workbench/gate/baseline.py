@@ -5,13 +5,23 @@ The file records the pipeline config, the golden set's ``content_hash``, per-met
 interval / relevance (the judgments the numbers use, e.g. ``evidence>=0.75``) and every
 question's value per metric, one question per line so that its diff reads as a history.
 :mod:`workbench.gate` checks evaluations against it and ratchets it upward.
+
+Loading validates every field and names the file and line of the first that is wrong: the
+config must be a mapping whose pipeline options (:data:`DEFAULTS` plus ``corpus``) have
+values of the right type (``k`` a positive integer, ``level`` chunk | document, ...), and
+every recorded value must be a number in [0, 1] (all gated metrics are fractions). A config
+the gate re-runs (:func:`pipeline_config`, ``workbench gate``) may hold nothing else. Saving
+is atomic and holds the file's lock; the ratchet (:func:`workbench.gate.update_baseline`)
+holds it across its read and its write.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +29,7 @@ from typing import Any
 
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, default_metrics
 from workbench.golden import GoldenSet
-from workbench.io import atomic_write_text
+from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
@@ -32,6 +42,66 @@ DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=1
 PATH_KEYS = ("corpus", "golden")
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str | Path)
+
+
+_CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
+    "corpus": (lambda v: isinstance(v, str | Path) and str(v).strip() != "", "a path"),
+    "golden": (_text_or_none, "a path or null"),
+    "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
+    "retriever": (lambda v: isinstance(v, str), "a retriever name"),
+    "encoder": (_text_or_none, "an encoder name or null"),
+    "k": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+    "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
+                                        and all(isinstance(m, str) for m in v)),
+                "a non-empty list of metric names or null"),
+    "level": (lambda v: v in ("chunk", "document"), "'chunk' or 'document'"),
+    "threshold": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "evidence_threshold": (lambda v: isinstance(v, int | float) and not isinstance(v, bool)
+                           and 0 < v <= 1, "a number in (0, 1]"),
+}
+
+
+def check_config(config: Any, where: str, pipeline: bool = True,
+                 locate: Callable[[str], str] | None = None) -> None:
+    """Refuse a config that is not a mapping with values of the right type for its known
+    keys, naming ``where`` (``file:line`` or "gate config") and the key. ``pipeline=True``
+    (a config the gate re-runs) also refuses unknown keys, naming the closest known one; a
+    baseline written from Python may record other keys (a description of its pipeline).
+    ``locate(key)`` gives the ``file:line`` of a key, where known."""
+    if not isinstance(config, Mapping):
+        raise InputError(where, f"must be a mapping of options, not {config!r:.60}",
+                         field="config")
+    for key, value in config.items():
+        if key not in _CONFIG_CHECKS and not pipeline:
+            continue
+        if key not in _CONFIG_CHECKS:
+            close = difflib.get_close_matches(str(key), list(_CONFIG_CHECKS), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(locate(key) if locate else where, f"unknown option; {hint}known: "
+                             f"{', '.join(_CONFIG_CHECKS)}", field=f"config.{key}")
+        check, wanted = _CONFIG_CHECKS[key]
+        if not check(value):
+            raise InputError(locate(key) if locate else where,
+                             f"must be {wanted}, not {value!r:.60}", field=f"config.{key}")
+
+
+def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> dict[str, Any]:
+    """:func:`gate_config` of a recorded config that the gate re-runs: every key must be a
+    pipeline option (an unknown one, such as a typo'd ``chunkr``, would be dropped and the
+    gate would score a different pipeline)."""
+    check_config(config, where)
+    if not config.get("corpus"):
+        raise InputError(where, "is missing: give --corpus (and --golden) to create a baseline",
+                         field="config.corpus")
+    return gate_config(**config)
+
+
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
                 ) -> dict[str, Any]:
     """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
@@ -40,10 +110,10 @@ def gate_config(corpus: str | Path, golden: str | Path | None = None, **options:
     unknown = set(options) - set(DEFAULTS)
     if unknown:
         raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
-    config = {"corpus": str(corpus), **DEFAULTS, **{k: v for k, v in options.items()
-                                                    if v is not None}}
+    given = {k: v for k, v in options.items() if v is not None}
+    check_config({"corpus": corpus, "golden": golden, **given}, "gate config")
+    config = {"corpus": str(corpus), **DEFAULTS, **given}
     config["golden"] = None if golden is None else str(golden)
-    config["k"] = int(config["k"])
     config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
     return config
 
@@ -131,34 +201,80 @@ class Baseline:
         return "\n".join(line for line in lines if line) + "\n}\n"
 
     def save(self, path: str | Path) -> Path:
+        """Write the baseline atomically, under its lock (missing folders are created)."""
         target = Path(path)
-        atomic_write_text(target, self.to_json(target))
+        atomic_write_text(target, self.to_json(target), make_parents=True)
         return target
 
     @classmethod
-    def load(cls, path: str | Path) -> Baseline:
+    def load(cls, path: str | Path, pipeline: bool = False) -> Baseline:
+        """Read and validate a baseline file (see the module docstring); ``pipeline=True``
+        (the gate command) also refuses config keys that are no pipeline option."""
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"{path}: baseline not found; create it with "
                                     "`workbench gate --baseline PATH --update-baseline`")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{exc.lineno}: malformed baseline JSON ({exc.msg})"
-                             ) from None
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"{path}: field 'schema_version' must be {SCHEMA_VERSION}; "
-                             "re-create the baseline with --update-baseline --force")
-        try:
-            config = dict(data["config"])
-            for key in PATH_KEYS:
-                if config.get(key) and not Path(config[key]).is_absolute():
-                    config[key] = os.path.normpath(path.parent / config[key])
-            outcomes = {str(q): {str(m): float(v) for m, v in per.items()}
-                        for q, per in data["questions"].items()}
-            return cls(config, str(data["golden"]["content_hash"]), int(data["golden"]["items"]),
-                       {str(m): dict(s) for m, s in data["metrics"].items()}, outcomes,
-                       dict(data.get("categories", {})), str(data.get("created", "")), path)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{path}: baseline lacks or mangles field {exc}; re-create it with "
-                             "--update-baseline --force") from None
+        text = read_text(path, "baseline")
+        return _from_json(decode_json_file(text, path), text, path, pipeline)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line of ``text`` where the JSON key ``key`` first appears."""
+    at = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+def _fraction(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 <= value <= 1)
+
+
+def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
+    def where(key: str) -> str:
+        line = _line_of(text, key)
+        return f"{path}:{line}" if line else str(path)
+
+    redo = "re-create the baseline with --update-baseline --force"
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(str(path), f"must be {SCHEMA_VERSION}; {redo}", field="schema_version")
+    for key, kind in (("config", dict), ("golden", dict), ("metrics", dict),
+                      ("questions", dict)):
+        if key not in data:
+            raise InputError(str(path), f"is missing; {redo}", field=key)
+        if not isinstance(data[key], kind):
+            raise InputError(where(key), f"must be an object, not {data[key]!r:.60}", field=key)
+    check_config(data["config"], where("config"), pipeline, locate=where)
+    golden = data["golden"]
+    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")):
+        raise InputError(where("golden"), "must be {content_hash: text, items: integer}; "
+                         f"{redo}", field="golden")
+    outcomes: dict[str, dict[str, float]] = {}
+    for qid, per in data["questions"].items():
+        if not isinstance(per, dict):
+            raise InputError(where(qid), f"must be an object metric -> value, not {per!r:.60}",
+                             field=f"questions.{qid}")
+        for metric, value in per.items():
+            if not _fraction(value):
+                raise InputError(where(qid), f"{value!r:.40} is not a number between 0 and 1 "
+                                 f"(every gated metric is a fraction); {redo}",
+                                 field=f"questions.{qid}.{metric}")
+        outcomes[str(qid)] = {str(m): float(v) for m, v in per.items()}
+    summary: dict[str, dict[str, float]] = {}
+    for metric, stats in data["metrics"].items():
+        ok = isinstance(stats, dict) and all(_fraction(stats.get(s)) for s in ("mean", "ci_low",
+                                                                             "ci_high"))
+        if not ok or not _is_int(stats.get("n")) or stats["n"] < 0:
+            raise InputError(where(metric), "must be {mean, n, ci_low, ci_high} with fractions "
+                             f"and a count; {redo}", field=f"metrics.{metric}")
+        summary[str(metric)] = dict(stats)
+    categories = data.get("categories", {})
+    if not isinstance(categories, dict) or not all(isinstance(c, str)
+                                                   for c in categories.values()):
+        raise InputError(where("categories"), "must be an object qid -> category",
+                         field="categories")
+    config = dict(data["config"])
+    for key in PATH_KEYS:
+        if config.get(key) and not Path(config[key]).is_absolute():
+            config[key] = os.path.normpath(path.parent / config[key])
+    return Baseline(config, golden["content_hash"], golden["items"], summary, outcomes,
+                    dict(categories), str(data.get("created", "")), path)

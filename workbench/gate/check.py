@@ -45,8 +45,9 @@ from workbench.evaluation.stats import (
     one_question,
     paired_permutation_test,
 )
-from workbench.gate.baseline import DEFAULTS, PATH_KEYS, Baseline, gate_config, question_outcomes
+from workbench.gate.baseline import PATH_KEYS, Baseline, pipeline_config, question_outcomes
 from workbench.golden import GoldenSet
+from workbench.io import locked
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
            "evaluation_from_scores", "update_baseline"]
@@ -73,7 +74,7 @@ def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False, cache: 
     from workbench.golden import load_dataset
     from workbench.retrieval import make_retriever
 
-    cfg = gate_config(**{k: v for k, v in config.items() if k in ("corpus", *DEFAULTS)})
+    cfg = pipeline_config(config)
     corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
     golden.validate(corpus)
     chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
@@ -386,6 +387,12 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
     the old baseline) has a lower mean on the questions both share, unless ``force``."""
     path = Path(path)
     new = Baseline.from_evaluation(current, config, golden)
+    with locked(path):  # the ratchet compares with the file as it is when it writes
+        return _ratchet(path, new, current, golden, force, golden_changed, metrics)
+
+
+def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet | None,
+             force: bool, golden_changed: bool, metrics: Sequence[str] | None) -> Baseline:
     if path.exists() and not force:
         old = Baseline.load(path)
         values, _ = question_outcomes(current)

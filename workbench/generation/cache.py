@@ -1,5 +1,6 @@
 """The generation cache: :func:`cache_key`, :class:`GenerationCache` (answers on disk,
-written atomically) and :class:`CachedGenerator` (any generator behind the cache)."""
+written atomically under the cache's lock) and :class:`CachedGenerator` (any generator behind
+the cache)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
-from workbench.io import atomic_write_text
+from workbench.io import atomic_write_text, locked
 from workbench.retrieval import cache_dir
 
 
@@ -33,8 +34,10 @@ def cache_key(generator: Any, question: str, context: AssembledContext) -> str:
 
 class GenerationCache:
     """Answers on disk, one JSON file per key (``{root}/{key[:2]}/{key}.json``), written
-    atomically. Errors are never cached. ``hits`` / ``misses`` count lookups. ``root``
-    defaults to ``generations/`` in the one cache folder
+    atomically while holding the cache's one lock (``{root}/.cache.lock``; entries are
+    content-addressed, so a second writer of a key finds it written and leaves it). A damaged
+    entry is removed under the lock and recomputed. Errors are never cached. ``hits`` /
+    ``misses`` count lookups. ``root`` defaults to ``generations/`` in the one cache folder
     (:func:`~workbench.retrieval.cache_dir`)."""
 
     def __init__(self, root: str | Path | None = None):
@@ -58,7 +61,8 @@ class GenerationCache:
             self.misses += 1
             return None
         except (OSError, ValueError, TypeError):
-            path.unlink(missing_ok=True)  # a damaged entry is recomputed, never served
+            with locked(self.root / "cache"):  # a damaged entry is recomputed, never served
+                path.unlink(missing_ok=True)
             self.misses += 1
             return None
         self.hits += 1
@@ -68,7 +72,13 @@ class GenerationCache:
         if answer.error:
             return
         row = replace(answer, cached=False).to_json()
-        atomic_write_text(self._path(key), json.dumps(row, ensure_ascii=False))
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root / "cache"):
+            path = self._path(key)
+            if path.exists():
+                return
+            atomic_write_text(path, json.dumps(row, ensure_ascii=False), make_parents=True,
+                              lock=False)
         self.writes += 1
 
 

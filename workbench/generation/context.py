@@ -1,22 +1,32 @@
 """Context assembly: from retrieved hits to the labelled passages a generator reads.
 
-Order of operations (each drop is recorded with its reason):
+``documents`` (the corpus) is required: without it neither access nor version can be
+checked, so assembly refuses to run rather than pass everything through. Order of operations
+(each drop is recorded with its reason):
 
 1. ``acl``: the user's groups must be allowed to read the chunk's document (and the chunk,
-   when ``chunk.metadata["acl"]`` is set): :func:`workbench.corpus.can_read_chunk`. An empty
-   ACL or one containing ``"all"`` means everyone. A chunk whose document is unknown is
-   refused (fail closed). These chunks are removed *before* anything else happens, so their
-   text and ids never reach the passages, the rendered prompt or the recorded context: the
-   ``dropped`` entry of such a chunk says only ``(RESTRICTED, "acl")``.
-2. ``superseded``: chunks of documents with ``status: superseded`` (or a ``superseded_by``:
+   when ``chunk.metadata["acl"]`` is set): :func:`workbench.corpus.can_read_chunk`, which
+   trims and case-folds group names. An absent ACL or one containing ``"all"`` means
+   everyone. These chunks are removed *before* anything else happens, so their text and ids
+   never reach the passages, the rendered prompt or the recorded context: the ``dropped``
+   entry of such a chunk says only ``(RESTRICTED, "acl")``.
+2. ``unknown_document``: a chunk whose document is not among ``documents`` has no ACL or
+   version to check and is dropped (fail closed; as ``(RESTRICTED, "acl")`` for a user).
+3. ``superseded``: chunks of documents with ``status: superseded`` (or a ``superseded_by``:
    :func:`workbench.corpus.is_superseded`) are removed unless ``include_superseded=True``.
-3. ``duplicate``: the same chunk id twice, or the same text (whitespace-insensitive).
-4. ``budget``: passages are taken in rank order while they fit in ``budget_tokens``; a
+4. ``duplicate``: the same chunk id twice, or the same text (whitespace-insensitive).
+5. ``budget``: passages are taken in rank order while they fit in ``budget_tokens``; a
    passage that does not fit is dropped whole (a later, shorter one may still fit).
 
 Labels ``P1..Pn`` are given to the surviving passages in order. ``user_groups=None`` means
 an unrestricted evaluation view (no ACL check); pass the user's groups (``[]`` for a user in
 no group) to enforce access.
+
+Citations. :func:`citation_marks` is the one reading of citation markers in an answer, used
+by :func:`resolve_citations`, grading (which strips them from claims) and the trace viewer
+(which links them): a bracket ``[...]``, ``(...)``, ``【...】`` or ``（...）`` of at most 80
+characters holding labels ``P<n>`` (``[P2]``, ``[P1, P3]``, ``[P1][P2]``, ``(P2)``,
+``[see P4]``). A bracket holding no label is not a citation.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
+from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
 from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
 
 __all__ = [
@@ -34,14 +44,16 @@ __all__ = [
     "RESTRICTED",
     "AssembledContext",
     "CitationCheck",
+    "CitationMark",
     "Passage",
     "approx_tokens",
     "assemble_context",
+    "citation_marks",
     "context_from_passages",
     "resolve_citations",
 ]
 
-DROP_REASONS = ("acl", "superseded", "duplicate", "budget")
+DROP_REASONS = ("acl", "unknown_document", "superseded", "duplicate", "budget")
 RESTRICTED = "<restricted>"
 
 _APPROX_TOKEN = re.compile(rf"[{CJK}]|{WORD}+|[{HANGUL}]+|[^\w\s]", re.UNICODE)
@@ -151,16 +163,16 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
     """Filter (ACL, version), deduplicate, cut to the budget and label ``hits``.
 
     ``hits`` are Hits, Chunks or chunk ids, best first. ``documents`` gives ACL, status and
-    titles (a Corpus or any mapping/iterable of Documents). Returns the final context.
+    titles (a Corpus or any mapping/iterable of Documents); it is required. Returns the
+    final context.
     """
     by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
     if documents is None:
-        docs: Mapping[str, Document] = {}
-    elif isinstance(documents, Mapping):
-        docs = documents
-    else:
-        docs = {d.id: d for d in documents}
-    groups = None if user_groups is None else frozenset(user_groups)
+        raise ValueError("assemble_context needs documents= (the corpus): without them no "
+                         "access or version check is possible")
+    docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
+                                    else {d.id: d for d in documents})
+    groups = user_groups_of(user_groups)
     counter = _as_counter(count_tokens)
     if budget_tokens is not None and budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0 or None, got {budget_tokens}")
@@ -179,7 +191,10 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
         if not can_read_chunk(groups, chunk, doc):
             dropped.append((RESTRICTED, "acl"))
             continue
-        if doc is not None and not include_superseded and is_superseded(doc):
+        if doc is None:
+            dropped.append((cid, "unknown_document"))
+            continue
+        if not include_superseded and is_superseded(doc):
             dropped.append((cid, "superseded"))
             continue
         norm = _norm_text(chunk.text)
@@ -209,8 +224,8 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
 
 def context_from_passages(items: Iterable[Any]) -> AssembledContext:
     """A context from ready passages, in the given order (no filtering): each item is a
-    Chunk, a Passage, or a ``(chunk_id, text[, title])`` tuple. Used by experiments that
-    place passages by hand (e.g. the position experiment)."""
+    Chunk, a Passage, or a ``(chunk_id, doc_id, text[, title])`` tuple. Used by experiments
+    that place passages by hand (e.g. the position experiment)."""
     passages = []
     for i, item in enumerate(items, start=1):
         label = f"P{i}"
@@ -219,9 +234,9 @@ def context_from_passages(items: Iterable[Any]) -> AssembledContext:
         elif isinstance(item, Passage):
             passages.append(Passage(label, item.chunk_id, item.doc_id, item.text, item.title))
         else:
-            cid, text, *rest = item
+            cid, doc_id, text, *rest = item
             title = str(rest[0]) if rest else ""
-            passages.append(Passage(label, str(cid), str(cid).rsplit("#", 1)[0], str(text), title))
+            passages.append(Passage(label, str(cid), str(doc_id), str(text), title))
     tokens = sum(approx_tokens(p.render()) for p in passages)
     return AssembledContext(tuple(passages), (), None, tokens)
 
@@ -240,19 +255,35 @@ class CitationCheck:
         return not self.unknown
 
 
-_BRACKET = re.compile(r"[\[【(（]([^\]】)）]{1,80})[\]】)）]")
+_BRACKET = re.compile(r"[\[【(（]([^\[\]【】()（）]{1,80})[\]】)）]")
 _LABEL = re.compile(r"(?<![A-Za-z0-9])[Pp]\s?(\d{1,4})(?!\d)")
 
 
-def resolve_citations(answer_text: str, context: AssembledContext) -> CitationCheck:
-    """Map ``[P2]``-style citations (also ``[P1, P3]``, ``[P1][P2]``, ``(P2)``) to chunk ids.
-    Labels that the context does not hold are returned in ``unknown``, never mapped."""
-    labels: list[str] = []
+@dataclass(frozen=True)
+class CitationMark:
+    """One citation marker in an answer: ``text[start:end]`` is the bracket, ``labels`` the
+    passage labels it names (``("P1", "P3")``)."""
+
+    start: int
+    end: int
+    labels: tuple[str, ...]
+
+
+def citation_marks(answer_text: str) -> list[CitationMark]:
+    """Every citation marker in ``answer_text``, in order (see the module docstring)."""
+    marks = []
     for bracket in _BRACKET.finditer(answer_text):
-        for m in _LABEL.finditer(bracket.group(1)):
-            label = f"P{int(m.group(1))}"
-            if label not in labels:
-                labels.append(label)
+        labels = tuple(f"P{int(m.group(1))}" for m in _LABEL.finditer(bracket.group(1)))
+        if labels:
+            marks.append(CitationMark(bracket.start(), bracket.end(), labels))
+    return marks
+
+
+def resolve_citations(answer_text: str, context: AssembledContext) -> CitationCheck:
+    """Map ``[P2]``-style citations (:func:`citation_marks`) to chunk ids. Labels that the
+    context does not hold are returned in ``unknown``, never mapped."""
+    labels = list(dict.fromkeys(label for mark in citation_marks(answer_text)
+                                for label in mark.labels))
     known = context.labels
     ids = tuple(dict.fromkeys(known[label] for label in labels if label in known))
     unknown = tuple(label for label in labels if label not in known)

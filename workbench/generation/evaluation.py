@@ -143,10 +143,14 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
     source, so no retrieved or gold id of the result names one (a gold chunk the user may not
     read does not count as retrieved: from their side the answer is out of reach).
-    ``include_superseded=True`` models a pipeline without the version filter."""
+    ``include_superseded=True`` models a pipeline without the version filter. ``documents``
+    is required (see :func:`~workbench.generation.context.assemble_context`)."""
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}: use 'oracle' and/or 'live'")
+    if documents is None:  # fail closed: no document, no access or version check
+        raise ValueError("run_generation_eval needs documents= (the corpus): without them no "
+                         "access or version check is possible")
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     wanted = set(qids) if qids is not None else None
     items = [i for i in gs if wanted is None or i.qid in wanted]
@@ -245,8 +249,8 @@ def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
     rng = random.Random(seed)
     requests, meta = [], []
     for item in targets:
-        docs = set(item.doc_ids)
-        donors = [d for d in pool if d.qid != item.qid and not docs & set(d.doc_ids)]
+        docs = set(item.doc_ids(by_id))
+        donors = [d for d in pool if d.qid != item.qid and not docs & set(d.doc_ids(by_id))]
         if not donors:
             continue
         donor = rng.choice(donors)

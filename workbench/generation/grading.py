@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from workbench.generation.context import citation_marks
 from workbench.text import CJK, HANGUL, WORD
 
 __all__ = [
@@ -179,13 +180,15 @@ class Judge(Protocol):
     def judge(self, question: str, answer: str, context: Any) -> Grade: ...
 
 
-_CITATION = re.compile(r"\s*[\[【(（]\s*[Pp]\s?\d+(?:\s*[,;]\s*[Pp]?\s?\d+)*\s*[\]】)）]")
-
-
 def split_claims(answer: str) -> list[str]:
-    """One claim per sentence (citation markers removed). Crude on purpose: a judge prompt
+    """One claim per sentence (citation markers removed:
+    :func:`~workbench.generation.context.citation_marks`). Crude on purpose: a judge prompt
     can split atomic claims better, at the price of a second model call."""
-    text = _CITATION.sub("", answer)
+    pieces, pos = [], 0
+    for mark in citation_marks(answer):
+        pieces.append(answer[pos:mark.start].rstrip(" \t"))
+        pos = mark.end
+    text = "".join(pieces) + answer[pos:]
     parts = re.split(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])", text)
     return [p.strip() for p in parts if len(p.strip()) > 1]
 

@@ -18,8 +18,9 @@ from workbench.golden.items import (
     GoldenItem,
     GoldenSetError,
     Problem,
+    can_read_item,
     parse_item,
 )
 
 __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSet", "GoldenSetError", "Problem",
-           "add_case", "load_beir", "load_dataset", "load_squad", "parse_item"]
+           "add_case", "can_read_item", "load_beir", "load_dataset", "load_squad", "parse_item"]

@@ -5,7 +5,6 @@ and :func:`load_dataset`, which also takes a corpus path with a golden JSONL (wh
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -13,8 +12,8 @@ from pathlib import Path
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
-from workbench.io import iter_jsonl
-from workbench.text import nfc
+from workbench.io import InputError, decode_json_file, iter_jsonl, read_text
+from workbench.text import normalize_text
 
 __all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
            "load_squad", "parse_relevance"]
@@ -60,34 +59,33 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
-        raise ValueError(f"{qrels_path}: BEIR qrels file not found (choose split=...)")
+        raise InputError(str(qrels_path), "BEIR qrels file not found (choose split=...)")
     judged: dict[str, dict[str, int]] = {}
-    with qrels_path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.rstrip("\r\n").split("\t")
-            if lineno == 1 and is_qrels_header(parts):
-                continue
-            if len(parts) != 3:
-                raise ValueError(f"{qrels_path}:{lineno}: expected 'query-id<TAB>corpus-id"
-                                 "<TAB>score'")
-            grade = parse_relevance(parts[2], f"{qrels_path}:{lineno}")
-            judged.setdefault(parts[0], {})[parts[1]] = grade
+    for lineno, line in enumerate(read_text(qrels_path, "BEIR qrels").split("\n"), start=1):
+        parts = line.rstrip("\r").split("\t")
+        if not line.strip() or (lineno == 1 and is_qrels_header(parts)):
+            continue
+        if len(parts) != 3:
+            raise InputError(f"{qrels_path}:{lineno}", "expected 'query-id<TAB>corpus-id"
+                             "<TAB>score'")
+        grade = parse_relevance(parts[2], f"{qrels_path}:{lineno}")
+        judged.setdefault(parts[0], {})[parts[1]] = grade
     items = []
-    for where, row in iter_jsonl(folder / "queries.jsonl"):
+    for where, row in iter_jsonl(folder / "queries.jsonl", "BEIR queries"):
         if not isinstance(row, dict):
-            raise ValueError(f"{where}: each line must be a JSON object {{\"_id\", \"text\"}}")
+            raise InputError(where, "each line must be a JSON object {\"_id\", \"text\"}")
         qid = str(row.get("_id", ""))
         docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
         if not docs:
             continue
-        items.append(GoldenItem(qid, nfc(str(row.get("text", ""))),
+        items.append(GoldenItem(qid, normalize_text(str(row.get("text", ""))),
                                 relevant_doc_ids=tuple(docs), category="beir", source="real"))
     return corpus, GoldenSet(items, qrels_path)
 
 
-def _nfc_offset(raw: str, index: int) -> int:
-    """Offset in NFC(raw) of code point ``index`` of ``raw``."""
-    return len(nfc(raw[:index]))
+def _normal_offset(raw: str, index: int) -> int:
+    """Offset in the normal form of ``raw`` of code point ``index`` of ``raw``."""
+    return len(normalize_text(raw[:index]))
 
 
 def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
@@ -96,38 +94,57 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
     re-computed after NFC), its text a must-mention string; ``is_impossible`` questions
     become unanswerable items. The article title is the category."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not SQuAD-style JSON with a top-level 'data' list ({exc})")\
-            from None
+    data = decode_json_file(read_text(path, "SQuAD JSON"), path)
+    articles = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(articles, list):
+        raise InputError(str(path), "not SQuAD-style JSON: the top level must be an object "
+                         "whose 'data' is a list of articles", field="data")
     docs, items, skipped = [], [], 0
-    for ai, article in enumerate(data):
-        title = nfc(str(article.get("title", f"article-{ai}")))
+    for ai, article in enumerate(articles):
+        at = f"data[{ai}]"
+        paragraphs = article.get("paragraphs", []) if isinstance(article, dict) else None
+        if not isinstance(paragraphs, list):
+            raise InputError(str(path), "must be an article {title, paragraphs: [...]}",
+                             field=at)
+        title = normalize_text(str(article.get("title", f"article-{ai}")))
         slug = re.sub(r"[^\w]+", "-", title.lower()).strip("-")[:40] or "article"
-        for pi, para in enumerate(article.get("paragraphs", [])):
+        for pi, para in enumerate(paragraphs):
+            where = f"{at}.paragraphs[{pi}]"
+            if not isinstance(para, dict) or not isinstance(para.get("context"), str) \
+                    or not isinstance(para.get("qas", []), list):
+                raise InputError(str(path), "must be {context: text, qas: [...]}", field=where)
             raw = para["context"]
-            doc = Document(f"{slug}-{ai}-{pi}", nfc(raw), title)
+            doc = Document(f"{slug}-{ai}-{pi}", normalize_text(raw), title)
             docs.append(doc)
-            for qa in para.get("qas", []):
+            for qi, qa in enumerate(para.get("qas", [])):
+                field = f"{where}.qas[{qi}]"
+                answers = qa.get("answers", []) if isinstance(qa, dict) else None
+                if not isinstance(answers, list) or not isinstance(qa.get("question"), str) \
+                        or "id" not in qa or not all(
+                            isinstance(a, dict) and isinstance(a.get("text"), str)
+                            and isinstance(a.get("answer_start"), int) for a in answers):
+                    raise InputError(str(path), "must be {id, question: text, answers: [{text, "
+                                     "answer_start: integer}]}", field=field)
                 spans: list[Evidence] = []
-                for ans in qa.get("answers", [])[:1]:
-                    text, start = str(ans["text"]), int(ans["answer_start"])
+                for ans in answers[:1]:
+                    text, start = ans["text"], ans["answer_start"]
+                    if not text.strip():
+                        continue
                     if raw[start:start + len(text)] != text:
                         found = raw.find(text)
                         if found < 0:
                             continue
                         start = found
-                    a, b = _nfc_offset(raw, start), _nfc_offset(raw, start + len(text))
+                    a, b = _normal_offset(raw, start), _normal_offset(raw, start + len(text))
                     spans.append(Evidence(doc.id, a, b, doc.text[a:b]))
-                impossible = bool(qa.get("is_impossible")) or not qa.get("answers")
+                impossible = bool(qa.get("is_impossible")) or not answers
                 if not spans and not impossible:
                     skipped += 1
                     continue
                 items.append(GoldenItem(
-                    str(qa["id"]), nfc(qa["question"]), evidence=tuple(spans),
-                    answer_must_mention=tuple(s.text for s in spans), category=title,
-                    source="real", answerable=not impossible))
+                    normalize_text(str(qa["id"])), normalize_text(qa["question"]),
+                    evidence=tuple(spans), answer_must_mention=tuple(s.text for s in spans),
+                    category=title, source="real", answerable=not impossible))
     golden = GoldenSet(items, path)
     golden.skipped = skipped  # type: ignore[attr-defined]
     return Corpus(docs, source=str(path)), golden

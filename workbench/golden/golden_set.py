@@ -1,11 +1,12 @@
 """Golden sets: an ordered, qid-unique list of golden items with where each came from.
 
-:class:`GoldenSet` loads and saves JSONL (atomically: temporary file, then rename), validates
+:class:`GoldenSet` loads and saves JSONL (atomically and locked: :mod:`workbench.io`), validates
 itself against a corpus (unknown ids, offsets outside a document, label drift), gives the
 chunk-id judgments of chunk-labelled items (``qrels``) and anchors chunk-id labels to
 evidence spans once (``anchor``): from then on relevance comes from the spans under any
 chunking (:class:`workbench.metrics.Relevance`). :func:`add_case` appends one case (e.g.
-from a bug report). Every problem names file:line and field.
+from a bug report) without touching the other lines' bytes, re-reading the file under its
+lock. Every problem names file:line and field.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from typing import Any
 
 from workbench.corpus import Chunk, Corpus
 from workbench.golden.items import Evidence, GoldenItem, GoldenSetError, Problem, parse_item
-from workbench.io import atomic_write_text
+from workbench.io import (
+    InputError,
+    atomic_write_bytes,
+    atomic_write_text,
+    decode_json_line,
+    locked,
+    read_text,
+)
 
 __all__ = ["GoldenSet", "add_case"]
 
@@ -73,33 +81,35 @@ class GoldenSet(Sequence[GoldenItem]):
 
     @classmethod
     def load(cls, path: str | Path) -> GoldenSet:
-        """Load JSONL; raises GoldenSetError listing every malformed line and field."""
+        """Load JSONL; raises GoldenSetError listing every malformed line and field (bad JSON,
+        a key given twice, a lone surrogate, a duplicate qid, ...); a missing file, a folder
+        or bytes that are not UTF-8 raise :class:`~workbench.io.InputError`."""
         path = Path(path)
-        if not path.exists():
-            raise ValueError(f"{path}: golden set file not found")
+        return cls._parse(read_text(path, "golden set"), path)
+
+    @classmethod
+    def _parse(cls, text: str, path: Path) -> GoldenSet:
         problems: list[Problem] = []
         items: list[GoldenItem] = []
         lines: dict[str, int] = {}
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{lineno}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(where, "<line>", f"malformed JSON ({exc.msg}, "
-                                            f"column {exc.colno}); fix or delete the line"))
-                    continue
-                item = parse_item(row, where, problems)
-                if item is None:
-                    continue
-                if item.qid in lines:
-                    problems.append(Problem(where, "qid", f"duplicate qid {item.qid!r} (first on "
-                                                          f"line {lines[item.qid]}); rename one"))
-                    continue
-                lines[item.qid] = lineno
-                items.append(item)
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = decode_json_line(line, where)
+            except InputError as exc:
+                problems.append(Problem(where, exc.field or "<line>", exc.reason))
+                continue
+            item = parse_item(row, where, problems)
+            if item is None:
+                continue
+            if item.qid in lines:
+                problems.append(Problem(where, "qid", f"duplicate qid {item.qid!r} (first on "
+                                                      f"line {lines[item.qid]}); rename one"))
+                continue
+            lines[item.qid] = lineno
+            items.append(item)
         if problems:
             raise GoldenSetError(problems)
         gs = cls(items, path)
@@ -107,31 +117,37 @@ class GoldenSet(Sequence[GoldenItem]):
         return gs
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write JSONL atomically (temp file in the same folder, then rename)."""
-        target = Path(path or self.path or "golden.jsonl")
+        """Write JSONL atomically and locked (temp file in the same folder, then rename);
+        ``path`` defaults to the file the set was loaded from. The folder must exist."""
+        target = path or self.path
+        if target is None:
+            raise ValueError("GoldenSet.save(): give a path; this golden set was not loaded "
+                             "from a file")
         text = "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in self.items)
         atomic_write_text(target, text)
-        return target
+        return Path(target)
 
     # ----- validation against a corpus --------------------------------------------------
 
     def problems(self, corpus: Corpus | None = None,
                  chunks: Sequence[Chunk] | None = None) -> list[Problem]:
         """Every reference problem: unknown doc/chunk ids, offsets outside a document,
-        evidence whose quoted text no longer matches the document (label drift)."""
+        evidence whose quoted text no longer matches the document (label drift). Chunk-id
+        labels are checked only against ``chunks`` (the chunking they were made on): a chunk
+        id says nothing reliable about its document without its chunk."""
         found: list[Problem] = []
-        chunk_ids = {c.id for c in chunks} if chunks is not None else None
+        by_id = {c.id: c for c in chunks or ()}
         for item in self.items:
             where = self._where(item.qid)
-            for cid in item.chunk_labels:
-                if chunk_ids is not None:
-                    if cid not in chunk_ids:
-                        found.append(Problem(where, "relevant_chunk_ids",
-                                             f"chunk id {cid!r} is not in the chunked corpus"))
-                elif corpus is not None and cid.split("#", 1)[0] not in corpus:
+            for cid in item.chunk_labels if chunks is not None else ():
+                chunk = by_id.get(cid)
+                if chunk is None:
                     found.append(Problem(where, "relevant_chunk_ids",
-                                         f"chunk id {cid!r}: document {cid.split('#', 1)[0]!r} "
-                                         "is not in the corpus"))
+                                         f"chunk id {cid!r} is not in the chunked corpus"))
+                elif corpus is not None and chunk.doc_id not in corpus:
+                    found.append(Problem(where, "relevant_chunk_ids",
+                                         f"chunk id {cid!r}: document {chunk.doc_id!r} is not "
+                                         "in the corpus"))
             if corpus is None:
                 continue
             for i, ev in enumerate(item.evidence):
@@ -178,9 +194,12 @@ class GoldenSet(Sequence[GoldenItem]):
             out[item.qid] = grades
         return out
 
-    def doc_qrels(self) -> dict[str, dict[str, int]]:
-        """qid -> {doc_id: 1}: document-level judgments (robust to any re-chunking)."""
-        return {i.qid: dict.fromkeys(i.doc_ids, 1) for i in self.answerable}
+    def doc_qrels(self, chunks: Sequence[Chunk] | None = None) -> dict[str, dict[str, int]]:
+        """qid -> {doc_id: 1}: document-level judgments (robust to any re-chunking). Items
+        labelled by chunk id take their documents from ``chunks``
+        (:meth:`GoldenItem.doc_ids`)."""
+        by_id = {c.id: c for c in chunks or ()}
+        return {i.qid: dict.fromkeys(i.doc_ids(by_id), 1) for i in self.answerable}
 
     def anchor(self, chunks: Sequence[Chunk]) -> GoldenSet:
         """Turn chunk-id labels into evidence spans once, from the chunking they were made
@@ -207,21 +226,38 @@ class GoldenSet(Sequence[GoldenItem]):
 
 def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
              corpus: Corpus | None = None) -> GoldenSet:
-    """Append one case (e.g. from a bug report) to the golden set at ``path``, atomically.
-    Refuses a duplicate qid and, given ``corpus``, evidence that does not match it."""
+    """Append one case (e.g. from a bug report) to the existing golden set at ``path`` and
+    return the updated set. The other lines keep their bytes; the write is atomic and holds
+    the file's lock, and the file is re-read under the lock, so concurrent calls lose no
+    case. Refuses a missing file (a typo'd path), a duplicate qid, a case that does not
+    parse and, given ``corpus``, evidence that does not match it."""
     path = Path(path)
-    current = GoldenSet.load(path) if path.exists() else GoldenSet([], path)
-    if not isinstance(item, GoldenItem):
+    if path.is_dir():
+        raise InputError(str(path), "is a folder; give the golden set's .jsonl file")
+    if not path.exists():
+        raise InputError(str(path), "golden set file not found; add_case appends to an "
+                         "existing file (check the path, or start one with "
+                         "GoldenSet([item]).save(path))")
+    row = item.to_json() if isinstance(item, GoldenItem) else dict(item)
+    with locked(path):
+        raw = path.read_bytes()
+        current = GoldenSet._parse(read_text(path, "golden set"), path)
+        line = raw.count(b"\n") + (0 if not raw or raw.endswith(b"\n") else 1) + 1
+        where = f"{path}:{line} (new case)"
         problems: list[Problem] = []
-        parsed = parse_item(dict(item), f"{path} (new case)", problems)
+        parsed = parse_item(row, where, problems)
         if parsed is None:
             raise GoldenSetError(problems)
-        item = parsed
-    if any(i.qid == item.qid for i in current):
-        raise ValueError(f"{path}: qid {item.qid!r} already exists; choose a new qid")
-    updated = GoldenSet([*current.items, item], path)
-    updated._lines = {**current._lines, item.qid: len(current) + 1}
-    if corpus is not None:
-        updated.validate(corpus)
-    updated.save(path)
+        if parsed.qid in current._lines:
+            raise InputError(where, f"{parsed.qid!r} already exists (line "
+                             f"{current._lines[parsed.qid]}); choose a new qid", field="qid")
+        if corpus is not None:
+            new = GoldenSet([parsed], path)
+            new._lines = {parsed.qid: line}
+            new.validate(corpus)
+        sep = b"" if not raw or raw.endswith(b"\n") else b"\n"
+        text = json.dumps(parsed.to_json(), ensure_ascii=False) + "\n"
+        atomic_write_bytes(path, raw + sep + text.encode("utf-8"))
+    updated = GoldenSet([*current.items, parsed], path)
+    updated._lines = {**current._lines, parsed.qid: line}
     return updated

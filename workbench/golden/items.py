@@ -12,15 +12,17 @@ at document level.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus import Span
-from workbench.text import nfc
+from workbench.corpus import Chunk, Document, Span, can_read, can_read_chunk, user_groups_of
+from workbench.io import find_lone_surrogate
+from workbench.text import normalize_text
 
-__all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "parse_item"]
+__all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "can_read_item",
+           "parse_item"]
 
 SOURCES = ("real", "owner", "synthetic")
 _KNOWN_FIELDS = {
@@ -50,13 +52,22 @@ class GoldenItem:
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     relevant_doc_ids: tuple[str, ...] = ()
 
-    @property
-    def doc_ids(self) -> tuple[str, ...]:
-        """Documents holding the answer (from evidence, labelled documents, else chunk ids),
-        in order."""
-        ids = ([e.doc_id for e in self.evidence] or list(self.relevant_doc_ids)
-               or [c.split("#", 1)[0] for c in self.chunk_labels])
-        return tuple(dict.fromkeys(ids))
+    def doc_ids(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None
+                ) -> tuple[str, ...]:
+        """Documents holding the answer, in order: the evidence's documents, else the labelled
+        documents (``relevant_doc_ids``), else those of the chunks labelled relevant, each
+        taken from its chunk in ``chunks`` (a chunk carries its document; chunk ids are never
+        parsed). A label not among ``chunks`` raises ValueError."""
+        if self.evidence or self.relevant_doc_ids or not self.chunk_labels:
+            return tuple(dict.fromkeys([e.doc_id for e in self.evidence]
+                                       or list(self.relevant_doc_ids)))
+        by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
+        relevant = [c for c in self.chunk_labels if self.relevance.get(c, 1) > 0]
+        missing = [c for c in relevant if c not in by_id]
+        if missing:
+            raise ValueError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
+                             "given; pass the chunks the labels were made on")
+        return tuple(dict.fromkeys(by_id[c].doc_id for c in relevant))
 
     @property
     def judged_by_document(self) -> bool:
@@ -84,6 +95,39 @@ class GoldenItem:
             row["relevant_doc_ids"] = list(self.relevant_doc_ids)
         row.update(self.extra)
         return row
+
+
+def can_read_item(user_groups: Iterable[str] | str | None, item: GoldenItem,
+                  documents: Mapping[str, Document] | None,
+                  chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None) -> bool:
+    """Whether a user in ``user_groups`` may see the facts of ``item`` (its must-mention
+    strings, grade details, evidence quotes and the ids of its documents): only when every
+    document holding its evidence, every chunk of ``chunks`` overlapping that evidence and
+    every labelled document and chunk is readable (:func:`~workbench.corpus.can_read_chunk`).
+    Fails closed: an unknown document or labelled chunk, or no ``documents``, means no.
+    ``user_groups=None`` (the unrestricted view) is always yes."""
+    groups = user_groups_of(user_groups)
+    if groups is None:
+        return True
+    if documents is None:
+        return False
+    by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
+    for ev in item.evidence:
+        doc = documents.get(ev.doc_id)
+        if doc is None or not can_read(groups, doc.acl):
+            return False
+        if any(c.doc_id == ev.doc_id and ev.overlap(c.start, c.end)
+               and not can_read_chunk(groups, c, doc) for c in by_id.values()):
+            return False
+    for doc_id in item.relevant_doc_ids:
+        doc = documents.get(doc_id)
+        if doc is None or not can_read(groups, doc.acl):
+            return False
+    for cid in item.chunk_labels:
+        chunk = by_id.get(cid)
+        if chunk is None or not can_read_chunk(groups, chunk, documents.get(chunk.doc_id)):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -116,7 +160,7 @@ def _str_list(value: Any, name: str, where: str, problems: list[Problem]) -> tup
     empty = [i for i, v in enumerate(value) if not v.strip()]
     if empty:
         problems.append(Problem(where, name, f"empty string at position(s) {empty}; remove it"))
-    return tuple(nfc(v) for v in value if v.strip())
+    return tuple(normalize_text(v) for v in value if v.strip())
 
 
 def _parse_evidence(value: Any, where: str, problems: list[Problem]) -> tuple[Evidence, ...]:
@@ -148,7 +192,7 @@ def _parse_evidence(value: Any, where: str, problems: list[Problem]) -> tuple[Ev
         if not isinstance(text, str):
             problems.append(Problem(where, f"{name}.text", "must be a string"))
             continue
-        out.append(Evidence(nfc(doc_id), start, end, nfc(text)))
+        out.append(Evidence(normalize_text(doc_id), start, end, normalize_text(text)))
     return tuple(out)
 
 
@@ -158,9 +202,18 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         problems.append(Problem(where, "<line>", "each line must be a JSON object"))
         return None
     before = len(problems)
+    bad_text = find_lone_surrogate(row)
+    if bad_text is not None:
+        problems.append(Problem(where, bad_text, "holds a lone surrogate (half of a character, "
+                                "e.g. the escape \\ud800); fix the text"))
+        return None
     qid, question = row.get("qid"), row.get("question")
     if not isinstance(qid, str | int) or isinstance(qid, bool) or not str(qid).strip():
         problems.append(Problem(where, "qid", "missing or empty; give each question a unique id"))
+    elif str(qid) != str(qid).strip():
+        problems.append(Problem(where, "qid", f"{qid!r} has surrounding whitespace; remove it "
+                                "(it would name a different question than "
+                                f"{str(qid).strip()!r})"))
     if not isinstance(question, str) or not question.strip():
         problems.append(Problem(where, "question", "missing or empty; write the question text"))
     relevant = _str_list(row.get("relevant_chunk_ids"), "relevant_chunk_ids", where, problems)
@@ -203,9 +256,9 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         return None
     extra = {k: v for k, v in row.items() if k not in _KNOWN_FIELDS}
     return GoldenItem(
-        qid=str(qid), question=nfc(str(question)), relevant_chunk_ids=relevant, evidence=evidence,
-        answer_must_mention=must, category=nfc(category), source=str(source),
-        answerable=answerable,
-        relevance=MappingProxyType({nfc(k): v for k, v in relevance.items()}),
+        qid=normalize_text(str(qid)), question=normalize_text(str(question)),
+        relevant_chunk_ids=relevant, evidence=evidence, answer_must_mention=must,
+        category=normalize_text(category), source=str(source), answerable=answerable,
+        relevance=MappingProxyType({normalize_text(k): v for k, v in relevance.items()}),
         extra=MappingProxyType(extra), relevant_doc_ids=docs,
     )

@@ -21,7 +21,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from workbench.golden.datasets import is_qrels_header, parse_relevance
-from workbench.io import atomic_write_text
+from workbench.io import atomic_write_text, read_text
 
 Qrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
@@ -58,11 +58,10 @@ def ranked_lists(run: RunLike) -> dict[str, list[str]]:
 
 def _raw_data_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines that are not ``#`` comments, stripped, with their line numbers."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            stripped = line.strip()
-            if stripped and not stripped.startswith("#"):
-                yield lineno, stripped
+    for lineno, line in enumerate(read_text(path, "TREC").split("\n"), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            yield lineno, stripped
 
 
 def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from workbench.report.html import (
     generation_evaluation,
     render_report,
+    restricted_ids,
     source_slices,
     write_report,
 )
 
-__all__ = ["generation_evaluation", "render_report", "source_slices", "write_report"]
+__all__ = ["generation_evaluation", "render_report", "restricted_ids", "source_slices",
+           "write_report"]

@@ -4,8 +4,16 @@
 Jupyter or a network: the metric table (:func:`~workbench.widgets.metric_table.metric_table_html`),
 sweep plots (plotly, with plotly.js inlined once), answer accuracy and the retrieval tax,
 the 2x2 triage and the failing traces (:func:`~workbench.widgets.trace_viewer.trace_viewer_html`).
-All text is HTML-escaped, and a Content-Security-Policy allows only the report's own scripts
-(by hash), so even a document that slipped through unescaped could not run a script.
+
+Defences. All text is HTML-escaped and its bidirectional controls are shown as ``[U+202E]``
+(:func:`~workbench.text.neutralise_bidi`). The Content-Security-Policy allows exactly the
+scripts the report itself generates: their hashes are taken from the plot fragments when
+they are made, before any text is placed in the page, so a script smuggled in by a document
+(through an escape that failed) is not among them and does not run. Access: answers, traces
+and their text show what the user they were produced for may read. A view that was not
+restricted to a user (``user_groups=None``) over a corpus with restricted documents is
+refused unless ``unrestricted=True`` says that everything may be shown; without the corpus
+the report cannot tell, and refuses too.
 
 Also here: :func:`generation_evaluation` (answers as an Evaluation, so ``compare`` and the
 gate apply to them) and :func:`source_slices` (metrics per golden ``source`` side by side).
@@ -26,13 +34,15 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import EVERYONE, Chunk, Document, acl_of
 from workbench.diagnose import LABELS, Trace, diagnose
 from workbench.evaluation import Evaluation
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import atomic_write_text
+from workbench.text import neutralise_bidi
 
-__all__ = ["generation_evaluation", "render_report", "source_slices", "write_report"]
+__all__ = ["generation_evaluation", "render_report", "restricted_ids", "source_slices",
+           "write_report"]
 
 
 def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
@@ -94,12 +104,12 @@ table.wb-frame td,table.wb-frame th,table.wb-metric-table td,table.wb-metric-tab
 
 
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(neutralise_bidi(str(value)), quote=True)
 
 
 def _frame(frame: pd.DataFrame, index: bool = False) -> str:
-    return frame.to_html(index=index, escape=True, classes="wb-frame", border=0,
-                         float_format=lambda v: f"{v:.3f}", na_rep="")
+    return neutralise_bidi(frame.to_html(index=index, escape=True, classes="wb-frame", border=0,
+                                         float_format=lambda v: f"{v:.3f}", na_rep=""))
 
 
 def _figures(sweep: Any) -> list[Any]:
@@ -116,14 +126,27 @@ def _figures(sweep: Any) -> list[Any]:
     return [cost_quality(sweep, metric), category_heatmap(sweep, metric)]
 
 
-def _sweep_html(sweep: Any) -> str:
-    parts = []
+_SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.DOTALL)
+
+
+def _script_hashes(fragment: str) -> list[str]:
+    """CSP hashes of the scripts in a fragment the report generates (a plotly figure)."""
+    return [base64.b64encode(hashlib.sha256(m.group(1).encode("utf-8")).digest()).decode()
+            for m in _SCRIPT.finditer(fragment)]
+
+
+def _sweep_html(sweep: Any) -> tuple[str, list[str]]:
+    """The sweep section and the hashes of its figures' scripts, taken from each figure
+    as plotly renders it (figure data is JSON in which plotly escapes ``<``)."""
+    parts, hashes = [], []
     if hasattr(sweep, "leaderboard"):
         parts.append(_frame(sweep.leaderboard().drop(columns=["metric"]), index=True))
     for n, fig in enumerate(_figures(sweep)):
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=(n == 0),
-                                 default_height="460px"))
-    return "".join(parts)
+        fragment = fig.to_html(full_html=False, include_plotlyjs=(n == 0),
+                               default_height="460px")
+        hashes += _script_hashes(fragment)
+        parts.append(fragment)
+    return "".join(parts), hashes
 
 
 def _generation_html(generation: Any, golden: Sequence[GoldenItem] | None) -> str:
@@ -175,13 +198,54 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     return "".join(body), len(failing)
 
 
-def _csp(body: str) -> str:
-    """A Content-Security-Policy allowing exactly the inline scripts in ``body``."""
-    hashes = [base64.b64encode(hashlib.sha256(m.group(1).encode("utf-8")).digest()).decode()
-              for m in re.finditer(r"<script[^>]*>(.*?)</script>", body, re.DOTALL)]
-    scripts = " ".join(f"'sha256-{h}'" for h in hashes) or "'none'"
+def _csp(hashes: Sequence[str]) -> str:
+    """A Content-Security-Policy allowing exactly the scripts with these hashes."""
+    scripts = " ".join(f"'sha256-{h}'" for h in dict.fromkeys(hashes)) or "'none'"
     return (f"default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; "
             "img-src data:; font-src data:")
+
+
+def _views(generation: Any, traces: Sequence[Trace] | None) -> list[tuple[str, ...] | None]:
+    """The user groups each answer and trace was produced for (None: unrestricted)."""
+    views: list[tuple[str, ...] | None] = []
+    if generation is not None:
+        for ctx in getattr(generation, "contexts", {}).values():
+            groups = ctx.params.get("user_groups")
+            views.append(None if groups is None else tuple(groups))
+    views += [t.user_groups for t in traces or ()]
+    return views
+
+
+def restricted_ids(corpus: Mapping[str, Document], chunks: Sequence[Chunk] | None = None
+                   ) -> list[str]:
+    """Ids of the documents (and chunks) that not everyone may read."""
+    ids = [d.id for d in corpus.values() if d.acl and EVERYONE not in d.acl]
+    return ids + [c.id for c in chunks or () if "acl" in c.metadata
+                  and EVERYONE not in acl_of(c.metadata, f"chunk {c.id!r}")]
+
+
+def _access_note(generation: Any, traces: Sequence[Trace] | None,
+                 corpus: Mapping[str, Document] | None,
+                 chunks: Sequence[Chunk] | None, unrestricted: bool) -> str:
+    """What the report may show, or ValueError when an unrestricted view would show
+    restricted documents without ``unrestricted=True``."""
+    views = set(_views(generation, traces))
+    if not views:
+        return ""
+    if None in views and not unrestricted:
+        if corpus is None:
+            raise ValueError("answers or traces were produced without user_groups (the "
+                             "unrestricted view) and no corpus= was given to check that no "
+                             "document is restricted: pass corpus=, or unrestricted=True")
+        if restricted_ids(corpus, chunks):
+            raise ValueError("the corpus has restricted documents or chunks, and answers or "
+                             "traces were produced without user_groups, so the report would "
+                             "show them to every reader: produce them as a user "
+                             "(user_groups=...), or pass unrestricted=True to show everything")
+    shown = sorted({", ".join(v) or "no group" for v in views if v is not None})
+    parts = (["unrestricted (every document)"] if None in views else []) + [
+        f"as a user in [{g}]" for g in shown]
+    return "Access: " + "; ".join(parts)
 
 
 def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
@@ -189,11 +253,16 @@ def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
                   title: str = "RAG Workbench report", golden: Any = None,
                   corpus: Mapping[str, Document] | None = None,
                   chunks: Sequence[Chunk] | None = None, triage: Any = None,
-                  max_traces: int = 25, notes: str = "") -> str:
+                  max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> str:
     """The report as one HTML string (see :func:`write_report`)."""
     from workbench.widgets.metric_table import metric_table_html
 
+    if traces is not None and (golden is None or corpus is None or chunks is None):
+        raise ValueError("traces need golden=, corpus= and chunks= (traces hold ids only; "
+                         "the text is re-read from the corpus)")
+    access = _access_note(generation, traces, corpus, chunks, unrestricted)
     sections: list[tuple[str, str, str]] = []
+    hashes: list[str] = []
     if evaluation is not None:
         tables = []
         for system in dict.fromkeys(evaluation.frame["system"]):
@@ -204,7 +273,8 @@ def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
                           + _frame(source_slices(evaluation, golden), index=True))
         sections.append(("retrieval", "Retrieval", "".join(tables)))
     if sweep is not None:
-        sections.append(("sweep", "Sweep", _sweep_html(sweep)))
+        sweep_body, hashes = _sweep_html(sweep)
+        sections.append(("sweep", "Sweep", sweep_body))
     if generation is not None:
         sections.append(("generation", "Answers", _generation_html(generation, golden)))
         if triage is None:
@@ -216,23 +286,22 @@ def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
         sections.append(("triage", "Triage: retrieval or generation?",
                          _triage_html(triage, generation)))
         quadrants = dict(zip(triage.rows["qid"], triage.rows["quadrant"], strict=True))
-    if traces is not None:
-        if golden is None or corpus is None or chunks is None:
-            raise ValueError("traces need golden=, corpus= and chunks= (traces hold ids only; "
-                             "the text is re-read from the corpus)")
+    if traces is not None and golden is not None and corpus is not None and chunks is not None:
         body, _ = _traces_html(traces, list(golden), corpus, chunks, quadrants, max_traces)
         sections.append(("traces", "Failing traces", body))
     if not sections:
         raise ValueError("nothing to report: give an evaluation, sweep, generation or traces")
     nav = " ".join(f'<a href="#{key}">{_esc(name)}</a>' for key, name, _ in sections)
-    main = "".join(f'<section id="{key}"><h2>{_esc(name)}</h2>{body}</section>'
+    # bidi controls in any text are shown, not obeyed; figure scripts stay as hashed
+    main = "".join(f'<section id="{key}"><h2>{_esc(name)}</h2>'
+                   f"{body if key == 'sweep' else neutralise_bidi(body)}</section>"
                    for key, name, body in sections)
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    head_note = f"<p>{_esc(notes)}</p>" if notes else ""
+    head_note = "".join(f"<p>{_esc(n)}</p>" for n in (notes, access) if n)
     body = (f"<h1>{_esc(title)}</h1><p class=\"wb-note\">generated {stamp} by RAG Workbench"
             f"</p>{head_note}<nav>{nav}</nav>{main}")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{_csp(body)}">'
+            f'<meta http-equiv="Content-Security-Policy" content="{_csp(hashes)}">'
             f"<title>{_esc(title)}</title><style>{PAGE_STYLE}</style></head>"
             f"<body>{body}</body></html>\n")
 
@@ -242,12 +311,14 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
                  title: str = "RAG Workbench report", golden: Any = None,
                  corpus: Mapping[str, Document] | None = None,
                  chunks: Sequence[Chunk] | None = None, triage: Any = None,
-                 max_traces: int = 25, notes: str = "") -> Path:
-    """Write one standalone HTML report (atomically) and return its path. ``sweep`` is a
-    SweepResult (leaderboard, cost/quality and category plots) or plotly figure(s);
-    ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence and text."""
+                 max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> Path:
+    """Write one standalone HTML report (atomically; missing folders are made) and return its
+    path. ``sweep`` is a SweepResult (leaderboard, cost/quality and category plots) or
+    plotly figure(s); ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence
+    and text. ``unrestricted=True`` allows answers and traces produced without user groups
+    over a corpus with restricted documents (see the module docstring)."""
     text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
                          corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
-                         notes=notes)
-    atomic_write_text(path, text)
+                         notes=notes, unrestricted=unrestricted)
+    atomic_write_text(path, text, make_parents=True)
     return Path(path)

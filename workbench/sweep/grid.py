@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from workbench.io import read_text
 from workbench.metrics import parse_metric
 
 GRID_KEYS = ("chunker", "size", "overlap", "unit", "header", "retriever", "encoder", "k")
@@ -102,7 +103,7 @@ def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: grid file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "grid")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

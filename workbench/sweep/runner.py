@@ -7,7 +7,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -18,7 +17,7 @@ import pandas as pd
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run, default_metrics
 from workbench.golden import GoldenSet
-from workbench.io import atomic_write_text
+from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
 from workbench.sweep import worker
@@ -61,19 +60,27 @@ def _fingerprint(obj: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+#: What :func:`_assemble` reads of one configuration's results (the worker's output).
+_RESULT_KEYS = ("rows", "excluded", "hits", "found_rank", "cost", "embedded", "reused")
+
+
 def _read_state(path: Path) -> dict[str, dict[str, Any]]:
+    """The finished configurations of a resume state file: one ``{"key", "result"}`` per
+    line. A line that is not such an entry raises InputError naming ``file:line`` and the
+    field (delete the line: that configuration runs again)."""
     done: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return done
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            done[row["key"]] = row["result"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            warnings.warn(f"{path}:{lineno}: unreadable sweep state line ignored; that "
-                          "configuration will run again", stacklevel=3)
+    again = "delete the line and that configuration will run again"
+    for where, row in iter_jsonl(path, "sweep state"):
+        if not isinstance(row, dict) or not isinstance(row.get("key"), str):
+            raise InputError(where, f"must be an object with a text 'key'; {again}",
+                             field="key")
+        result = row.get("result")
+        if not isinstance(result, dict) or not all(k in result for k in _RESULT_KEYS):
+            raise InputError(where, f"is {str(result)[:40]!r}, not a finished configuration's "
+                             f"results; {again}", field="result")
+        done[row["key"]] = result
     return done
 
 
@@ -151,11 +158,13 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
 
     def record(results: dict[str, dict[str, Any]]) -> None:
         done.update(results)
-        if state is not None:
-            old = state.read_text(encoding="utf-8") if state.exists() else ""
-            new = "".join(json.dumps({"key": key, "result": r}, ensure_ascii=False) + "\n"
-                          for key, r in results.items())
-            atomic_write_text(state, old + new)
+        if state is not None:  # re-read under the lock: a concurrent sweep's lines stay
+            with locked(state):
+                old = read_text(state, "sweep state") if state.exists() else ""
+                sep = "" if not old or old.endswith("\n") else "\n"
+                new = "".join(json.dumps({"key": key, "result": r}, ensure_ascii=False) + "\n"
+                              for key, r in results.items())
+                atomic_write_text(state, old + sep + new, make_parents=True)
         bar.update(len(results))
 
     try:

@@ -4,10 +4,16 @@
 (quoted), the diagnosis labels and per-fact statuses, the answer with each ``[Pn]`` citation
 linked to its passage, the context the model saw (labels, versions, gold marked, what was
 dropped and why) and the ranked retrieved chunks with the point where the context budget cut.
-Document text is re-read from ``chunks`` / ``corpus`` (traces hold ids only) and always
-HTML-escaped; only chunks recorded in the trace are shown, so nothing the user may not read
-appears. ``TraceViewer`` adds filters (triage cell, category, diagnosis label) and prev/next,
-and exposes ``selected_qid``.
+Document text is re-read from ``chunks`` / ``corpus`` (traces hold ids only), always
+HTML-escaped, with bidirectional controls shown as ``[U+202E]``
+(:func:`~workbench.text.neutralise_bidi`). For a trace recorded as a user
+(``trace.user_groups`` set) only recorded chunks are shown, and each one only when
+:func:`~workbench.corpus.can_read_chunk` allows it (the chunk's own ``acl`` as well as its
+document's). When the golden item's evidence is not readable for that user
+(:func:`~workbench.golden.can_read_item`, or the trace says ``evidence_withheld``), its
+quotes, must-mention strings, grade details, gold marks and the ids of its documents are left
+out, and the view says only that evidence was withheld. ``TraceViewer`` adds filters (triage
+cell, category, diagnosis label) and prev/next, and exposes ``selected_qid``.
 """
 
 from __future__ import annotations
@@ -21,11 +27,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.corpus import Chunk, Document
-from workbench.corpus.access import can_read
-from workbench.diagnose import LABELS, Diagnosis, Trace, diagnose, quadrant
-from workbench.generation.context import RESTRICTED
-from workbench.golden import GoldenItem
+from workbench.corpus import Chunk, Document, can_read, can_read_chunk
+from workbench.diagnose import LABELS, WITHHELD, Diagnosis, Trace, diagnose, quadrant
+from workbench.generation.context import RESTRICTED, citation_marks
+from workbench.golden import GoldenItem, can_read_item
+from workbench.text import neutralise_bidi
 
 __all__ = ["TraceViewer", "trace_viewer_html"]
 
@@ -47,12 +53,8 @@ STYLE = """<style>
 .wb-unknown{color:#d93025;text-decoration:line-through}
 </style>"""
 
-_CITE = re.compile(r"\[([^\[\]]{1,80})\]")
-_LABEL = re.compile(r"(?<![A-Za-z0-9])[Pp]\s?(\d{1,4})(?!\d)")
-
-
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(neutralise_bidi(str(value)), quote=True)
 
 
 def _uid(trace: Trace) -> str:
@@ -61,15 +63,22 @@ def _uid(trace: Trace) -> str:
     return f"{slug}-{digest[:6]}"
 
 
-def _text(cid: str, start: int | None, end: int | None, chunks: Mapping[str, Chunk],
-          corpus: Mapping[str, Document]) -> str | None:
-    """A recorded chunk's text: from the chunks, else the corpus by recorded offsets."""
+def _text(trace: Trace, cid: str, doc_id: str, start: int | None, end: int | None,
+          chunks: Mapping[str, Chunk], corpus: Mapping[str, Document]) -> str | None:
+    """A recorded chunk's text (from the chunks, else the corpus by recorded offsets), or
+    None when it is unknown or, for a trace recorded as a user, not readable by them."""
+    doc = corpus.get(chunks[cid].doc_id if cid in chunks else doc_id)
+    groups = trace.user_groups
     if cid in chunks:
-        return chunks[cid].text
-    doc = corpus.get(cid.rsplit("#", 1)[0])
-    if doc is not None and start is not None and end is not None:
-        return doc.text[start:end]
-    return None
+        chunk = chunks[cid]
+        return chunk.text if can_read_chunk(groups, chunk, doc) else None
+    if doc is None or start is None or end is None:
+        return None
+    if groups is not None and (not can_read(groups, doc.acl) or any(
+            c.doc_id == doc.id and c.start < end and start < c.end
+            and not can_read_chunk(groups, c, doc) for c in chunks.values())):
+        return None
+    return doc.text[start:end]
 
 
 def _version(trace: Trace, doc_id: str) -> str:
@@ -103,48 +112,47 @@ def _answer_html(trace: Trace, uid: str) -> str:
     """The escaped answer, each citation label linked to its passage anchor."""
     out, pos = [], 0
     text = trace.answer
-    for m in _CITE.finditer(text):
-        labels = [f"P{int(x.group(1))}" for x in _LABEL.finditer(m.group(1))]
-        if not labels:
-            continue
-        out.append(_esc(text[pos:m.start()]))
+    for mark in citation_marks(text):
+        out.append(_esc(text[pos:mark.start]))
         links = []
-        for lab in labels:
+        for lab in mark.labels:
             if lab in trace.labels:
                 links.append(f'<a href="#wb-{uid}-{lab}" title="{_esc(trace.labels[lab])}">'
                              f"{lab}</a>")
             else:
                 links.append(f'<span class="wb-unknown" title="not in the context">{lab}</span>')
         out.append("[" + ", ".join(links) + "]")
-        pos = m.end()
+        pos = mark.end
     out.append(_esc(text[pos:]))
     return "".join(out) or "<i>(empty answer)</i>"
 
 
-def _grade_html(trace: Trace, diagnosis: Diagnosis | None) -> str:
+def _grade_html(trace: Trace, diagnosis: Diagnosis | None, withheld: bool) -> str:
     passed = trace.passed if trace.grade is not None else (diagnosis.passed if diagnosis
                                                           else None)
     verdict = {True: '<span class="wb-ok">passed</span>',
                False: '<span class="wb-bad">failed</span>', None: "<i>undecided</i>"}[passed]
     grade = trace.grade or {}
-    details = json.dumps(grade["details"], ensure_ascii=False, default=str) if grade.get(
-        "details") else ""
+    details = WITHHELD if withheld else json.dumps(
+        grade["details"], ensure_ascii=False, default=str) if grade.get("details") else ""
     method = f" by {_esc(grade['method'])}" if grade.get("method") else ""
     error = f' · <span class="wb-bad">error: {_esc(trace.error)}</span>' if trace.error else ""
     return f"<div>{verdict}{method} <small>{_esc(details[:300])}</small>{error}</div>"
 
 
-def _diagnosis_html(d: Diagnosis | None, trace: Trace,
-                    corpus: Mapping[str, Document]) -> str:
+def _diagnosis_html(d: Diagnosis | None, trace: Trace, chunks: Mapping[str, Chunk],
+                    corpus: Mapping[str, Document], withheld: bool) -> str:
     if d is None:
         return "<div><i>no golden item: nothing to diagnose against</i></div>"
+    if withheld:
+        return f"<div><i>{_esc(WITHHELD)}</i></div>"
 
-    def shown(cid: str) -> str:  # gold chunk ids of documents the user may not read
-        doc = corpus.get(cid.rsplit("#", 1)[0])
-        if trace.user_groups is None or (doc is not None and can_read(trace.user_groups,
-                                                                      doc.acl)):
-            return cid
-        return RESTRICTED
+    def shown(cid: str) -> str:  # a chunk the user may not read is never named
+        chunk = chunks.get(cid)
+        if chunk is None:
+            return cid if trace.user_groups is None or cid in trace.labels else RESTRICTED
+        return cid if can_read_chunk(trace.user_groups, chunk, corpus.get(chunk.doc_id)) \
+            else RESTRICTED
 
     chips = [f'<span class="wb-chip" title="{_esc(LABELS[lab])}">{_esc(lab)}: '
              f"{_esc(', '.join(dict.fromkeys(map(shown, d.evidence.get(lab, ())))))}</span>"
@@ -161,20 +169,17 @@ def _diagnosis_html(d: Diagnosis | None, trace: Trace,
     return f"<div>{''.join(chips)}</div>{facts}"
 
 
-def _evidence_html(trace: Trace, item: GoldenItem | None,
-                   corpus: Mapping[str, Document]) -> str:
+def _evidence_html(item: GoldenItem | None, corpus: Mapping[str, Document],
+                   withheld: bool) -> str:
     if item is None:
         return "<i>not in the golden set</i>"
     if not item.answerable:
         return "<i>unanswerable: the documents do not answer this; a refusal passes</i>"
+    if withheld:
+        return f"<i>{_esc(WITHHELD)}</i>"
     parts = []
     for ev in item.evidence:
         doc = corpus.get(ev.doc_id)
-        if trace.user_groups is not None and (doc is None or not can_read(trace.user_groups,
-                                                                           doc.acl)):
-            parts.append(f"<div>{_esc(ev.doc_id)}: <i>evidence withheld (restricted "
-                         "document)</i></div>")
-            continue
         quote = doc.text[ev.start:ev.end] if doc is not None else ev.text
         parts.append(f"<div><b>{_esc(ev.doc_id)}</b> [{ev.start}:{ev.end}]"
                      f'<div class="wb-text">{_esc(quote)}</div></div>')
@@ -195,8 +200,12 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     if diagnosis is None and item is not None:
         diagnosis = diagnose(trace, item, list(by_id.values()), corpus)
+    withheld = item is not None and (trace.evidence_withheld or not can_read_item(
+        trace.user_groups, item, corpus, by_id))
+    marked_item = None if withheld else item
     uid = _uid(trace)
-    gold = {c for unit in (diagnosis.required if diagnosis else ()) for c in unit}
+    gold = set() if withheld else {c for unit in (diagnosis.required if diagnosis else ())
+                                   for c in unit}
     star = '<span class="wb-ok" title="holds golden evidence">★</span>'
     head = " · ".join(_esc(x) for x in (trace.category, trace.mode, trace.model_id,
                                         trace.prompt_version) if x)
@@ -207,8 +216,8 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str
 
     passages = []
     for p in trace.context:
-        text = _text(p.chunk_id, p.start, p.end, by_id, corpus)
-        body = (_marked(text, p.start, p.doc_id, item) if text is not None
+        text = _text(trace, p.chunk_id, p.doc_id, p.start, p.end, by_id, corpus)
+        body = (_marked(text, p.start, p.doc_id, marked_item) if text is not None
                 else "<i>(text not available)</i>")
         passages.append(f'<div id="wb-{uid}-{_esc(p.label)}"><b>[{_esc(p.label)}]</b> '
                         f"{_esc(p.chunk_id)} {_version(trace, p.doc_id)} "
@@ -232,7 +241,7 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str
             rows.append(f'<tr class="wb-cut"><td colspan="6">context budget cut here '
                         f"({_esc(budget)})</td></tr>")
             cut_shown = True
-        text = _text(h.chunk_id, h.start, h.end, by_id, corpus) or ""
+        text = _text(trace, h.chunk_id, h.doc_id, h.start, h.end, by_id, corpus) or ""
         short = text[:snippet] + ("…" if len(text) > snippet else "")
         where = (f'<a href="#wb-{uid}-{fate[h.chunk_id]}">{fate[h.chunk_id]}</a>'
                  if h.chunk_id in fate else f'<span class="wb-bad">{_esc(why or "not sent")}'
@@ -249,10 +258,10 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str
     timing = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in trace.timing.items())
     return (f'{STYLE}<div class="wb-trace" data-qid="{_esc(trace.qid)}">'
             f"<div><b>{_esc(trace.qid)}</b> · {head}{quad}</div>{question}"
-            f"<h4>Diagnosis</h4>{_diagnosis_html(diagnosis, trace, corpus)}"
+            f"<h4>Diagnosis</h4>{_diagnosis_html(diagnosis, trace, by_id, corpus, withheld)}"
             f"<h4>Answer</h4><div class=\"wb-answer\">{_answer_html(trace, uid)}</div>"
-            f"{_grade_html(trace, diagnosis)}"
-            f"<h4>Golden evidence</h4>{_evidence_html(trace, item, corpus)}"
+            f"{_grade_html(trace, diagnosis, withheld)}"
+            f"<h4>Golden evidence</h4>{_evidence_html(item, corpus, withheld)}"
             f"<h4>Context the model saw</h4>{context}"
             f"<h4>Retrieved (ranked)</h4>{ranked}"
             f"<div><small>{_esc(timing)}</small></div></div>")

@@ -1,0 +1,104 @@
+"""Argument checks shared by the commands, so a bad value ends in one line before any work.
+
+* ``-k`` and other counts are integers of a stated range (:func:`cutoff`,
+  :func:`non_negative_int`); ``--alpha`` is a probability (:func:`probability`),
+  ``--evidence-threshold`` a share (:func:`share`).
+* A golden set to score must hold answerable questions (:func:`require_answerable`).
+* Cutoffs are bounded by what is ranked (:func:`check_cutoffs`): ``-k`` and the cutoff of each
+  ``-m`` metric may be at most :data:`FREE_CUTOFF`, or the number of things ranked (chunks of
+  the corpus, the deepest ranking of a TREC run) when that is larger; never above
+  :data:`MAX_CUTOFF`. A larger value asks for more memory than any answer needs (``eval -k
+  1000000000`` would allocate hundreds of GiB) and is refused, not capped, so that a number's
+  name always says how it was computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "cutoff", "non_negative_int",
+           "probability", "require_answerable", "share"]
+
+FREE_CUTOFF = 1000
+MAX_CUTOFF = 10_000
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def cutoff(text: str) -> int:
+    """An argparse type: an integer from 1 to :data:`MAX_CUTOFF`."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_CUTOFF:
+        raise argparse.ArgumentTypeError(f"must be a positive integer of at most {MAX_CUTOFF},"
+                                         f" got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
+def share(text: str) -> float:
+    """An argparse type: a number in (0, 1] (a share, such as an evidence threshold)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1, got {text!r}")
+    return value
+
+
+def check_cutoffs(k: int | None, metrics: Sequence[str] | None, ranked: int | None,
+                  what: str = "") -> None:
+    """Refuse ``k`` or a metric cutoff above ``max(ranked, FREE_CUTOFF)``, or above
+    :data:`MAX_CUTOFF` when what is ranked is not known yet (``ranked=None``); ``what``
+    names the ranked things in the message, e.g. "chunks in this corpus"."""
+    from workbench.metrics import parse_metric
+
+    limit = MAX_CUTOFF if ranked is None else min(max(ranked, FREE_CUTOFF), MAX_CUTOFF)
+    asked = [("-k", k)] + [(f"-m {m}", parse_metric(m).k) for m in metrics or ()]
+    for option, value in asked:
+        if value is None or value <= limit:
+            continue
+        if ranked is None or limit == MAX_CUTOFF:
+            raise ValueError(f"{option}: cutoff {value} is more than {MAX_CUTOFF}; use at most "
+                             f"{limit}")
+        raise ValueError(f"{option}: cutoff {value} is more than the {ranked} {what} and "
+                         f"more than {FREE_CUTOFF}; use at most {limit}")
+
+
+def require_answerable(golden: Any, source: Any) -> None:
+    """Refuse an empty golden set, or one whose questions are all unanswerable (retrieval
+    metrics have nothing to score); ``source`` names the file in the message."""
+    from workbench.io import InputError
+
+    where = str(getattr(golden, "path", None) or source)
+    if not len(golden):
+        raise InputError(where, "the golden set holds no questions; add some (see "
+                         "workbench.golden)")
+    if not golden.answerable:
+        raise InputError(where, f"all {len(golden)} questions are unanswerable, so retrieval "
+                         "has nothing to find; label evidence or relevant_chunk_ids on some")
