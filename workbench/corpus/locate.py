@@ -1,0 +1,448 @@
+"""Locating production chunks in the documents: text or offsets -> a span of ``Document.text``.
+
+A production system returns, per hit, its own chunk text (LangChain ``page_content``, a
+Chroma document, a LlamaIndex node) and sometimes offsets into the file it chunked. A
+:class:`Locator` turns that into a span of the loaded document, in this order:
+
+1. **offsets** that point at the text: ``start``/``end`` given with the text, and the text is
+   there (exact, or equal after normalisation);
+2. **exact**: the text occurs once in the document (``str.find``);
+3. **normalised**: the text occurs once after both sides are normalised (:func:`normalise`:
+   NFC, NFKC, zero-width characters and soft hyphens removed, each whitespace run one space,
+   ends stripped). The span maps back to code points of the original text;
+4. **front_matter**: the text begins with the file's YAML front matter (``---`` lines), which
+   the loader strips from ``Document.text``; the rest must then start the body.
+
+Several occurrences are *ambiguous*: an offset hint resolves them only when exactly one
+occurrence starts at the hinted position; otherwise :class:`LocateError` says how many there
+are and where. Nothing is ever guessed. Offsets alone (no text) are taken as offsets into
+``Document.text``; offsets into the raw file (front matter, BOM, CRLF line ends, non-NFC
+text) are mapped to the body by :class:`RawOffsets` when the raw text is given
+(``raw={doc_id: raw_text}``, or :func:`raw_texts` for a folder).
+
+Conventions: offsets are half-open code-point ranges; a located span never starts or ends
+on whitespace the hit text does not have (normalised matches are trimmed to the first and
+last matched non-space character).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workbench.corpus.types import Document
+
+__all__ = ["HOW", "LocateError", "Location", "Locator", "RawOffsets", "normalise", "raw_texts"]
+
+HOW = ("offsets", "exact", "normalised", "front_matter")
+PROBLEMS = ("missing", "ambiguous", "unknown_document", "bad_offsets", "empty", "front_matter")
+
+_ZERO_WIDTH = (0x00AD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)
+_WS_TABLE = np.zeros(0x3001, dtype=bool)
+_WS_TABLE[[c for c in range(0x3001) if chr(c).isspace()]] = True
+_FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_MAX_CANDIDATES = 5
+
+
+class LocateError(ValueError):
+    """A hit that cannot be located; ``kind`` is one of ``PROBLEMS``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Location:
+    """A located span ``[start, end)`` of ``Document.text``; ``how`` is one of :data:`HOW`."""
+
+    doc_id: str
+    start: int
+    end: int
+    how: str
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _from_codes(codes: np.ndarray) -> str:
+    return codes.astype(np.uint32).tobytes().decode("utf-32-le")
+
+
+def _nfc(text: str, positions: np.ndarray | None = None) -> tuple[str, np.ndarray, np.ndarray]:
+    """NFC with, per output character, the ``[start, end)`` (in ``positions``, default the
+    indices) of the segment it came from: a starter and the combining marks after it."""
+    base = positions if positions is not None else np.arange(len(text), dtype=np.int64)
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    seg = 0
+    for i in range(1, len(text) + 1):
+        if i < len(text) and unicodedata.combining(text[i]):
+            continue
+        out = unicodedata.normalize("NFC", text[seg:i])
+        parts.append(out)
+        starts.extend([int(base[seg])] * len(out))
+        ends.extend([int(base[i - 1]) + 1] * len(out))
+        seg = i
+    return "".join(parts), np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def _normal_form(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """The normalised text and, per normalised character, the ``[start, end)`` of the
+    original characters it came from (see :func:`normalise`)."""
+    first = np.arange(len(text), dtype=np.int64)
+    last = first + 1
+    if not unicodedata.is_normalized("NFC", text):
+        text, first, last = _nfc(text)
+    codes = _codes(text)
+    if not unicodedata.is_normalized("NFKC", text):
+        changed = {c: unicodedata.normalize("NFKC", c) for c in set(text) if ord(c) > 0x7F}
+        changed = {c: r for c, r in changed.items() if r != c}
+        if changed:
+            bad = np.isin(codes, np.array([ord(c) for c in changed], dtype=np.uint32))
+            lengths = np.ones(len(codes), dtype=np.int64)
+            where = np.flatnonzero(bad)
+            lengths[where] = [len(changed[chr(codes[i])]) for i in where]
+            offsets = np.cumsum(lengths) - lengths
+            expanded = np.repeat(codes, lengths)
+            for i in where:
+                rep = changed[chr(codes[i])]
+                if rep:
+                    expanded[offsets[i]: offsets[i] + len(rep)] = _codes(rep)
+            codes = expanded
+            first, last = np.repeat(first, lengths), np.repeat(last, lengths)
+    keep = ~np.isin(codes, np.array(_ZERO_WIDTH, dtype=np.uint32))
+    codes, first, last = codes[keep], first[keep], last[keep]
+    space = np.zeros(len(codes), dtype=bool)
+    low = codes < len(_WS_TABLE)
+    space[low] = _WS_TABLE[codes[low]]
+    run_head = ~space | np.r_[True, ~space[:-1]]
+    codes, first, last, space = codes[run_head], first[run_head], last[run_head], space[run_head]
+    solid = np.flatnonzero(~space)
+    if not len(solid):
+        return "", first[:0], last[:0]
+    lo, hi = int(solid[0]), int(solid[-1]) + 1
+    codes = np.where(space[lo:hi], 32, codes[lo:hi])
+    return _from_codes(codes), first[lo:hi], last[lo:hi]
+
+
+def normalise(text: str) -> str:
+    """The form the normalised match compares: NFC, then NFKC character by character,
+    zero-width characters and soft hyphens
+    removed, each run of whitespace one space, leading and trailing whitespace stripped."""
+    return _normal_form(text)[0]
+
+
+class _Normalised:
+    """A document's normal form with the map back to its code points."""
+
+    __slots__ = ("first", "last", "text")
+
+    def __init__(self, text: str):
+        self.text, self.first, self.last = _normal_form(text)
+
+    def span(self, i: int, j: int) -> tuple[int, int]:
+        """Original ``[start, end)`` of normalised ``[i, j)`` (j > i)."""
+        return int(self.first[i]), int(self.last[j - 1])
+
+
+class RawOffsets:
+    """Maps offsets into a raw file to offsets into the document text loaded from it.
+
+    The loader strips a UTF-8 BOM and the front matter, turns CRLF into LF and normalises to
+    NFC; the body is found as the end of the normalised raw text (or, failing that, as its
+    only occurrence). ``body_start`` is where the body begins in the raw file."""
+
+    def __init__(self, raw: str, body: str, doc_id: str = ""):
+        self.doc_id = doc_id
+        self._raw_length = len(raw)
+        positions: np.ndarray | None = None
+        text = raw
+        if "\r\n" in text or text.startswith("\ufeff"):
+            keep = np.ones(len(text), dtype=bool)
+            codes = _codes(text).copy()
+            crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10))
+            codes[crlf] = 10  # a CRLF becomes the LF at the CR's position
+            keep[crlf + 1] = False
+            if text.startswith("\ufeff"):
+                keep[0] = False
+            positions = np.flatnonzero(keep)
+            text = _from_codes(codes[keep])
+        if not unicodedata.is_normalized("NFC", text):
+            text, positions, _ = _nfc(text, positions)
+        if text.endswith(body):
+            offset = len(text) - len(body)
+        else:
+            offset = text.find(body)
+            if offset < 0 or text.find(body, offset + 1) >= 0:
+                raise LocateError("bad_offsets", f"document {doc_id!r}: its text is not found "
+                                  "once in the raw file given for it: give the file it was "
+                                  "loaded from")
+        self._offset = offset
+        self._positions = positions
+        self.body_start = self.to_raw(0)
+        self._length = len(body)
+
+    def to_raw(self, body_offset: int) -> int:
+        """The raw offset of a body offset."""
+        i = self._offset + body_offset
+        if self._positions is None:
+            return i
+        return int(self._positions[i]) if i < len(self._positions) else self._raw_length
+
+    def to_body(self, raw_offset: int) -> int:
+        """The body offset of a raw offset, clipped to ``[0, len(body)]`` (front matter maps
+        to 0)."""
+        i = raw_offset if self._positions is None else int(
+            np.searchsorted(self._positions, raw_offset))
+        return min(max(i - self._offset, 0), self._length)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, str]:
+    """``{doc_id: raw file text}`` for the ``.md`` / ``.txt`` files of ``folder``: each file is
+    matched to the document whose text it ends with (after the loader's BOM, CRLF and NFC
+    changes), so offsets into the files can be mapped (``Locator(docs, raw=...)``)."""
+    by_body: dict[str, list[str]] = {}
+    for doc in documents:
+        by_body.setdefault(_digest(doc.text), []).append(doc.id)
+    out: dict[str, str] = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.suffix not in (".md", ".txt") or not path.is_file():
+            continue
+        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF: offsets count it
+            raw = fh.read()
+        text = unicodedata.normalize("NFC", raw.lstrip("\ufeff").replace("\r\n", "\n"))
+        starts = [0, *(m.end() + 1 for m in _FENCE.finditer(text, 0, min(len(text), 65536)))]
+        for start in starts:
+            ids = by_body.get(_digest(text[start:]))
+            if ids and len(ids) == 1:
+                out[ids[0]] = raw
+                break
+    return out
+
+
+def _occurrences(haystack: str, needle: str, limit: int = _MAX_CANDIDATES + 1) -> list[int]:
+    found: list[int] = []
+    at = haystack.find(needle)
+    while at >= 0 and len(found) < limit:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
+
+
+def _strip_front_matter(text: str) -> str | None:
+    """The part of ``text`` after a leading front matter block (or after the closing fence of
+    one that began before the hit), None if it has none."""
+    body = text.lstrip("\ufeff")
+    if body.startswith("---"):
+        fence = _FENCE.search(body, body.find("\n") + 1) if "\n" in body else None
+    else:
+        fence = _FENCE.search(body)  # the hit began inside the header (its first line is cut)
+        if fence is not None and not all(
+                ":" in line or line.startswith(("-", " ")) or not line.strip()
+                for line in body[: fence.start()].splitlines()[1:]):
+            fence = None
+    if fence is None:
+        return None
+    rest = body[fence.end():]
+    return rest[1:] if rest.startswith("\n") else rest
+
+
+class Locator:
+    """Locates hit texts and offsets in ``documents`` (a Corpus or any iterable/mapping of
+    Documents); ``raw`` maps document ids to the raw file text that offsets refer to."""
+
+    def __init__(self, documents: Mapping[str, Document] | Iterable[Document],
+                 raw: Mapping[str, str] | None = None):
+        docs = documents.values() if isinstance(documents, Mapping) else documents
+        self.documents: dict[str, Document] = {}
+        for doc in docs:
+            if doc.id in self.documents:
+                raise ValueError(f"duplicate document id {doc.id!r}: every document needs a "
+                                 "unique id")
+            self.documents[doc.id] = doc
+        self.raw = dict(raw or {})
+        self._norm: dict[str, _Normalised] = {}
+        self._maps: dict[tuple[str, int], RawOffsets] = {}
+        self._all: tuple[str, list[int], list[str]] | None = None
+
+    def __repr__(self) -> str:
+        return f"Locator({len(self.documents)} documents, {len(self.raw)} raw files)"
+
+    def document(self, doc_id: str) -> Document:
+        doc = self.documents.get(doc_id)
+        if doc is None:
+            raise LocateError("unknown_document", f"document {doc_id!r} is not in the corpus "
+                              "given: load the documents the production system indexed")
+        return doc
+
+    def raw_map(self, doc_id: str, raw: str | None = None) -> RawOffsets | None:
+        """The raw-offset map of a document (``raw`` overrides the one given at init)."""
+        raw = raw if raw is not None else self.raw.get(doc_id)
+        if raw is None:
+            return None
+        key = (doc_id, hash(raw))
+        if key not in self._maps:
+            self._maps[key] = RawOffsets(raw, self.document(doc_id).text, doc_id)
+        return self._maps[key]
+
+    def _normalised(self, doc: Document) -> _Normalised:
+        if doc.id not in self._norm:
+            self._norm[doc.id] = _Normalised(doc.text)
+        return self._norm[doc.id]
+
+    def locate(self, text: str | None = None, doc_id: str | None = None,
+               start: int | None = None, end: int | None = None,
+               raw: str | None = None) -> Location:
+        """Locate one hit (see the module doc for the order of the rules). ``start``/``end``
+        are offsets into the raw file when a raw text is known for the document (``raw`` or
+        the Locator's ``raw``), else into ``Document.text``. Raises :class:`LocateError`."""
+        if text is None:
+            if doc_id is None or start is None or end is None:
+                raise LocateError("empty", "a hit needs its text, or a document id with "
+                                  "start and end offsets")
+            return self._by_offsets(doc_id, start, end, raw)
+        if not text.strip():
+            raise LocateError("empty", "the hit text is empty or only whitespace")
+        if doc_id is None:
+            return self._anywhere(text)
+        doc = self.document(doc_id)
+        hint = None
+        if start is not None:
+            mapping = self.raw_map(doc_id, raw)
+            if mapping is not None:
+                hint = mapping.to_body(start)
+            elif 0 <= start <= len(doc.text):
+                hint = start
+            if hint is not None:
+                stop = hint + len(text) if end is None or mapping is not None else end
+                if doc.text[hint:stop] == text:
+                    return Location(doc.id, hint, stop, "offsets")
+                if end is not None and normalise(doc.text[hint:stop]) == normalise(text):
+                    s, e = _trimmed(doc.text, hint, min(stop, len(doc.text)))
+                    return Location(doc.id, s, e, "offsets")
+        return self._in_document(doc, text, hint)
+
+    def _by_offsets(self, doc_id: str, start: int, end: int, raw: str | None) -> Location:
+        doc = self.document(doc_id)
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(
+                start, bool) or isinstance(end, bool):
+            raise LocateError("bad_offsets", f"offsets of a hit in {doc_id!r} must be integers")
+        mapping = self.raw_map(doc_id, raw)
+        limit = len(doc.text) if mapping is None else None
+        if start < 0 or end <= start or (limit is not None and end > limit):
+            raise LocateError("bad_offsets", f"offsets [{start}, {end}) are not a non-empty "
+                              f"range inside document {doc_id!r} ({len(doc.text)} characters)")
+        if mapping is not None:
+            s, e = mapping.to_body(start), mapping.to_body(end)
+            if e <= s:
+                raise LocateError("front_matter", f"offsets [{start}, {end}) of {doc_id!r} "
+                                  "fall in the front matter or outside the text: the hit "
+                                  "holds no document text")
+            return Location(doc_id, s, e, "offsets")
+        return Location(doc_id, start, end, "offsets")
+
+    def _in_document(self, doc: Document, text: str, hint: int | None) -> Location:
+        found = _occurrences(doc.text, text)
+        if found:
+            return self._pick(doc, found, len(text), hint, "exact", text)
+        norm = self._normalised(doc)
+        needle = normalise(text)
+        if not needle:
+            raise LocateError("empty", "the hit text holds no characters after normalisation")
+        spans = [norm.span(i, i + len(needle)) for i in _occurrences(norm.text, needle)]
+        if spans:
+            lead = len(text) - len(text.lstrip())
+            return self._pick_spans(doc, spans, None if hint is None else hint + lead,
+                                    "normalised", text)
+        rest = _strip_front_matter(text)
+        if rest is not None:
+            if not rest.strip():
+                raise LocateError("front_matter", f"the hit holds only front matter of "
+                                  f"{doc.id!r}, no document text")
+            located = self._in_document(doc, rest, None)
+            first = len(doc.text) - len(doc.text.lstrip())
+            if located.start <= first:
+                return Location(doc.id, located.start, located.end, "front_matter")
+        raise LocateError("missing", f"text {_preview(text)} not found in document {doc.id!r} "
+                          "(exactly or after whitespace/Unicode normalisation): was the "
+                          "document changed after it was indexed?")
+
+    def _pick(self, doc: Document, found: list[int], length: int, hint: int | None, how: str,
+              text: str) -> Location:
+        return self._pick_spans(doc, [(s, s + length) for s in found], hint, how, text)
+
+    @staticmethod
+    def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
+                    text: str) -> Location:
+        if len(spans) == 1:
+            return Location(doc.id, spans[0][0], spans[0][1], how)
+        if hint is not None:
+            at = [s for s in spans if s[0] == hint]
+            if len(at) == 1:
+                return Location(doc.id, at[0][0], at[0][1], how)
+        many = f"{len(spans)}" if len(spans) <= _MAX_CANDIDATES else f"more than {_MAX_CANDIDATES}"
+        starts = ", ".join(str(s) for s, _ in spans[:_MAX_CANDIDATES])
+        raise LocateError("ambiguous", f"text {_preview(text)} occurs {many} times in "
+                          f"document {doc.id!r} (at {starts}): give the hit's start offset "
+                          "(and the raw file, if offsets are into it) to choose one")
+
+    def _anywhere(self, text: str) -> Location:
+        if self._all is None:
+            ids = list(self.documents)
+            texts = [self.documents[d].text for d in ids]
+            starts, at = [], 0
+            for t in texts:
+                starts.append(at)
+                at += len(t) + 1
+            self._all = ("\0".join(texts), starts, ids)
+        joined, starts, ids = self._all
+        found = _occurrences(joined, text, 2)
+        if len(found) == 1:
+            i = bisect.bisect_right(starts, found[0]) - 1
+            return Location(ids[i], found[0] - starts[i], found[0] - starts[i] + len(text),
+                            "exact")
+        if len(found) > 1:
+            raise LocateError("ambiguous", f"text {_preview(text)} occurs more than once in "
+                              "the corpus: give the hit's document id")
+        hits = []
+        for doc_id in ids:
+            try:
+                hits.append(self._in_document(self.documents[doc_id], text, None))
+            except LocateError as exc:
+                if exc.kind == "ambiguous":
+                    raise
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise LocateError("ambiguous", f"text {_preview(text)} is found in "
+                              f"{len(hits)} documents ({', '.join(h.doc_id for h in hits[:5])})"
+                              ": give the hit's document id")
+        raise LocateError("missing", f"text {_preview(text)} is not found in any document "
+                          "(exactly or after whitespace/Unicode normalisation)")
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without leading and trailing whitespace."""
+    piece = text[start:end]
+    return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
+
+
+def _preview(text: str, n: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= n else flat[: n - 3] + "...")
+
+
