@@ -2,8 +2,10 @@
 
 ``trec`` prints trec_eval-style scores of a TREC run against TREC qrels; ``validate`` checks
 a golden set against a corpus (and a chunking); ``eval`` evaluates a retriever on a golden
-set (table or ``--json``); ``chunks`` prints chunking diagnostics. Heavy modules are imported
-inside each command, so ``import workbench.cli`` stays fast and never imports torch.
+set (table or ``--json``); ``chunks`` prints chunking diagnostics and the extraction warnings
+of PDF / HTML / DOCX documents (scanned pages, columns read across, hyphenation). Heavy
+modules are imported inside each command, so ``import workbench.cli`` stays fast and never
+imports torch.
 """
 
 from __future__ import annotations
@@ -117,9 +119,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 def run_chunks_command(args: argparse.Namespace) -> int:
     from workbench.chunking import diagnose_chunking, parse_chunker
+    from workbench.corpus import extraction_warnings
 
     corpus, golden = _load_inputs(args)
     spans = [ev for item in golden for ev in item.evidence]
+    warnings = [w for doc in corpus.documents for w in extraction_warnings(doc)]
     rows = []
     for spec in args.chunker:
         d = diagnose_chunking(parse_chunker(spec), corpus.documents, spans)
@@ -128,9 +132,17 @@ def run_chunks_command(args: argparse.Namespace) -> int:
                      "cost_multiplier": round(d.cost_multiplier, 3),
                      "split_rate": round(d.split_rate, 4), "near_duplicates": d.near_duplicates})
     if args.json:
-        print(json.dumps(rows, indent=2))
+        listed = [{"doc_id": w.doc_id, "kind": w.kind, "pages": list(w.pages),
+                   "message": w.message} for w in warnings]
+        print(json.dumps([{**row, "extraction_warnings": listed} for row in rows], indent=2,
+                         ensure_ascii=False))
     else:
         import pandas as pd
 
         print(pd.DataFrame(rows).to_string(index=False))
+        if warnings:
+            print(f"\n{len(warnings)} extraction warning(s): chunks of these pages or "
+                  "documents may miss or misorder text")
+            for w in warnings:
+                print(f"  {w}")
     return 0

@@ -1,5 +1,6 @@
 """Loading a corpus: folders of ``.md`` / ``.txt`` files (YAML front matter for id, title,
-version, effective_date, status, acl, ...), documents JSONL and BEIR folders
+version, effective_date, status, acl, ...) and PDF / HTML / DOCX files
+(:mod:`~workbench.corpus.extract`), documents JSONL and BEIR folders
 (``corpus.jsonl``). Every problem names the file (and line) and the field; ids and text are
 NFC-normalised here, once."""
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.types import Corpus, Document
 from workbench.io import iter_jsonl
 from workbench.text import nfc
@@ -47,7 +49,8 @@ def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: s
 
 
 def load_folder(folder: str | Path) -> Corpus:
-    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path).
+    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path), and every PDF,
+    HTML and DOCX file through :func:`~workbench.corpus.extract.load_document`.
 
     Optional YAML front matter sets id, title, version, effective_date, status, acl, ...;
     without an id the file stem is used; without a title, the first ``# heading``.
@@ -56,7 +59,11 @@ def load_folder(folder: str | Path) -> Corpus:
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder of .md/.txt documents")
     docs = []
-    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt")):
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt")
+                       or p.suffix.lower() in EXTRACTED_SUFFIXES):
+        if path.suffix.lower() in EXTRACTED_SUFFIXES:
+            docs.append(load_document(path))
+            continue
         raw = path.read_text(encoding="utf-8").replace("\r\n", "\n")
         meta, body = _parse_front_matter(raw, path)
         doc_id = meta.pop("id", path.stem)
@@ -66,7 +73,7 @@ def load_folder(folder: str | Path) -> Corpus:
             title = heading.group(1).strip() if heading else path.stem
         docs.append(_document(str(doc_id), body, title, meta, str(path)))
     if not docs:
-        raise ValueError(f"{folder}: no .md or .txt files found")
+        raise ValueError(f"{folder}: no .md, .txt, .pdf, .html or .docx files found")
     return Corpus(docs, source=str(folder))
 
 
@@ -93,4 +100,7 @@ def load_corpus(path: str | Path) -> Corpus:
         return load_folder(path)
     if path.suffix == ".jsonl":
         return load_jsonl(path)
-    raise ValueError(f"{path}: expected a folder of .md/.txt files or a .jsonl of documents")
+    if path.suffix.lower() in EXTRACTED_SUFFIXES:
+        return Corpus([load_document(path)], source=str(path))
+    raise ValueError(f"{path}: expected a folder of documents, a .jsonl of documents or one "
+                     ".pdf/.html/.docx file")
