@@ -108,8 +108,9 @@ def test_text_and_offset_hits_become_located_chunks():
         assert h.chunk is not None and h.chunk.id == h.chunk_id
         doc = next(d for d in DOCS if d.id == h.chunk.doc_id)
         assert doc.text[h.chunk.start:h.chunk.end] == h.chunk.text
-    assert [h.chunk.metadata["located"] for h in hits] == ["exact", "offsets", "normalised",
-                                                            "exact"]
+    # the same passage found by offsets and by its text is one chunk
+    assert hits[3].chunk is hits[1].chunk
+    assert [h.chunk.metadata["located"] for h in hits[:3]] == ["exact", "offsets", "normalised"]
     assert len(wrapped.located_chunks) == 3
 
 
@@ -183,3 +184,16 @@ def test_langchain_documents_are_read_with_their_metadata(tmp_path):
                                                    metadata={"doc": "leave"})],
                                documents=DOCS, doc_id="doc").search("q", 1)
     assert by_key[0].chunk.doc_id == "leave"
+
+
+def test_production_chunks_locates_a_whole_chunking_once_per_chunk():
+    from workbench.retrieval.base import production_chunks
+
+    items = [{"id": "u1", "doc_id": "leave", "text": "Annual leave is 25 days."},
+             {"id": "u2", "text": "Carry over up to 5 days."},
+             {"id": "u1", "doc_id": "leave", "text": "Annual leave is 25 days."}]
+    chunks = production_chunks(items, DOCS)
+    assert [(c.id, c.doc_id, c.start, c.end) for c in chunks] == [("u1", "leave", 0, 24),
+                                                                  ("u2", "leave", 25, 49)]
+    with pytest.raises(UnreadableHit, match="production, chunk 1: text 'nowhere'"):
+        production_chunks([{"doc_id": "leave", "text": "nowhere"}], DOCS)

@@ -41,13 +41,17 @@ from typing import Any, Protocol, runtime_checkable
 
 from workbench.corpus import Chunk, Document, LocateError, Locator, provenance
 
-__all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit", "rank_hits"]
+__all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
+           "production_chunks", "rank_hits"]
 
 SCORE_KINDS = ("similarity", "distance", "ignore")
 _DOC_KEYS = ("doc_id", "document_id", "ref_doc_id")
 _PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
 _START_KEYS = ("start_index", "start_char_idx", "start")
 _END_KEYS = ("end_index", "end_char_idx", "end")
+
+Docs = Mapping[str, Document] | Iterable[Document]
+DocIdRule = str | Callable[[Mapping[str, Any]], str | None] | None
 
 
 @dataclass(frozen=True)
@@ -200,156 +204,72 @@ def _takes_k(fn: Callable[..., Any]) -> bool:
     return True
 
 
-class CallableRetriever:
-    """Wrap a production retriever ``fn(question[, k]) -> hits`` (``k`` is passed when ``fn``
-    takes a second argument). It is scored exactly like ours (rules in the module doc).
+class _Resolver:
+    """Turns read hits into chunks: chunk ids through the chunks given, text and offsets
+    through the documents (located once per production chunk)."""
 
-    ``documents`` (a Corpus, Documents or a :class:`~workbench.corpus.Locator`) is needed for
-    hits given as text or offsets; ``chunks`` resolves chunk-id hits to their chunks (an id
-    not among them is then an error). ``doc_id`` names the metadata key holding a hit's
-    document id, or is a function ``metadata -> doc id`` (default: ``doc_id``, then the stem
-    of ``source`` / ``file_path``, else the text is searched in the whole corpus).
-    ``unlocated="keep"`` keeps a hit that cannot be located as a rank with no evidence (an
-    empty chunk, ``details["unlocated"]`` says why) instead of raising."""
-
-    def __init__(self, fn: Callable[..., Any], name: str = "callable", *,
-                 documents: Mapping[str, Document] | Iterable[Document] | Locator | None = None,
-                 chunks: Iterable[Chunk] | None = None, scores: str = "similarity",
-                 doc_id: str | Callable[[Mapping[str, Any]], str | None] | None = None,
-                 unlocated: str = "raise"):
-        if scores not in SCORE_KINDS:
-            raise ValueError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
+    def __init__(self, name: str, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
+                 doc_id: DocIdRule, unlocated: str):
         if unlocated not in ("raise", "keep"):
             raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
-        self.fn = fn
         self.name = name
-        self.scores = scores
-        self.unlocated = unlocated
-        self.doc_id = doc_id
         self.locator = (documents if isinstance(documents, Locator) or documents is None
                         else Locator(documents))
         self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
-        self._takes_k = _takes_k(fn)
-        self._located: dict[tuple[Any, ...], Chunk] = {}
-        self._by_id: dict[str, Chunk] = {}
+        self.doc_id = doc_id
+        self.unlocated = unlocated
+        self.located: dict[tuple[Any, ...], Chunk] = {}
+        self.by_id: dict[str, Chunk] = {}
         self._raw: dict[tuple[str, str], str | None] = {}
 
-    def __repr__(self) -> str:
-        return f"CallableRetriever({self.name})"
-
-    @property
-    def located_chunks(self) -> list[Chunk]:
-        """Every production chunk located so far, in document order."""
-        return sorted(self._by_id.values(), key=lambda c: (c.doc_id, c.start, c.end, c.id))
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        out = self.fn(query, k) if self._takes_k else self.fn(query)
-        if isinstance(out, str | bytes | Mapping) or not isinstance(out, Iterable):
-            raise UnreadableHit(f"retriever {self.name!r} returned {type(out).__name__} for "
-                                f"{query[:60]!r}: return a list of hits, best first")
-        reads: list[_Read] = []
-        for i, item in enumerate(out, start=1):
-            try:
-                reads.append(_read(item))
-            except TypeError as exc:
-                raise UnreadableHit(f"retriever {self.name!r}, question {query[:60]!r}, hit "
-                                    f"{i}: {exc}") from None
-        reads = self._ordered(reads, query)[:k]
-        hits = []
-        for rank, r in enumerate(reads, start=1):
-            chunk, details = self._chunk(r, query, rank)
-            score = -float(rank) if r.score is None else r.score
-            hits.append(Hit(chunk.id if chunk else str(r.chunk_id), score, rank, self.name,
-                            MappingProxyType(details), chunk))
-        return hits
-
-    def _ordered(self, reads: list[_Read], query: str) -> list[_Read]:
-        """Scores declared and checked against the order; ties by chunk id descending."""
-        scored = [r.score is not None for r in reads]
-        if self.scores == "ignore" or not any(scored):
-            for r in reads:
-                r.score = None
-            return reads
-        if not all(scored):
-            raise UnreadableHit(f"retriever {self.name!r} returned hits with and without scores "
-                                f"for {query[:60]!r}: give every hit a score, or none")
-        values = [float(r.score) for r in reads if r.score is not None]
-        if any(math.isnan(v) for v in values):
-            raise UnreadableHit(f"retriever {self.name!r} returned a NaN score for "
-                                f"{query[:60]!r}")
-        sign = -1.0 if self.scores == "distance" else 1.0
-        for r, v in zip(reads, values, strict=True):
-            r.raw_score, r.score = v, sign * v
-        for i in range(1, len(reads)):
-            if sign * values[i] > sign * values[i - 1]:
-                other = "similarity" if self.scores == "distance" else "distance"
-                raise UnreadableHit(
-                    f"retriever {self.name!r} returned scores that get better down the list "
-                    f"for {query[:60]!r} ({values[i - 1]:g} at rank {i}, {values[i]:g} at rank "
-                    f"{i + 1}) although they are declared as {self.scores}s: declare "
-                    f"scores={other!r}, or scores='ignore' to rank by the order returned")
-        # equal scores are now consecutive: order each run by chunk id, descending
-        return [r for _, run in itertools.groupby(reads, key=lambda r: r.score)
-                for r in sorted(run, key=self._tie_key, reverse=True)]
-
-    @staticmethod
-    def _tie_key(r: _Read) -> str:
+    def chunk(self, r: _Read, where: str) -> tuple[Chunk | None, dict[str, Any]]:
+        """The chunk of a hit (None for a bare chunk id when no chunks were given) and the
+        details to record; ``where`` names the hit in errors."""
         if r.chunk is not None:
-            return r.chunk.id
-        if r.chunk_id:
-            return r.chunk_id
-        return f"{r.doc_id}@{r.start}-{r.end}:{r.text}"
-
-    def _chunk(self, r: _Read, query: str, rank: int) -> tuple[Chunk | None, dict[str, Any]]:
-        details: dict[str, Any] = {}
-        if r.raw_score is not None and self.scores == "distance":
-            details["distance"] = r.raw_score
-        if r.chunk is not None:
-            return r.chunk, details
+            return r.chunk, {}
         if r.text is None and r.doc_id is None and r.chunk_id is not None:
             if self.chunks is None:
-                return None, details
+                return None, {}
             chunk = self.chunks.get(r.chunk_id)
             if chunk is None:
                 raise UnreadableHit(
-                    f"retriever {self.name!r}, question {query[:60]!r}, hit {rank}: chunk id "
-                    f"{r.chunk_id!r} is not among the chunks given ({len(self.chunks)}): return "
-                    "the chunk's text and document (or pass documents=) instead")
-            return chunk, details
+                    f"{where}: chunk id {r.chunk_id!r} is not among the chunks given "
+                    f"({len(self.chunks)}): return the chunk's text and document (or pass "
+                    "documents=) instead")
+            return chunk, {}
         if self.locator is None:
-            raise UnreadableHit(f"retriever {self.name!r} returned text or offsets: pass "
-                                "documents= (the corpus the production system indexed) to "
-                                "locate them")
+            raise UnreadableHit(f"{where}: a hit given as text or offsets needs the documents: "
+                                "pass documents= (the corpus the production system indexed)")
         doc_id = r.doc_id or self._doc_id(r.metadata)
         key = (r.chunk_id, doc_id, r.text, r.start, r.end)
-        if key in self._located:
-            return self._located[key], details
+        if key in self.located:
+            chunk = self.located[key]
+            return chunk, ({"unlocated": chunk.metadata["unlocated_kind"]}
+                           if "unlocated_kind" in chunk.metadata else {})
         try:
             found = self.locator.locate(r.text, doc_id, r.start, r.end,
                                         raw=self._raw_text(r.metadata, doc_id))
         except LocateError as exc:
             if self.unlocated == "raise":
-                raise UnreadableHit(f"retriever {self.name!r}, question {query[:60]!r}, hit "
-                                    f"{rank}: {exc}") from None
-            details["unlocated"] = exc.kind
-            empty = Chunk(r.chunk_id or f"unlocated:{len(self._located)}", doc_id or "", 0, 0,
-                          "", embed_text=r.text or "",
-                          metadata=MappingProxyType({"unlocated": str(exc)}))
-            self._located[key] = empty
-            return empty, details
+                raise UnreadableHit(f"{where}: {exc}") from None
+            empty = Chunk(r.chunk_id or f"unlocated:{len(self.located)}", doc_id or "", 0, 0,
+                          "", embed_text=r.text or "", metadata=MappingProxyType(
+                              {"unlocated": str(exc), "unlocated_kind": exc.kind}))
+            self.located[key] = empty
+            return empty, {"unlocated": exc.kind}
         doc = self.locator.document(found.doc_id)
         cid = r.chunk_id or f"{found.doc_id}@{found.start}-{found.end}"
         chunk = Chunk(cid, found.doc_id, found.start, found.end, doc.text[found.start:found.end],
                       embed_text=r.text or "", metadata=MappingProxyType(
                           {"located": found.how, **provenance(doc, found.start, found.end)}))
-        before = self._by_id.setdefault(cid, chunk)
+        before = self.by_id.setdefault(cid, chunk)
         if (before.doc_id, before.start, before.end) != (chunk.doc_id, chunk.start, chunk.end):
-            raise UnreadableHit(f"retriever {self.name!r}: chunk id {cid!r} was located at "
+            raise UnreadableHit(f"{where}: chunk id {cid!r} was located at "
                                 f"{before.doc_id}[{before.start}:{before.end}] before and at "
                                 f"{chunk.doc_id}[{chunk.start}:{chunk.end}] now: production "
                                 "chunk ids must name one passage")
-        self._located[key] = chunk
-        return chunk, details
+        self.located[key] = before
+        return before, {}
 
     def _doc_id(self, meta: Mapping[str, Any]) -> str | None:
         if callable(self.doc_id):
@@ -385,3 +305,116 @@ class CallableRetriever:
                 raw = None
             self._raw[path, doc_id] = raw
         return self._raw[path, doc_id]
+
+
+class CallableRetriever:
+    """Wrap a production retriever ``fn(question[, k]) -> hits`` (``k`` is passed when ``fn``
+    takes a second argument). It is scored exactly like ours (rules in the module doc).
+
+    ``documents`` (a Corpus, Documents or a :class:`~workbench.corpus.Locator`) is needed for
+    hits given as text or offsets; ``chunks`` resolves chunk-id hits to their chunks (an id
+    not among them is then an error). ``doc_id`` names the metadata key holding a hit's
+    document id, or is a function ``metadata -> doc id`` (default: ``doc_id``, then the stem
+    of ``source`` / ``file_path``, else the text is searched in the whole corpus).
+    ``unlocated="keep"`` keeps a hit that cannot be located as a rank with no evidence (an
+    empty chunk, ``details["unlocated"]`` says why) instead of raising."""
+
+    def __init__(self, fn: Callable[..., Any], name: str = "callable", *,
+                 documents: Docs | Locator | None = None, chunks: Iterable[Chunk] | None = None,
+                 scores: str = "similarity", doc_id: DocIdRule = None,
+                 unlocated: str = "raise"):
+        if scores not in SCORE_KINDS:
+            raise ValueError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
+        self.fn = fn
+        self.name = name
+        self.scores = scores
+        self._resolver = _Resolver(name, documents, chunks, doc_id, unlocated)
+        self._takes_k = _takes_k(fn)
+
+    def __repr__(self) -> str:
+        return f"CallableRetriever({self.name})"
+
+    @property
+    def located_chunks(self) -> list[Chunk]:
+        """Every production chunk located so far, in document order."""
+        return sorted(self._resolver.by_id.values(),
+                      key=lambda c: (c.doc_id, c.start, c.end, c.id))
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        out = self.fn(query, k) if self._takes_k else self.fn(query)
+        where = f"retriever {self.name!r}, question {query[:60]!r}"
+        reads = self._ordered(_read_all(out, where), where)[:k]
+        hits = []
+        for rank, r in enumerate(reads, start=1):
+            chunk, details = self._resolver.chunk(r, f"{where}, hit {rank}")
+            if r.raw_score is not None and self.scores == "distance":
+                details["distance"] = r.raw_score
+            score = -float(rank) if r.score is None else r.score
+            hits.append(Hit(chunk.id if chunk else str(r.chunk_id), score, rank, self.name,
+                            MappingProxyType(details), chunk))
+        return hits
+
+    def _ordered(self, reads: list[_Read], where: str) -> list[_Read]:
+        """Scores declared and checked against the order; ties by chunk id descending."""
+        scored = [r.score is not None for r in reads]
+        if self.scores == "ignore" or not any(scored):
+            for r in reads:
+                r.score = None
+            return reads
+        if not all(scored):
+            raise UnreadableHit(f"{where}: the hits come with and without scores: give every "
+                                "hit a score, or none")
+        values = [float(r.score) for r in reads if r.score is not None]
+        if any(math.isnan(v) for v in values):
+            raise UnreadableHit(f"{where}: a score is NaN")
+        sign = -1.0 if self.scores == "distance" else 1.0
+        for r, v in zip(reads, values, strict=True):
+            r.raw_score, r.score = v, sign * v
+        for i in range(1, len(reads)):
+            if sign * values[i] > sign * values[i - 1]:
+                other = "similarity" if self.scores == "distance" else "distance"
+                raise UnreadableHit(
+                    f"{where}: the scores get better down the list ({values[i - 1]:g} at rank "
+                    f"{i}, {values[i]:g} at rank {i + 1}) although they are declared as "
+                    f"{self.scores}s: declare scores={other!r}, or scores='ignore' to rank by "
+                    "the order returned")
+        # equal scores are now consecutive: order each run by chunk id, descending
+        return [r for _, run in itertools.groupby(reads, key=lambda r: r.score)
+                for r in sorted(run, key=self._tie_key, reverse=True)]
+
+    @staticmethod
+    def _tie_key(r: _Read) -> str:
+        if r.chunk is not None:
+            return r.chunk.id
+        if r.chunk_id:
+            return r.chunk_id
+        return f"{r.doc_id}@{r.start}-{r.end}:{r.text}"
+
+
+
+def _read_all(out: Any, where: str) -> list[_Read]:
+    if isinstance(out, str | bytes | Mapping) or not isinstance(out, Iterable):
+        raise UnreadableHit(f"{where}: got {type(out).__name__}: return a list of hits, best "
+                            "first")
+    reads = []
+    for i, item in enumerate(out, start=1):
+        try:
+            reads.append(_read(item))
+        except TypeError as exc:
+            raise UnreadableHit(f"{where}, hit {i}: {exc}") from None
+    return reads
+
+
+def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
+                      doc_id: DocIdRule = None, name: str = "production") -> list[Chunk]:
+    """The workbench chunks of a production chunking: LangChain ``Document`` splits,
+    LlamaIndex nodes, ``{"doc_id", "text"}`` dicts, ... (any hit shape of the module doc),
+    located in ``documents``, one chunk per distinct production chunk, in the given order.
+    A chunk that cannot be located is an error naming it."""
+    resolver = _Resolver(name, documents, None, doc_id, "raise")
+    out: dict[str, Chunk] = {}
+    for n, r in enumerate(_read_all(items, name), start=1):
+        chunk, _ = resolver.chunk(r, f"{name}, chunk {n}")
+        if chunk is not None:
+            out.setdefault(chunk.id, chunk)
+    return list(out.values())
