@@ -23,10 +23,42 @@ def test_trec_prints_trec_eval_lines(datasets, capsys):
     lines = capsys.readouterr().out.splitlines()
     expected = {row.split()[0]: row.split()[2]
                 for row in (test / "out.test.a").read_text().splitlines()}
-    for line in lines[:3]:
+    assert [line.split("\t")[0].strip() for line in lines] == [
+        "num_q", "map", "P_5", "recall_10", "mrr@10"]
+    for line in lines[:4]:
         name, scope, value = line.split("\t")
         assert scope == "all" and value == expected[name.strip()]
-    assert lines[3].startswith("mrr@10")
+
+
+def test_trec_averages_topics_without_relevant_documents_as_trec_eval_does(datasets, capsys):
+    """Under trec_eval's labels, trec_eval's semantics: 2024-36302 has no relevant document;
+    trec_eval keeps it in num_q = 31 and averages its zeros in."""
+    test = datasets / "trec_eval_tests" / "test"
+    measures = ["map", "P_5", "P_10", "recip_rank", "ndcg", "ndcg_cut_10", "Rprec",
+                "recall_100", "success_10"]
+    assert main(["trec", str(test / "qrels.comment.test"), str(test / "results.comment.test"),
+                 *[arg for m in measures for arg in ("-m", m)]]) == 0
+    expected = {row.split()[0]: row.split()[2]
+                for row in (test / "out.comment.test").read_text().splitlines()
+                if row.split()[1] == "all"}
+    got = {line.split("\t")[0].strip(): line.split("\t")[2]
+           for line in capsys.readouterr().out.splitlines()}
+    assert got["num_q"] == expected["num_q"] == "31"
+    for m in measures:
+        if m in expected:
+            assert got[m] == expected[m], m
+
+
+def test_trec_refuses_an_empty_run_and_files_that_share_no_topic(tmp_path, capsys):
+    qrels, run, empty = tmp_path / "q.txt", tmp_path / "r.txt", tmp_path / "e.txt"
+    qrels.write_text("1 0 d1 1\n")
+    run.write_text("2 Q0 d1 1 1.0 x\n")
+    empty.write_text("")
+    assert main(["trec", str(qrels), str(empty)]) == 2
+    assert "holds no results" in capsys.readouterr().err
+    assert main(["trec", str(qrels), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "none of its 1 topics" in err and "q.txt" in err
 
 
 def test_validate_ok_and_problems(tmp_path, capsys):

@@ -147,10 +147,10 @@ def test_exact_search_breaks_ties_by_id():
     ids = ["c", "a", "z", "b", "y"]
     dense = DenseRetriever.from_vectors(ids, vectors)
     (hits,) = dense.search_vectors(np.array([[1.0, 0.0]]), 2)
-    assert [h.chunk_id for h in hits] == ["a", "b"]  # three tied at the boundary
+    assert [h.chunk_id for h in hits] == ["c", "b"]  # three tied at the boundary: id desc
     (hits,) = dense.search_vectors(np.array([[1.0, 0.0]]), 10)
-    assert [h.chunk_id for h in hits] == ["a", "b", "c", "y", "z"]
-    assert top_k_indices(np.array([0.5, 0.5, 0.9]), ["b", "a", "c"], 2) == [2, 1]
+    assert [h.chunk_id for h in hits] == ["c", "b", "a", "y", "z"]
+    assert top_k_indices(np.array([0.5, 0.5, 0.9]), ["b", "a", "c"], 2) == [2, 0]
     assert dense.search_vectors(np.array([[1.0, 0.0]]), 0) == [[]]
 
 
@@ -161,7 +161,7 @@ def test_exact_search_breaks_ties_by_id():
 def test_top_k_indices_equals_a_full_sort(values, k):
     scores = np.array(values, dtype=np.float32)
     ids = [f"c{(7 * i) % 31:02d}-{i}" for i in range(len(values))]
-    full = sorted(range(len(values)), key=lambda i: (-values[i], ids[i]))
+    full = sorted(range(len(values)), key=lambda i: (values[i], ids[i]), reverse=True)
     assert top_k_indices(scores, ids, k) == full[:k]
 
 

@@ -40,12 +40,28 @@ def test_seed_three_question_example_and_tidy_table():
 
 def test_document_level_scores_a_document_at_its_best_chunk():
     ranked = {"q1": ["terms#7", "refunds#9", "refunds#3"]}
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x") for cid in ranked["q1"]]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("refunds#3",))])
-    chunk_ev = evaluate(Run.from_ranked(ranked), golden, metrics=["mrr"])
-    doc_ev = evaluate(Run.from_ranked(ranked), golden, metrics=["mrr"], level="document")
+    chunk_ev = evaluate(Run.from_ranked(ranked), golden, chunks, metrics=["mrr"])
+    doc_ev = evaluate(Run.from_ranked(ranked), golden, chunks, metrics=["mrr"],
+                      level="document")
     assert chunk_ev.summary()["mean"].item() == pytest.approx(1 / 3)
     assert doc_ev.summary()["mean"].item() == pytest.approx(1 / 2)
-    assert Run.from_ranked(ranked).to_documents().ranked() == {"q1": ["terms", "refunds"]}
+    assert list(doc_ev.frame["relevance"]) == ["document>=1"]
+    documents_of = {c.id: c.doc_id for c in chunks}
+    assert Run.from_ranked(ranked).to_documents(documents_of).ranked() == {
+        "q1": ["terms", "refunds"]}
+    with pytest.raises(ValueError, match="needs the chunks"):
+        evaluate(Run.from_ranked(ranked), golden, metrics=["mrr"], level="document")
+
+
+def test_document_level_takes_the_document_from_the_chunk_not_its_id():
+    """Production chunk ids are uuids: the document comes from the chunk."""
+    chunks = [Chunk("5f0c-uuid", "refunds", 0, 1, "x"), Chunk("77aa-uuid", "terms", 0, 1, "y")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("5f0c-uuid",))])
+    ev = evaluate(Run.from_ranked({"q1": ["77aa-uuid", "5f0c-uuid"]}), golden, chunks,
+                  metrics=["mrr"], level="document")
+    assert ev.summary()["mean"].item() == pytest.approx(1 / 2)
 
 
 def test_missing_questions_and_bad_level_are_clear_errors():

@@ -150,9 +150,19 @@ def test_beir_folder_becomes_corpus_and_document_level_golden(tmp_path):
     assert list(corpus) == ["d1", "d2"] and [i.qid for i in golden] == ["q1"]
     assert golden.doc_qrels() == {"q1": {"d1": 1}}
     assert load_dataset(tmp_path)[1].doc_qrels() == golden.doc_qrels()
-    ev = evaluate(Run.from_ranked({"q1": ["d2#0", "d1#0"]}), golden, metrics=["mrr"],
+    from workbench.chunking import FixedChunker, chunk_corpus
+
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=0), corpus.documents)
+    ev = evaluate(Run.from_ranked({"q1": ["d2#0", "d1#0"]}), golden, chunks, metrics=["mrr"],
                   level="document")
     assert ev.summary()["mean"].item() == pytest.approx(0.5)
+    # BEIR qrels name documents: at chunk level they match no chunk, so the evaluation
+    # switches to document level and says so, instead of scoring every question 0
+    with pytest.warns(UserWarning, match="name documents"):
+        auto = evaluate(Run.from_ranked({"q1": ["d2#0", "d1#0"]}), golden, chunks,
+                        metrics=["mrr"])
+    assert list(auto.frame["relevance"]) == ["document>=1"]
+    assert auto.summary()["mean"].item() == pytest.approx(0.5)
 
 
 def test_beir_and_dataset_errors_name_file_and_line(tmp_path):

@@ -153,7 +153,7 @@ def test_baseline_round_trip_and_atomic_write(baseline, tmp_path, monkeypatch):
     assert loaded.golden_hash == GOLDEN.content_hash and loaded.n == 60
     assert loaded.categories["q01"] == "odd"
     data = json.loads(baseline.path.read_text())
-    assert data["schema_version"] == 1 and Path(data["config"]["corpus"]).is_absolute()
+    assert data["schema_version"] == 2 and Path(data["config"]["corpus"]).is_absolute()
     assert data["questions"]["q00"] == {"hit_rate@5": 1.0, "mrr@5": 0.5}
     assert data["metrics"]["hit_rate@5"]["n"] == 60
     assert {"mean", "ci_low", "ci_high"} <= set(data["metrics"]["hit_rate@5"])
@@ -187,7 +187,10 @@ def test_bad_baseline_files_are_clear_errors(tmp_path, baseline):
     bad.write_text("{oops")
     with pytest.raises(ValueError, match=r"b\.json:1: malformed"):
         Baseline.load(bad)
-    bad.write_text('{"schema_version": 1}')
+    bad.write_text('{"schema_version": 1}')  # before relevance was recorded: re-create it
+    with pytest.raises(ValueError, match=r"'schema_version' must be 2.*--force"):
+        Baseline.load(bad)
+    bad.write_text('{"schema_version": 2}')
     with pytest.raises(ValueError, match="lacks or mangles field"):
         Baseline.load(bad)
     with pytest.raises(ValueError, match="one configuration"):

@@ -206,6 +206,12 @@ def test_retrieval_tax_hand_case():
     assert tax.loc["all", "ci_low"] <= 0.6 <= tax.loc["all", "ci_high"]
     assert tax.loc["policy", "tax"] == pytest.approx(0.5)
     assert tax.loc["hr", "tax"] == 1.0 and tax.loc["it", "tax"] == 0.0
+    # 3 questions pass only with the oracle, none only live: McNemar p = 0.25, not beyond
+    # noise, although the bootstrap interval excludes 0 (the 5-0 counter-example of stats/)
+    assert tax.loc["all", "oracle_only"] == 3 and tax.loc["all", "live_only"] == 0
+    assert tax.loc["all", "p_value"] == pytest.approx(0.25)
+    assert tax.loc["all", "ci_low"] > 0 and not tax.loc["all", "beyond_noise"]
+    assert tax.loc["all", "small_n"]
     frame = result.frame.set_index(["qid", "mode"])
     assert frame.loc[("q3", "live"), "retrieved_gold_at_k"] is False
     assert frame.loc[("q1", "live"), "retrieved_gold_at_k"] is True
@@ -216,7 +222,9 @@ def test_retrieval_tax_hand_case():
     t = triage(result)
     counts = dict(zip(t.counts["quadrant"], t.counts["n"], strict=True))
     assert counts == {"OK": 2, "GEN_FAIL": 0, "LUCKY": 0, "RET_FAIL": 2}
-    assert t.verdict == "retrieval" and t.excluded == ("q5",)
+    # 2 retrieval failures against 0: a sign test p of 0.5 says nothing yet
+    assert t.verdict == "can't tell" and t.excluded == ("q5",)
+    assert t.p_value == pytest.approx(0.5) and "RET_FAIL 2 vs GEN_FAIL 0" in t.reason
 
 
 def test_triage_seed_rows():
@@ -230,13 +238,18 @@ def test_triage_seed_rows():
     assert list(t.rows["quadrant"]) == ["GEN_FAIL", "RET_FAIL", "LUCKY", "OK"]
     assert list(t.counts["n"]) == [1, 1, 1, 1]
     assert list(t.counts["share"]) == [0.25] * 4
-    assert t.verdict == "read traces"
-    assert triage_rows(rows[:2] + rows[1:2], k=5).verdict == "retrieval"
-    assert triage_rows(rows[:1] * 2 + rows[1:2], k=5).verdict == "generation"
+    assert t.verdict == "can't tell" and t.p_value == 1.0
+    # raw counts never decide: 2 retrieval failures against 1 is noise (p = 1.0)
+    assert triage_rows(rows[:2] + rows[1:2], k=5).verdict == "can't tell"
+    # a paired test does: 8 against 0 gives p = 0.0078
+    many_ret = triage_rows(rows[1:2] * 8, k=5)
+    assert many_ret.verdict == "retrieval" and many_ret.p_value == pytest.approx(2 / 2**8)
+    assert triage_rows(rows[:1] * 8, k=5).verdict == "generation"
+    assert triage_rows(rows[:1] * 5 + rows[1:2] * 4, k=5).verdict == "can't tell"  # 5 vs 4
     # k matters: gold at rank 2 is a retrieval miss at k=1
     late = [{"gold": ["a#1"], "retrieved": ["b#0", "a#1"], "answer_pass": False}]
     assert triage_rows(late, k=1).rows["quadrant"][0] == "RET_FAIL"
-    assert "read traces" in t._repr_html_()
+    assert "can&#x27;t tell" in t._repr_html_() and "sign test p=1" in t._repr_html_()
 
 
 def test_context_swap_tells_memory_from_grounding():
@@ -357,8 +370,10 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
         assert list(zip(result.ranks[qid], ids, strict=True)) == expected
         assert result.scores[qid] == [10.0 - (r - 1) for r, _ in expected]
     for item in golden.answerable:
-        gold = set(item.relevant_chunk_ids) & readable  # gold ids are in corpus order
-        assert result.gold[item.qid] == [c.id for c in chunks if c.id in gold]
+        # the oracle gets the gold chunks in corpus order, at most the live run's k; the
+        # user sees only those they may read
+        gold = [c.id for c in chunks if c.id in set(item.relevant_chunk_ids)][:k]
+        assert result.gold[item.qid] == [c for c in gold if c in readable]
 
 
 def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():

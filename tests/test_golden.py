@@ -9,8 +9,8 @@ from workbench.golden import (
     GoldenSet,
     GoldenSetError,
     add_case,
-    span_grades,
 )
+from workbench.metrics import Relevance
 
 TEXT = "Refunds: you have 30 days to ask. Business customers get 60 days. Shipping is free."
 CORPUS = Corpus([Document("refunds", TEXT, "Refunds")])
@@ -102,25 +102,13 @@ def test_drift_hint_when_quote_moved():
     assert "now starts at" in str(problem)
 
 
-def test_span_grades_whole_and_partial():
-    s = TEXT.index("Business")
-    span = Evidence("refunds", s, s + len("Business customers get 60 days."))
-    chunks = [Chunk("refunds#0", "refunds", 0, s + 5, TEXT[: s + 5]),
-              Chunk("refunds#1", "refunds", s + 5, len(TEXT), TEXT[s + 5:]),
-              Chunk("refunds#2", "refunds", s - 2, len(TEXT), TEXT[s - 2:])]
-    grades = span_grades([span], {"refunds": chunks})
-    assert grades == {"refunds#0": 1, "refunds#1": 1, "refunds#2": 2}
-    assert span_grades([span], {"refunds": chunks}, partial_grade=0) == {"refunds#2": 2}
-
-
-def test_qrels_from_spans_labels_and_doc_level():
+def test_qrels_are_chunk_id_labels_only_and_doc_level():
     items = [GoldenItem("a", "q", evidence=(Evidence(**ev("30 days")),)),
              GoldenItem("b", "q", relevant_chunk_ids=("refunds#1",), relevance={"refunds#2": 3}),
              GoldenItem("c", "q", answerable=False)]
     gs = GoldenSet(items)
-    chunks = [Chunk("refunds#0", "refunds", 0, 40, TEXT[:40]),
-              Chunk("refunds#1", "refunds", 40, len(TEXT), TEXT[40:])]
-    assert gs.qrels(chunks) == {"a": {"refunds#0": 2}, "b": {"refunds#1": 1, "refunds#2": 3}}
+    # evidence items have no chunk grades: their relevance comes from the spans
+    assert gs.qrels() == {"b": {"refunds#1": 1, "refunds#2": 3}}
     assert gs.doc_qrels() == {"a": {"refunds": 1}, "b": {"refunds": 1}}
 
 
@@ -131,8 +119,11 @@ def test_anchor_makes_labels_survive_rechunking():
     assert gs[0].evidence[0].text == TEXT[33:]
     new = [Chunk(f"refunds#{i}", "refunds", s, min(s + 20, len(TEXT)), TEXT[s:s + 20])
            for i, s in enumerate(range(0, len(TEXT), 20))]
-    grades = gs.qrels(new)["a"]
-    assert grades and all(new[int(c.split("#")[1])].end > 33 for c in grades)
+    judged = Relevance(gs, new)
+    assert judged.kind("a") == "evidence"
+    gold = judged.gold("a")  # the chunks of the new chunking that hold the old chunk's text
+    assert gold and all(new[int(c.split("#")[1])].end > 33 for c in gold)
+    assert judged.found_within("a", gold, len(gold))
     with pytest.raises(GoldenSetError, match="not in the given chunks"):
         GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("refunds#9",))]).anchor(old)
 

@@ -34,9 +34,10 @@ def test_rrf_seed_example():
     assert [round(s, 5) for _, s in fused[:5]] == [0.03227, 0.03202, 0.03151, 0.01613, 0.01587]
 
 
-def test_rrf_ties_are_broken_by_id():
-    assert rrf_fuse([["B", "A"], ["A", "B"]]) == [("A", 1 / 61 + 1 / 62), ("B", 1 / 62 + 1 / 61)]
-    assert [cid for cid, _ in rrf_fuse([["Z"], ["Y"], ["X"]])] == ["X", "Y", "Z"]
+def test_rrf_ties_are_broken_by_id_descending():
+    tie = round(1 / 61 + 1 / 62, 12)
+    assert rrf_fuse([["B", "A"], ["A", "B"]]) == [("B", tie), ("A", tie)]
+    assert [cid for cid, _ in rrf_fuse([["X"], ["Y"], ["Z"]])] == ["Z", "Y", "X"]
 
 
 def test_rrf_weights_and_duplicates():
@@ -61,7 +62,8 @@ def test_rrf_matches_the_definition_and_ignores_input_order(rankings):
         for rank, cid in enumerate(ranking, start=1):
             expected[cid] = expected.get(cid, 0.0) + 1 / (60 + rank)
     assert dict(fused) == pytest.approx(expected)
-    assert [cid for cid, _ in fused] == sorted(expected, key=lambda c: (-round(expected[c], 12), c))
+    assert [cid for cid, _ in fused] == sorted(expected, key=lambda c: (round(expected[c], 12), c),
+                                               reverse=True)
     assert [cid for cid, _ in rrf_fuse(rankings[::-1])] == [cid for cid, _ in fused]
 
 
@@ -69,11 +71,11 @@ def test_weighted_fusion():
     bm25 = [("A", 10.0), ("B", 6.0), ("C", 2.0)]  # normalises to 1, 0.5, 0
     dense = [("C", 1.0), ("A", 0.75), ("D", 0.5)]  # normalises to 1, 0.5, 0
     fused = weighted_fuse([bm25, dense], weights=[0.5, 1.0])
-    assert fused == [("A", 1.0), ("C", 1.0), ("B", 0.25), ("D", 0.0)]
-    assert weighted_fuse([[("A", 3.0), ("B", 3.0)]]) == [("A", 1.0), ("B", 1.0)]
+    assert fused == [("C", 1.0), ("A", 1.0), ("B", 0.25), ("D", 0.0)]
+    assert weighted_fuse([[("A", 3.0), ("B", 3.0)]]) == [("B", 1.0), ("A", 1.0)]
     # 0.5 + (0.7 - 0.5) / (0.9 - 0.5) is 0.99999... in floating point: still a tie, by id
     noisy = weighted_fuse([bm25, [("C", 0.9), ("A", 0.7), ("D", 0.5)]], weights=[0.5, 1.0])
-    assert [cid for cid, _ in noisy] == ["A", "C", "B", "D"]
+    assert [cid for cid, _ in noisy] == ["C", "A", "B", "D"]
 
 
 def fixed(name: str, ids: list[str]) -> CallableRetriever:
@@ -123,18 +125,18 @@ def test_hybrid_weighted_method():
     )
     hits = hybrid.search("q", 4)
     assert [(h.chunk_id, h.score) for h in hits] == [
-        ("A", 1.0),
         ("C", 1.0),
+        ("A", 1.0),
         ("B", 0.25),
         ("D", 0.0),
     ]
-    assert hits[1].details["ranks"] == {"bm25": 3, "dense": 1}
+    assert hits[0].details["ranks"] == {"bm25": 3, "dense": 1}
 
 
 def test_hybrid_names_and_validation():
     hybrid = HybridRetriever([fixed("dense", ["A"]), fixed("dense", ["B"])])
     assert hybrid.input_names == ["dense", "dense-2"]
-    assert hybrid.search("q", 2)[0].details["ranks"] == {"dense": 1, "dense-2": None}
+    assert hybrid.search("q", 2)[1].details["ranks"] == {"dense": 1, "dense-2": None}
     with pytest.raises(ValueError, match="method"):
         HybridRetriever([fixed("a", [])], method="max")
     with pytest.raises(ValueError, match="at least one"):

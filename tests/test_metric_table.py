@@ -16,7 +16,10 @@ def test_static_table_has_n_intervals_colour_and_escapes():
     assert "recall@3" in html and "recall@1" not in html and "mrr" in html
     assert "<th>all</th><td>3</td>" in html and "background-color" in html
     assert "&lt;b&gt;colloquial&lt;/b&gt;" in html and "<b>colloquial" not in html
-    assert "[" in html and "95% bootstrap interval" in html
+    assert "[" in html and "Clopper-Pearson for 0/1 metrics" in html
+    assert "chunk_id&gt;=1" in html  # says which relevance the numbers use
+    # n=3 and n=1 cells: marked as rough, and no [1.000, 1.000] interval on tiny n
+    assert "†" in html and "[1.000, 1.000]" not in html
 
 
 def test_sorting_by_metric():

@@ -212,9 +212,14 @@ def test_nan_scores_are_rejected() -> None:
         score_queries({"q": {"a": 1}}, {"q": {"a": 1.0, "b": math.nan}}, ["mrr"])
 
 
-def test_duplicate_docs_in_a_list_count_once() -> None:
-    got = mean_scores({"q": {"a": 1, "b": 1}}, {"q": ["a", "a", "b"]}, ["recall@2", "P@2"])
-    assert got == {"recall@2": 1.0, "P@2": 1.0}
+def test_duplicate_docs_keep_their_ranks() -> None:
+    """k is what the generator receives: a repeat occupies a rank and counts nothing, so
+    [a, a, b] at k=2 has found a only (never skipped to reach b)."""
+    got = mean_scores({"q": {"a": 1, "b": 1}}, {"q": ["a", "a", "b"]},
+                      ["recall@2", "P@2", "recall@3", "mrr"])
+    assert got == {"recall@2": 0.5, "P@2": 0.5, "recall@3": 1.0, "mrr": 1.0}
+    junk = mean_scores({"q": {"g": 1}}, {"q": ["j"] * 10 + ["g"]}, ["hit_rate@2", "mrr"])
+    assert junk == {"hit_rate@2": 0.0, "mrr": pytest.approx(1 / 11)}
 
 
 # --- names ------------------------------------------------------------------------------------
@@ -385,6 +390,7 @@ def test_properties(data: tuple[dict, dict, int]) -> None:
     for m in ALL_METRICS:  # locating documents by score == sorting like trec_eval
         np.testing.assert_allclose(s.values[m], as_lists.values[m], rtol=0, atol=1e-12)
     for i, q in enumerate(s.qids):
-        top = list(dict.fromkeys(ranked[q]))[:3]
-        hits = sum(qrels[q].get(d, 0) >= threshold for d in top)
+        # a repeated document keeps its first rank; its repeats occupy ranks and count nothing
+        top = ranked[q][:3]
+        hits = sum(qrels[q].get(d, 0) >= threshold for j, d in enumerate(top) if d not in top[:j])
         assert s.values["precision@3"][i] * 3 == pytest.approx(hits)

@@ -39,8 +39,8 @@ def make_result() -> SweepResult:
         for metric, values in (("hit_rate@k", hits), ("mrr@k", mrr)):
             frames.append(pd.DataFrame({
                 "system": name, "qid": QIDS, "category": CATS, "source": "owner",
-                "metric": metric, "value": values, "size": size, "overlap": overlap,
-                "retriever": "bm25", "k": k}))
+                "relevance": "evidence>=0.75", "metric": metric, "value": values,
+                "size": size, "overlap": overlap, "retriever": "bm25", "k": k}))
         rows.append({"config": name, "size": size, "overlap": overlap, "retriever": "bm25",
                      "k": k, "spec": f"fixed:size={size},overlap={overlap},unit=chars",
                      "retriever_name": "bm25", "k_value": k, "chunks": 10_000 // size,
@@ -49,9 +49,9 @@ def make_result() -> SweepResult:
                      "prompt_tokens_at_k": size / 4 * k, "embedded": 0, "reused": 0})
         runs[name] = Run.from_ranked({q: [f"{q}#{r}" for r in range(6)] for q in QIDS},
                                      system=name)
-    qrels = {name: {q: {f"{q}#{i % 6}": 1} for i, q in enumerate(QIDS)} for name in runs}
+    found = {name: {q: i % 6 + 1 for i, q in enumerate(QIDS)} for name in runs}
     return SweepResult(pd.concat(frames, ignore_index=True), {}, runs,
-                       pd.DataFrame(rows).set_index("config"), qrels=qrels)
+                       pd.DataFrame(rows).set_index("config"), found_rank=found)
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,9 @@ def test_experiment_places_gold_exactly_where_asked():
     summary = result.summary().set_index("position")
     assert summary.loc[0, "accuracy"] == 1.0 and summary.loc[3, "accuracy"] == 0.0
     assert (summary["n"] == 4).all() and list(summary["rank"]) == [1, 2, 3, 4, 5]
-    assert summary.loc[0, "ci_low"] == summary.loc[0, "ci_high"] == 1.0
+    # 4 of 4 is no certainty: the exact interval reaches down to 0.40, and n < 10 is marked
+    assert summary.loc[0, "ci_low"] == pytest.approx(0.3976, abs=1e-4)
+    assert summary.loc[0, "ci_high"] == 1.0 and summary["small_n"].all()
 
 
 def test_experiment_custom_positions_and_distractor_sources():

@@ -1,5 +1,6 @@
 """Span metrics (Chroma's chunking report): hand-computed cases, a brute-force character-set
-reference under hypothesis, and the Run/GoldenSet integration."""
+reference under hypothesis, and the Run/GoldenSet integration. Recall is the evidence metric
+``coverage@k`` (tests/test_evidence_metrics.py holds its brute-force reference)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Span
-from workbench.evaluation import Run, span_evaluate
+from workbench.evaluation import Run, evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.metrics.spans import (
+    RangeIndex,
     intersect,
-    score_spans,
     span_iou,
     span_precision,
     span_precision_omega,
-    span_recall,
+    span_value,
     subtract,
     union_ranges,
 )
@@ -39,7 +40,6 @@ def test_range_algebra():
 def test_single_chunk_covering_reference():
     # reference [10, 20) inside chunk [0, 50)
     ret, ref = [("d", 0, 50)], [Span("d", 10, 20)]
-    assert span_recall(ret, ref) == 1.0
     assert span_precision(ret, ref) == 10 / 50
     assert span_iou(ret, ref) == 10 / 50
 
@@ -48,7 +48,6 @@ def test_partial_cover_and_miss():
     # chunk [15, 25) covers half of [10, 20); chunk of another document adds length only
     ret = [("d", 15, 25), ("e", 0, 30)]
     ref = [("d", 10, 20)]
-    assert span_recall(ret, ref) == 5 / 10
     assert span_precision(ret, ref) == 5 / (10 + 30)
     # IoU denominator: retrieved lengths (40) + uncovered reference text [10, 15) (5)
     assert span_iou(ret, ref) == 5 / 45
@@ -58,7 +57,6 @@ def test_overlapping_chunks_count_once_in_numerator_twice_in_denominator():
     # two overlapping chunks [0, 30) and [20, 50) both hold the reference [22, 28)
     ret = [("d", 0, 30), ("d", 20, 50)]
     ref = [("d", 22, 28)]
-    assert span_recall(ret, ref) == 1.0
     assert span_precision(ret, ref) == 6 / 60  # not 6 / 50: no union of retrieved lengths
     assert span_iou(ret, ref) == 6 / 60
 
@@ -68,19 +66,19 @@ def test_several_references():
     ret = [("d", 5, 40), ("d", 110, 200)]
     ref = [("d", 0, 10), ("d", 100, 120)]
     covered = 5 + 10
-    assert span_recall(ret, ref) == covered / 30
     assert span_precision(ret, ref) == covered / (35 + 90)
     assert span_iou(ret, ref) == covered / (125 + 5 + 10)
 
 
 def test_nothing_retrieved_and_no_references():
-    assert span_recall([], [("d", 0, 10)]) == 0.0
     assert span_precision([], [("d", 0, 10)]) == 0.0
     assert span_iou([], [("d", 0, 10)]) == 0.0
     with pytest.raises(ValueError, match="reference"):
-        span_recall([("d", 0, 10)], [])
+        span_precision([("d", 0, 10)], [])
     with pytest.raises(ValueError, match="Chunk, a Span"):
-        span_recall([42], [("d", 0, 1)])
+        span_precision([42], [("d", 0, 1)])
+    with pytest.raises(ValueError, match="not a span metric"):
+        span_value("span_recall", [("d", 0, 10)], [("d", 0, 10)])
 
 
 def test_precision_omega_counts_touching_chunks():
@@ -104,25 +102,15 @@ def test_precision_omega_unions_overlapping_chunks_and_uncovered_text():
 def test_chunk_and_span_objects_are_accepted():
     chunk = Chunk("d#0", "d", 0, 4, "abcd")
     ev = Evidence("d", 1, 3, "bc")
-    assert span_recall([chunk], [ev]) == 1.0
     assert span_precision([chunk], [ev]) == 0.5
+    assert span_value("span_iou", [chunk], [ev]) == 0.5
 
 
-def test_score_spans_means_std_and_k():
-    retrieved = {"q1": [("d", 0, 10), ("d", 50, 60)], "q2": [("d", 100, 110)]}
-    references = {"q1": [("d", 0, 10)], "q2": [("d", 0, 10)], "q3": [("d", 0, 10)]}
-    chunks = [("d", 0, 10), ("d", 50, 60), ("d", 100, 110)]
-    s = score_spans(retrieved, references, k=1, chunks=chunks, groups={"q1": "a", "q2": "b"})
-    np.testing.assert_allclose(s.values["span_recall"], [1.0, 0.0, 0.0])  # q3: none retrieved
-    np.testing.assert_allclose(s.values["span_precision"], [1.0, 0.0, 0.0])
-    np.testing.assert_allclose(s.values["span_precision_omega"], [1.0, 1.0, 1.0])
-    assert s.mean()["span_recall"] == pytest.approx(1 / 3)
-    assert s.std()["span_recall"] == pytest.approx(np.std([1.0, 0.0, 0.0]))  # ddof=0
-    frame = s.to_frame()
-    assert list(frame["group"]) == ["a", "b", ""]
-    # without k, q1 keeps its second chunk: precision halves
-    assert score_spans(retrieved, references).values["span_precision"][0] == 0.5
-    assert "span_precision_omega" not in score_spans(retrieved, references).values
+def test_span_value_needs_the_chunking_for_omega():
+    index = RangeIndex([("d", 0, 10), ("d", 50, 60)])
+    assert span_value("span_precision_omega", [], [("d", 0, 10)], index) == 1.0
+    with pytest.raises(ValueError, match="whole chunking"):
+        span_value("span_precision_omega", [], [("d", 0, 10)])
 
 
 # ----- brute force: character sets -------------------------------------------------------
@@ -143,7 +131,7 @@ def test_against_character_sets(retrieved, references, extra_chunks):
     ref_total = sum(e - s for _, s, e in references)
     ret_total = sum(e - s for _, s, e in retrieved)
     uncovered = sum(len(chars([g]) - chars(retrieved)) for g in references)
-    assert math.isclose(span_recall(retrieved, references), len(covered) / ref_total)
+    assert ref_total > 0
     assert math.isclose(span_precision(retrieved, references),
                         len(covered) / ret_total if ret_total else 0.0)
     iou_den = ret_total + uncovered
@@ -156,34 +144,43 @@ def test_against_character_sets(retrieved, references, extra_chunks):
     den = chars(meeting) | (chars(references) - chars(meeting))
     expected = len(num) / len(den) if num else 0.0
     assert math.isclose(span_precision_omega(chunking, references), expected)
-    many = score_spans({"q": retrieved}, {"q": references}, chunks=chunking)
-    assert math.isclose(many.values["span_precision_omega"][0], expected)
-    assert math.isclose(many.values["span_iou"][0], len(covered) / iou_den)
+    index = RangeIndex(chunking)
+    assert math.isclose(span_value("span_precision_omega", [], references, index), expected)
+    assert math.isclose(span_value("span_iou", retrieved, references, index),
+                        len(covered) / iou_den)
 
 
 # ----- integration with Run / GoldenSet ---------------------------------------------------
 
 
-def test_span_evaluate_from_run():
+SPAN_NAMES = ["coverage@2", "span_recall@2", "span_precision@2", "span_iou@2",
+              "span_precision_omega"]
+
+
+def test_span_metrics_through_evaluate():
+    """The span metrics are asked for by name like any metric; span_recall is coverage."""
     chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, "x" * 10) for i in range(5)]
     golden = GoldenSet([
-        GoldenItem("q1", "first?", evidence=(Evidence("d", 2, 8, ""),), category="a"),
-        GoldenItem("q2", "second?", evidence=(Evidence("d", 15, 25, ""),), category="b"),
+        GoldenItem("q1", "first?", evidence=(Evidence("d", 2, 8, "x" * 6),), category="a"),
+        GoldenItem("q2", "second?", evidence=(Evidence("d", 15, 25, "x" * 10),), category="b"),
         GoldenItem("q3", "none?", answerable=False),
+        GoldenItem("q4", "by id?", relevant_chunk_ids=("d#4",), category="a"),
     ])
-    run = Run.from_ranked({"q1": ["d#0", "d#3"], "q2": ["d#1", "d#4"], "q3": ["d#0"]},
-                          system="toy")
-    ev = span_evaluate(run, golden, chunks, k=2)
+    run = Run.from_ranked({"q1": ["d#0", "d#3"], "q2": ["d#1", "d#4"], "q3": ["d#0"],
+                           "q4": ["d#4"]}, system="toy")
+    ev = evaluate(run, golden, chunks, metrics=SPAN_NAMES, k=2)
+    assert ev.metrics == ["coverage@2", "span_precision@2", "span_iou@2", "span_precision_omega"]
     means = ev.summary().set_index("metric")["mean"]
-    assert means["span_recall@2"] == pytest.approx((1.0 + 0.5) / 2)
+    assert means["coverage@2"] == pytest.approx((1.0 + 0.5) / 2)
     assert means["span_precision@2"] == pytest.approx((6 / 20 + 5 / 20) / 2)
     assert means["span_iou@2"] == pytest.approx((6 / 20 + 5 / 25) / 2)
     assert means["span_precision_omega"] == pytest.approx((6 / 10 + 10 / 20) / 2)
-    assert ev.excluded["no_evidence"] == ["q3"]
+    assert ev.excluded["unanswerable"] == ["q3"]
+    assert ev.excluded["no_evidence (coverage@2)"] == ["q4"]  # chunk-id labels: no spans
     assert set(ev.by("category")["category"]) == {"a", "b"}
-    bad = Run.from_ranked({"q1": ["zz#9"], "q2": ["d#0"]}, system="bad")
-    with pytest.raises(ValueError, match="not among the chunks"):
-        span_evaluate(bad, golden, chunks, k=2)
+    bad = Run.from_ranked({"q1": ["zz#9"], "q2": ["d#0"], "q4": ["d#4"]}, system="bad")
+    with pytest.raises(ValueError, match="not among the 5 chunks given"):
+        evaluate(bad, golden, chunks, metrics=SPAN_NAMES, k=2)
 
 
 # ----- reproduction: PrecisionΩ depends only on the chunking and the scoring ---------------
@@ -214,7 +211,8 @@ def test_precision_omega_reproduces_the_chroma_report(datasets):
     assert len(references) == 472
     for (size, overlap), (mean, std) in PUBLISHED_OMEGA.items():
         chunks = chunk_corpus(FixedChunker(size, overlap, "tokens", "cl100k"), docs)
-        scores = score_spans({}, references, chunks=chunks)
-        assert 100 * scores.mean()["span_precision_omega"] == pytest.approx(mean, abs=0.3)
-        assert 100 * scores.std()["span_precision_omega"] == pytest.approx(std, abs=0.3)
-        assert scores.mean()["span_recall"] == 0.0  # nothing retrieved
+        index = RangeIndex(chunks)
+        omega = np.array([span_value("span_precision_omega", [], refs, index)
+                          for refs in references.values()])
+        assert 100 * omega.mean() == pytest.approx(mean, abs=0.3)
+        assert 100 * omega.std() == pytest.approx(std, abs=0.3)  # population std, as printed

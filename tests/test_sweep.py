@@ -87,15 +87,16 @@ def test_memoised_embedding_counts_unique_texts(tiny, tmp_path):
             "retriever": ["dense", "hybrid", "bm25"], "encoder": [enc], "k": [3, 5]}
     result = sweep(grid, docs, golden, cache=tmp_path / "cache", progress=False)
     unique = set()
-    for c in result.configs["spec"].unique():
+    for c in result.config_table["spec"].unique():
         unique.update(ch.embed_text for ch in chunk_corpus(parse_chunker(c), docs))
-    assert len(result.configs) == 8 * 3 * 2
+    assert len(result.config_table) == 8 * 3 * 2
     assert len(enc.documents) == len(set(enc.documents)) == len(unique)
     assert result.embedded == len(unique)
-    dense = result.configs[result.configs["retriever"] != "bm25"]
+    dense = result.config_table[result.config_table["retriever"] != "bm25"]
     assert result.reused == int(dense["chunks"].sum()) - len(unique)
     assert len(enc.queries) == len(golden)  # questions embedded once for the whole sweep
-    assert (result.configs.loc[result.configs["retriever"] == "bm25", "embedded"] == 0).all()
+    table = result.config_table
+    assert (table.loc[table["retriever"] == "bm25", "embedded"] == 0).all()
     # a second sweep over the same cache embeds nothing
     again = sweep(grid, docs, golden, cache=tmp_path / "cache", progress=False)
     assert again.embedded == 0 and len(enc.documents) == len(unique)
@@ -111,7 +112,7 @@ def test_sweep_result_views(tiny, tmp_path):
     assert result.frame["size"].dtype.kind == "i"
     board = result.leaderboard("hit_rate@k")
     assert board["mean"].is_monotonic_decreasing and (board["n"] == len(golden)).all()
-    cost = result.configs
+    cost = result.config_table
     assert (cost["prompt_tokens_at_k"] > 0).all()
     k1 = cost[cost["k"] == 1].set_index("spec")["prompt_tokens_at_k"]
     k5 = cost[cost["k"] == 5].set_index("spec")["prompt_tokens_at_k"]
@@ -166,7 +167,7 @@ def test_resume_skips_finished_configs(tiny, tmp_path, monkeypatch):
     assert len(state.read_text(encoding="utf-8").splitlines()) == 8
     fresh = sweep(grid, docs, golden, progress=False)
     pd.testing.assert_frame_equal(resumed.frame, fresh.frame)
-    pd.testing.assert_frame_equal(resumed.configs, fresh.configs)
+    pd.testing.assert_frame_equal(resumed.config_table, fresh.config_table)
     assert {q: [h.chunk_id for h in hs] for q, hs in resumed.runs[fresh.best()].hits.items()} \
         == {q: [h.chunk_id for h in hs] for q, hs in fresh.runs[fresh.best()].hits.items()}
     # a different golden set does not reuse the state
@@ -182,11 +183,16 @@ def test_first_relevant_rank_buckets_hand_case():
     cats = {"q1": "lookup", "q2": "lookup", "q3": "table", "q4": "table", "q5": "table",
             "q6": "table"}
     frame = pd.DataFrame({"system": "s", "qid": list(cats), "category": list(cats.values()),
-                          "source": "owner", "metric": "hit_rate@5", "value": 0.0})
+                          "source": "owner", "relevance": "chunk_id>=1",
+                          "metric": "hit_rate@5", "value": 0.0})
     ev = Evaluation(frame, runs={"s": run})
-    qrels = {"q1": {"a": 2}, "q2": {"b": 1, "z": 1}, "q3": {"c": 1}, "q4": {"c": 2},
-             "q5": {"d": 0}, "q6": {"e": 1}}
-    table = first_relevant_rank_table(ev, "s", qrels).set_index(["category", "bucket"])
+    labels = {"q1": {"a": 2}, "q2": {"b": 1, "z": 1}, "q3": {"c": 1}, "q4": {"c": 2},
+              "q5": {"d": 0}, "q6": {"e": 1}}
+    golden = GoldenSet([GoldenItem(q, q, relevant_chunk_ids=tuple(g for g in grades if
+                                                                  grades[g] > 0) or ("d",),
+                                   relevance=grades, category=cats[q])
+                        for q, grades in labels.items()])
+    table = first_relevant_rank_table(ev, "s", golden).set_index(["category", "bucket"])
     assert table.loc[("all", "1"), "count"] == 1
     assert table.loc[("lookup", "2-3"), "count"] == 1
     assert table.loc[("table", "6-10"), "count"] == 1
@@ -203,7 +209,7 @@ def test_first_relevant_rank_from_golden_and_sweep(tiny):
     from workbench.retrieval import BM25Retriever
 
     ev = evaluate(BM25Retriever(chunks), golden, chunks, k=10)
-    direct = first_relevant_rank_table(ev, qrels=golden, chunks=chunks)
+    direct = first_relevant_rank_table(ev, golden=golden, chunks=chunks)
     result = sweep({"size": 400, "overlap": 0}, docs, golden, progress=False)
     via_sweep = first_relevant_rank_table(result)
     assert direct["count"].tolist() == via_sweep["count"].tolist()
@@ -289,9 +295,9 @@ def test_cli_sweep_json_shape(tmp_path, capsys):
 
 def _same(a, b) -> None:
     pd.testing.assert_frame_equal(a.frame, b.frame)
-    cols = [c for c in a.configs.columns if c not in ("embedded", "reused")]
-    pd.testing.assert_frame_equal(a.configs[cols], b.configs[cols])
-    for name in a.configs.index:
+    cols = [c for c in a.config_table.columns if c not in ("embedded", "reused")]
+    pd.testing.assert_frame_equal(a.config_table[cols], b.config_table[cols])
+    for name in a.config_table.index:
         assert a.runs[name].hits == b.runs[name].hits
 
 
@@ -335,7 +341,7 @@ def test_process_pool_equals_in_process(tiny, tmp_path):
         pooled = sweep(grid, docs, golden, executor=pool, cache=tmp_path / "b", progress=False,
                        state_path=tmp_path / "state.jsonl")
     _same(local, pooled)
-    assert len((tmp_path / "state.jsonl").read_text().splitlines()) == len(local.configs)
+    assert len((tmp_path / "state.jsonl").read_text().splitlines()) == len(local.config_table)
 
 
 def test_golden_items_survive_the_round_trip():

@@ -19,6 +19,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
+
 __all__ = ["build_parser", "main"]
 
 
@@ -98,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
     p.add_argument("-m", "--metric", action="append", help="metric such as recall@5; repeatable")
     p.add_argument("--level", choices=["chunk", "document"], default="chunk")
+    p.add_argument("--evidence-threshold", type=float, default=DEFAULT_EVIDENCE_THRESHOLD,
+                   help="share of a span's non-blank characters the retrieved chunks must hold "
+                        f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(fn=_eval)
 

@@ -22,18 +22,31 @@ DEFAULT_TREC_MEASURES = ("map", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_
 
 
 def run_trec_command(args: argparse.Namespace) -> int:
-    from workbench.metrics import mean_scores, parse_metric, trec_name
+    from workbench.metrics import parse_metric, score_queries, trec_name
     from workbench.metrics.trec_files import read_trec_qrels, read_trec_run
 
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
+    if not run:
+        raise ValueError(f"{args.run}: the run holds no results; nothing to score")
+    shared = set(qrels) & set(run)
+    if not shared:
+        raise ValueError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
+                         f"(e.g. run topic {next(iter(run))!r}, qrels topic "
+                         f"{next(iter(qrels), None)!r}); check that the files belong together")
     names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
-    means = mean_scores(qrels, run, names, threshold=args.threshold)
+    labels = []
     for name in names:
         try:
-            label = trec_name(parse_metric(name))
+            labels.append(trec_name(parse_metric(name)))
         except ValueError:  # no trec_eval equivalent (mrr@k, ndcg_retrieved@k): keep ours
-            label = name
+            labels.append(name)
+    # trec_eval's semantics under trec_eval's labels: topics without a relevant document are
+    # averaged in as zeros (the workbench elsewhere excludes and counts them)
+    scores = score_queries(qrels, run, names, threshold=args.threshold, no_relevant="zero")
+    means = scores.mean()
+    print(f"{'num_q':<22}\tall\t{len(scores.qids)}")
+    for name, label in zip(names, labels, strict=True):
         print(f"{label:<22}\tall\t{means[name]:.4f}")
     return 0
 
@@ -78,7 +91,12 @@ def _jsonable(value: float) -> float | None:
 
 def run_eval_command(args: argparse.Namespace) -> int:
     from workbench.chunking import chunk_corpus, parse_chunker
-    from workbench.evaluation import default_metrics, evaluate
+    from workbench.evaluation import (
+        INTERVAL_NOTE,
+        default_metrics,
+        describe_relevance,
+        evaluate,
+    )
     from workbench.retrieval import make_retriever
 
     corpus, golden = _load_inputs(args)
@@ -87,7 +105,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
     metrics = args.metric or default_metrics(args.k)
     ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,
-                  system=args.retriever)
+                  evidence_threshold=args.evidence_threshold, system=args.retriever)
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
     if args.json:
@@ -97,6 +115,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
             "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
                           for r in summary},
+            "relevance": {r["metric"]: r["relevance"] for r in summary},
+            "interval": INTERVAL_NOTE,
             "by_category": {},
             "excluded": {k: len(v) for k, v in ev.excluded.items()},
             "latency_ms": ev.latency().drop(columns=["system"]).to_dict("records"),
@@ -111,6 +131,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(f"{args.retriever} over {len(chunks)} chunks ({args.chunker}); n={ev.n} questions; "
               f"excluded: {ev.excluded and {k: len(v) for k, v in ev.excluded.items()}}")
+        for label in ev.relevance:
+            print(f"relevance {label}: {describe_relevance(label)}")
+        print(f"mean [{INTERVAL_NOTE}]")
         print(ev.table(column=None).to_string())
         print()
         print(ev.table(column="category").to_string())

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.evaluation import INTERVAL_NOTE
 from workbench.sweep.grid import load_grid
 from workbench.sweep.result import SweepResult, plain_value
 from workbench.sweep.runner import make_executor, sweep
@@ -24,7 +25,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
     summary: dict[tuple[str, str], dict[Any, Any]] = {
         (str(r["system"]), str(r["metric"])): r for r in result.summary().to_dict("records")}
     rows = []
-    for name, cfg in result.configs.iterrows():
+    for name, cfg in result.config_table.iterrows():
         metrics = {}
         for metric in result.metrics:
             s = summary[(str(name), metric)]
@@ -74,8 +75,8 @@ def run_sweep_command(args: Any) -> int:
         "embedded": board["embedded"], "reused": board["reused"]}, index=board.index)
     with pd.option_context("display.width", 250, "display.max_columns", 20,
                            "display.max_colwidth", 60):
-        print(f"{len(result.configs)} configurations, n={result.n} questions; "
-              f"{metric}: mean [95% bootstrap interval], best first")
+        print(f"{len(result.config_table)} configurations, n={result.n} questions; "
+              f"{metric} ({', '.join(result.relevance)}): mean [{INTERVAL_NOTE}], best first")
         print(table.to_string())
     print(f"best on {metric}: {result.best(metric)}")
     print(f"texts embedded: {result.embedded}, reused from the cache: {result.reused}; "

@@ -4,7 +4,10 @@ A :class:`~workbench.diagnose.traces.Trace` records one question in one run, ids
 only (:mod:`workbench.diagnose.traces`).
 
 :func:`diagnose` compares a trace with its golden item, evidence unit by evidence unit (an
-evidence span, or a labelled chunk id), and names what broke:
+evidence span, or a labelled chunk id), and names what broke. A span counts as retrieved
+when the recorded chunks together hold it (relevance as in
+:class:`workbench.metrics.Relevance`, at the same coverage threshold as the metrics), so a
+chunk that grazes a span by a few characters does not hide a miss:
 
 * ``retrieval_miss``: required evidence never retrieved;
 * ``context_loss``: retrieved, but not in the final context (cut by the budget, dropped);
@@ -29,6 +32,7 @@ from workbench.corpus import Chunk, Document, is_superseded
 from workbench.diagnose.traces import Trace
 from workbench.generation.grading import grade_answer, missing_mentions, normalize
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 
 __all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose", "diagnosis_table"]
 
@@ -79,30 +83,28 @@ class Diagnosis:
         return f"{self.qid} {verdict}; " + ("; ".join(parts + bad) or "ids line up")
 
 
-def _units(item: GoldenItem, chunks: Sequence[Chunk]) -> list[tuple[str, ...]]:
-    if not item.answerable:
-        return []
-    if item.evidence:
-        return [tuple(c.id for c in chunks if c.doc_id == ev.doc_id
-                      and ev.overlap(c.start, c.end) > 0) for ev in item.evidence]
-    return [(cid,) for cid in item.chunk_labels if item.relevance.get(cid, 1) > 0]
-
-
 def _holds(text: str, fact: str) -> bool:
     return not missing_mentions(text, [fact])
 
 
 def diagnose(trace: Trace, item: GoldenItem, chunks: Sequence[Chunk] | Mapping[str, Chunk],
-             corpus: Mapping[str, Document] | None = None) -> Diagnosis:
+             corpus: Mapping[str, Document] | None = None,
+             evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Diagnosis:
     """Diagnose one trace against its golden item (see module doc). ``corpus`` is used for
     document versions the trace did not record."""
     chunk_list = list(chunks.values()) if isinstance(chunks, Mapping) else list(chunks)
     by_id = {c.id: c for c in chunk_list}
-    units = _units(item, chunk_list)
-    found, supplied = set(trace.retrieved_ids), set(trace.context_ids)
+    relevance = Relevance([item], chunk_list, evidence_threshold=evidence_threshold)
+    judged = item.qid in relevance.items
+    units = relevance.unit_chunks(item.qid) if judged else []
+    retrieved = relevance.found_ranks(item.qid, trace.retrieved_ids) if judged else []
+    in_context = relevance.found_ranks(item.qid, trace.context_ids) if judged else []
+    found = set(trace.retrieved_ids)
+    supplied = set(trace.context_ids)
     evidence: dict[str, tuple[str, ...]] = {}
-    missed = [u for u in units if not set(u) & found]
-    lost = [u for u in units if set(u) & found and not set(u) & supplied]
+    missed = [u for u, r in zip(units, retrieved, strict=True) if r == float("inf")]
+    lost = [u for u, r, c in zip(units, retrieved, in_context, strict=True)
+            if r != float("inf") and c == float("inf")]
     if missed:
         evidence["retrieval_miss"] = tuple(c for u in missed for c in (u or ("<no chunk>",)))
     if lost:

@@ -1,4 +1,12 @@
-"""The 2x2 triage: retrieval ok x answer ok, and which half of the pipeline to fix first."""
+"""The 2x2 triage: retrieval ok x answer ok, and which half of the pipeline to fix first.
+
+"Retrieval ok" means the gold evidence was found within the live top k (relevance as in
+:class:`workbench.metrics.Relevance`: an evidence span found at the coverage threshold, or a
+labelled chunk retrieved). The verdict comes from a paired test, never from raw counts:
+RET_FAIL and GEN_FAIL are the two ways a question fails, and an exact sign test on their
+counts (:func:`workbench.evaluation.sign_test`) must reject "equally common" at ``alpha``
+before the triage says which half to fix first; otherwise it says "can't tell".
+"""
 
 from __future__ import annotations
 
@@ -9,9 +17,11 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.evaluation import sign_test
 from workbench.generation.evaluation import GenerationResult
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
+VERDICTS = ("retrieval", "generation", "can't tell")
 
 
 def quadrant(retrieved_ok: bool, answer_ok: bool) -> str:
@@ -23,17 +33,21 @@ def quadrant(retrieved_ok: bool, answer_ok: bool) -> str:
 
 @dataclass(frozen=True)
 class Triage:
-    """Per-question quadrants, counts with shares, and which half to fix first."""
+    """Per-question quadrants, counts with shares, and which half to fix first:
+    ``verdict`` is one of :data:`VERDICTS`, ``p_value`` the sign test of RET_FAIL vs
+    GEN_FAIL behind it, ``reason`` the verdict in words."""
 
     rows: pd.DataFrame
     counts: pd.DataFrame
     verdict: str
+    p_value: float
+    reason: str
     excluded: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{q}={n}" for q, n in zip(self.counts["quadrant"], self.counts["n"],
                                                      strict=True))
-        return f"Triage(n={len(self.rows)}: {parts}; fix first: {self.verdict})"
+        return f"Triage(n={len(self.rows)}: {parts}; fix first: {self.verdict}; {self.reason})"
 
     def _repr_html_(self) -> str:
         import html
@@ -42,43 +56,50 @@ class Triage:
         note = f"; {len(self.excluded)} excluded (unanswerable or undecided)" if self.excluded \
             else ""
         return (f"<div>{table}<p>Fix first: <b>{html.escape(self.verdict)}</b> "
-                f"(n={len(self.rows)}{html.escape(note)})</p></div>")
+                f"({html.escape(self.reason)}; n={len(self.rows)}{html.escape(note)})</p></div>")
 
 
-def _verdict(counts: Counter[str]) -> str:
-    if counts["RET_FAIL"] == counts["GEN_FAIL"]:
-        return "read traces"
-    return "retrieval" if counts["RET_FAIL"] > counts["GEN_FAIL"] else "generation"
+def _verdict(counts: Counter[str], alpha: float) -> tuple[str, float, str]:
+    ret, gen = counts["RET_FAIL"], counts["GEN_FAIL"]
+    p = sign_test(ret, gen)
+    said = f"RET_FAIL {ret} vs GEN_FAIL {gen}, sign test p={p:.3g}"
+    if p >= alpha:
+        return "can't tell", p, f"{said}: not beyond noise, read the traces of both"
+    return ("retrieval" if ret > gen else "generation"), p, said
 
 
-def _triage(records: list[dict[str, Any]], excluded: Sequence[str] = ()) -> Triage:
+def _triage(records: list[dict[str, Any]], excluded: Sequence[str] = (),
+            alpha: float = 0.05) -> Triage:
     rows = pd.DataFrame(records, columns=["qid", "retrieved_ok", "answer_ok", "quadrant"])
     counts = Counter(rows["quadrant"])
     n = len(rows)
     table = pd.DataFrame({"quadrant": list(QUADRANTS),
                           "n": [counts[q] for q in QUADRANTS],
                           "share": [counts[q] / n if n else float("nan") for q in QUADRANTS]})
-    return Triage(rows, table, _verdict(counts), tuple(excluded))
+    return Triage(rows, table, *_verdict(counts, alpha), tuple(excluded))
 
 
-def triage_rows(rows: Sequence[Mapping[str, Any]], k: int = 5) -> Triage:
+def triage_rows(rows: Sequence[Mapping[str, Any]], k: int = 5, alpha: float = 0.05) -> Triage:
     """Triage plain rows ``{"gold": [...], "retrieved": [...], "answer_pass": bool}``
-    (optional ``qid``): retrieved ok = any gold id in the top ``k`` retrieved."""
+    (optional ``qid``): retrieved ok = any gold id in the top ``k`` retrieved (chunk-id
+    relevance, the seed article's form)."""
     records = []
     for n, row in enumerate(rows):
         ok = any(g in list(row["retrieved"])[:k] for g in row["gold"])
         records.append({"qid": row.get("qid", str(n)), "retrieved_ok": ok,
                         "answer_ok": bool(row["answer_pass"]),
                         "quadrant": quadrant(ok, bool(row["answer_pass"]))})
-    return _triage(records)
+    return _triage(records, alpha=alpha)
 
 
-def triage(result: GenerationResult, k: int | None = None) -> Triage:
-    """The 2x2 over answerable questions with a decided live grade: retrieved ok = any gold
-    chunk in the live top ``k`` (default the run's k; ranks as the retriever gave them),
-    answer ok = the live grade. The verdict compares RET_FAIL with GEN_FAIL; a tie says
-    "read traces"."""
+def triage(result: GenerationResult, k: int | None = None, alpha: float = 0.05) -> Triage:
+    """The 2x2 over answerable questions with a decided live grade: retrieved ok = the gold
+    evidence found within the live top ``k`` (default the run's k, at most it; ranks as the
+    retriever gave them), answer ok = the live grade. The verdict: see the module doc."""
     k = k or result.k
+    if k > result.k:
+        raise ValueError(f"the generation run kept the top {result.k} hits; triage at k <= "
+                         f"{result.k}, or rerun run_generation_eval with k={k}")
     live = result.frame[result.frame["mode"] == "live"]
     records, excluded = [], []
     for row in live.to_dict("records"):
@@ -86,10 +107,8 @@ def triage(result: GenerationResult, k: int | None = None) -> Triage:
         if not row["answerable"] or passed is None or pd.isna(passed):
             excluded.append(qid)
             continue
-        ret = result.retrieved.get(qid, [])
-        ranks = result.ranks.get(qid) or range(1, len(ret) + 1)
-        top = {cid for cid, rank in zip(ret, ranks, strict=True) if rank <= k}
-        ok = bool(set(result.gold.get(qid, [])) & top)
+        found = result.found_rank.get(qid)
+        ok = found is not None and found <= k
         records.append({"qid": qid, "retrieved_ok": ok, "answer_ok": bool(passed),
                         "quadrant": quadrant(ok, bool(passed))})
-    return _triage(records, excluded)
+    return _triage(records, excluded, alpha)

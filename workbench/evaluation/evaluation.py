@@ -1,32 +1,47 @@
 """Evaluations: from a retriever (or a Run) and a golden set to one tidy table.
 
-``Evaluation`` is one tidy table ``system, qid, category, source, metric, value`` (+ sweep
-parameters) with views: ``summary()`` (mean, n, 95% bootstrap interval), ``by("category")``,
-``compare()`` (paired tests), ``latency()``. :func:`evaluate` scores chunk-id metrics
-(relevance from evidence spans when the golden set has them); :func:`span_evaluate` scores
-the character-span metrics. Unanswerable items are excluded from retrieval metrics and
-counted in ``excluded``.
+``Evaluation`` is one tidy table ``system, qid, category, source, relevance, metric, value``
+(+ sweep parameters). ``relevance`` says which judgments a number uses (``evidence>=0.75``,
+``chunk_id>=1``, ``document>=1``; see :mod:`workbench.metrics.registry`). Views:
+``summary()`` and ``by("category")`` (mean, n, a 95% interval that stays honest at small n:
+Clopper-Pearson for 0/1 metrics, the percentile bootstrap otherwise; ``small_n`` marks
+cells with fewer than 10 questions), ``table()``, ``compare()`` (paired tests: the only
+source of verdicts), ``latency()``. Unanswerable items are excluded and counted in
+``excluded``; no question is excluded because of how the corpus was chunked.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document
 from workbench.evaluation.run import Run
-from workbench.evaluation.stats import bootstrap_ci, compare_many, comparison_table
-from workbench.golden import GoldenSet
-from workbench.metrics import SPAN_METRICS, parse_metric, score_queries, score_spans
+from workbench.evaluation.stats import SMALL_N, compare_many, comparison_table, mean_interval
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.metrics import (
+    DEFAULT_EVIDENCE_THRESHOLD,
+    Metric,
+    Relevance,
+    parse_metric,
+    relevance_label,
+    score_queries,
+)
 from workbench.retrieval import Retriever
 
-__all__ = ["DEFAULT_METRICS", "Evaluation", "default_metrics", "evaluate", "span_evaluate"]
+__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "default_metrics",
+           "describe_relevance", "evaluate"]
 
 DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
+SMALL_MARK = "†"
+INTERVAL_NOTE = ("95% interval: Clopper-Pearson for 0/1 metrics, percentile bootstrap "
+                 f"otherwise; {SMALL_MARK} fewer than {SMALL_N} questions (rough)")
 
 
 def default_metrics(k: int) -> list[str]:
@@ -34,68 +49,103 @@ def default_metrics(k: int) -> list[str]:
     return [m.format(k=k) for m in DEFAULT_METRICS]
 
 
-class Evaluation:
-    """One tidy table of per-query metric values, with summary views."""
+def describe_relevance(label: str) -> str:
+    """A relevance label in words, for captions."""
+    kind, _, threshold = label.partition(">=")
+    if kind == "evidence":
+        return (f"evidence spans, found when the retrieved chunks hold >= "
+                f"{float(threshold):.0%} of a span's non-blank characters")
+    if kind == "chunk_id":
+        return f"labelled chunk ids (trec_eval semantics, grade >= {threshold})"
+    return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold})"
 
-    COLUMNS = ("system", "qid", "category", "source", "metric", "value")
+
+class Evaluation:
+    """One tidy table of per-question metric values, with summary views. Immutable:
+    ``frame`` returns a copy."""
+
+    COLUMNS = ("system", "qid", "category", "source", "relevance", "metric", "value")
 
     def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]] | None = None,
                  runs: Mapping[str, Run] | None = None):
         missing = [c for c in self.COLUMNS if c not in frame.columns]
         if missing:
             raise ValueError(f"Evaluation table lacks columns {missing}")
-        self.frame = frame.reset_index(drop=True)
-        self.excluded = {k: list(v) for k, v in (excluded or {}).items()}
-        self.runs = dict(runs or {})
+        self._frame = frame.reset_index(drop=True).copy()
+        self._excluded = {k: tuple(v) for k, v in (excluded or {}).items()}
+        self._runs = MappingProxyType(dict(runs or {}))
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The tidy table (a copy: an Evaluation never changes)."""
+        return self._frame.copy()
+
+    @property
+    def excluded(self) -> dict[str, list[str]]:
+        """Questions left out, by reason (unanswerable, no relevant label, ...)."""
+        return {k: list(v) for k, v in self._excluded.items()}
+
+    @property
+    def runs(self) -> Mapping[str, Run]:
+        return self._runs
 
     @property
     def params(self) -> list[str]:
         """Extra columns (sweep parameters) that identify a configuration."""
-        return [c for c in self.frame.columns if c not in self.COLUMNS]
+        return [c for c in self._frame.columns if c not in self.COLUMNS]
 
     @property
     def metrics(self) -> list[str]:
-        return list(dict.fromkeys(self.frame["metric"]))
+        return list(dict.fromkeys(self._frame["metric"]))
+
+    @property
+    def relevance(self) -> list[str]:
+        """The relevance labels of the numbers in this table."""
+        return list(dict.fromkeys(self._frame["relevance"]))
 
     @property
     def n(self) -> int:
-        return int(self.frame["qid"].nunique())
+        return int(self._frame["qid"].nunique())
 
     def to_frame(self) -> pd.DataFrame:
-        return self.frame.copy()
+        return self.frame
 
     def __add__(self, other: Evaluation) -> Evaluation:
-        excluded = {k: sorted({*self.excluded.get(k, []), *other.excluded.get(k, [])})
-                    for k in {*self.excluded, *other.excluded}}
-        return Evaluation(pd.concat([self.frame, other.frame], ignore_index=True), excluded,
-                          {**self.runs, **other.runs})
+        excluded = {k: sorted({*self._excluded.get(k, ()), *other._excluded.get(k, ())})
+                    for k in {*self._excluded, *other._excluded}}
+        return Evaluation(pd.concat([self._frame, other._frame], ignore_index=True), excluded,
+                          {**self._runs, **other._runs})
 
     def _summarise(self, keys: list[str], level: float) -> pd.DataFrame:
         rows = []
-        for key, group in self.frame.groupby(keys, sort=False, dropna=False):
+        for key, group in self._frame.groupby(keys, sort=False, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             values = group["value"].to_numpy(dtype=float)
-            low, high = bootstrap_ci(values, level)
+            low, high, method = mean_interval(values, level)
             rows.append({**dict(zip(keys, key, strict=True)), "mean": float(values.mean()),
-                         "n": len(values), "ci_low": low, "ci_high": high})
+                         "n": len(values), "ci_low": low, "ci_high": high, "interval": method,
+                         "small_n": len(values) < SMALL_N})
         return pd.DataFrame(rows)
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
-        """Mean, n and bootstrap interval per system (and parameters) and metric."""
-        return self._summarise(["system", *self.params, "metric"], level)
+        """Mean, n and interval per configuration, metric and relevance (see module doc)."""
+        return self._summarise(["system", *self.params, "metric", "relevance"], level)
 
     def by(self, column: str = "category", level: float = 0.95) -> pd.DataFrame:
         """The summary split by a column such as ``category`` or ``source``."""
-        return self._summarise(["system", *self.params, column, "metric"], level)
+        if column not in self._frame.columns:
+            raise ValueError(f"no column {column!r}; choose one of {list(self._frame.columns)}")
+        return self._summarise(["system", *self.params, column, "metric", "relevance"], level)
 
     def table(self, column: str | None = "category", digits: int = 3) -> pd.DataFrame:
-        """Wide view for people: rows = (system, group), columns = metrics, cells
-        ``mean [low, high]``; the n of each row is a column."""
+        """Wide view for people: rows = (configuration, group, relevance), columns = metrics,
+        cells ``mean [low, high]`` (``†``: fewer than 10 questions); ``n`` is a column."""
         data = self.by(column) if column else self.summary()
-        index = ["system", *self.params, *([column] if column else [])]
-        data = data.assign(cell=[f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-                                 for m, lo, hi in zip(data["mean"], data["ci_low"],
-                                                      data["ci_high"], strict=True)])
+        index = ["system", *self.params, *([column] if column else []), "relevance"]
+        data = data.assign(cell=[
+            f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" + (SMALL_MARK if s else "")
+            for m, lo, hi, s in zip(data["mean"], data["ci_low"], data["ci_high"],
+                                    data["small_n"], strict=True)])
         wide = data.pivot_table(index=index, columns="metric", values="cell", aggfunc="first",
                                 sort=False)
         wide.insert(0, "n", data.groupby(index, sort=False)["n"].max())
@@ -103,47 +153,79 @@ class Evaluation:
 
     def configs(self) -> list[str]:
         """One label per configuration: the system name plus its parameter values."""
-        return list(dict.fromkeys(self._labels()))
+        return list(dict.fromkeys(self.labels()))
 
-    def _labels(self) -> pd.Series:
-        labels = self.frame["system"].astype(str)
+    def labels(self) -> pd.Series:
+        """The configuration label of every row of the table."""
+        labels = self._frame["system"].astype(str)
         for p in self.params:
-            labels = labels + " " + p + "=" + self.frame[p].astype(str)
+            labels = labels + " " + p + "=" + self._frame[p].astype(str)
         return labels
+
+    def _per_config(self, metric: str) -> dict[str, tuple[dict[str, float], set[str]]]:
+        """config label -> ({qid: value}, relevance labels) for one metric."""
+        rows = self._frame[self._frame["metric"] == metric]
+        labels = self.labels()[rows.index]
+        return {name: (dict(zip(g["qid"], g["value"], strict=True)), set(g["relevance"]))
+                for name, g in rows.groupby(labels, sort=False)}
 
     def compare(self, baseline: str | Evaluation | None = None,
                 metrics: Sequence[str] | None = None, alpha: float = 0.05) -> pd.DataFrame:
-        """Every configuration against ``baseline`` (a label from ``configs()``, or another
-        Evaluation; default: the first configuration), paired on the same questions.
+        """Every configuration of this Evaluation against ``baseline``, paired on the same
+        questions: a label from ``configs()`` (default: the first configuration), or another
+        Evaluation holding one configuration (the baseline: it never takes this one's values,
+        whatever the system names; a clashing label gets `` (baseline)``).
 
         Per metric: delta, paired bootstrap interval, p-value (McNemar exact for 0/1
         metrics such as hit rate, sign-flip permutation otherwise), Holm-corrected across
-        the candidates, wins/losses/ties and a plain-words verdict."""
-        ev = self if not isinstance(baseline, Evaluation) else baseline + self
-        labels = ev._labels()
-        names = list(dict.fromkeys(labels))
-        base = (names[0] if baseline is None or isinstance(baseline, Evaluation)
-                else baseline)
-        if base not in names:
-            raise ValueError(f"baseline {base!r} is not one of the configurations {names}")
+        the candidates, wins/losses/ties and a plain-words verdict; ``baseline_config`` and
+        ``relevance`` name what was compared. Both sides must use the same relevance."""
+        if isinstance(baseline, Evaluation):
+            if len(baseline.configs()) != 1:
+                raise ValueError(f"the baseline Evaluation holds {len(baseline.configs())} "
+                                 "configurations; compare against one (e.g. "
+                                 "ev.compare(old.subset(...)) or a label of ev.configs())")
+            base_name = baseline.configs()[0]
+            if base_name in self.configs():
+                base_name += " (baseline)"
+            base_source: Evaluation = baseline
+            candidates_from = self
+        else:
+            names = self.configs()
+            base_name = names[0] if baseline is None else baseline
+            if base_name not in names:
+                raise ValueError(f"baseline {base_name!r} is not one of the configurations "
+                                 f"{names}")
+            base_source = self
+            candidates_from = self
         rows = []
-        for metric in metrics or ev.metrics:
-            sub = ev.frame[ev.frame["metric"] == metric]
-            per = {name: dict(zip(g["qid"], g["value"], strict=True))
-                   for name, g in sub.groupby(labels[sub.index], sort=False)}
-            candidates = {n: v for n, v in per.items() if n != base}
-            if base not in per or not candidates:
+        for metric in metrics or self.metrics:
+            per = candidates_from._per_config(metric)
+            base_per = base_source._per_config(metric)
+            base = (next(iter(base_per.values()), None) if base_source is not self
+                    else base_per.get(base_name))
+            candidates = {n: v for n, v in per.items()
+                          if base_source is not self or n != base_name}
+            if base is None or not candidates:
                 continue
-            table = comparison_table(compare_many(per[base], candidates, alpha=alpha))
-            rows.append(table.assign(metric=metric, baseline_config=base))
+            for name, (_, rel) in candidates.items():
+                if rel != base[1]:
+                    raise ValueError(f"{metric}: {name!r} uses relevance {sorted(rel)} and the "
+                                     f"baseline {sorted(base[1])}; compare numbers judged the "
+                                     "same way")
+            table = comparison_table(compare_many(base[0], {n: v for n, (v, _) in
+                                                            candidates.items()}, alpha=alpha))
+            rows.append(table.assign(metric=metric, baseline_config=base_name,
+                                     relevance=", ".join(sorted(base[1]))))
         if not rows:
-            raise ValueError("nothing to compare: need at least two configurations")
+            raise ValueError("nothing to compare: the baseline and at least one other "
+                             "configuration must share a metric")
         return pd.concat(rows).reset_index().set_index(["metric", "name"])
 
     def latency(self) -> pd.DataFrame:
         """Per system: p50 / p95 / mean search latency in milliseconds."""
         rows = []
-        for name, run in self.runs.items():
+        for name, run in self._runs.items():
             values = np.array(list(run.latency_s.values()), dtype=float) * 1000
             if len(values):
                 rows.append({"system": name, "p50_ms": float(np.percentile(values, 50)),
@@ -152,111 +234,187 @@ class Evaluation:
         return pd.DataFrame(rows)
 
     def __repr__(self) -> str:
-        systems = self.frame["system"].nunique()
+        systems = self._frame["system"].nunique()
         return (f"Evaluation({systems} system(s), n={self.n} questions, metrics={self.metrics}, "
-                f"excluded={ {k: len(v) for k, v in self.excluded.items()} })")
+                f"relevance={self.relevance}, "
+                f"excluded={ {k: len(v) for k, v in self._excluded.items()} })")
 
     def _repr_html_(self) -> str:
-        notes = "; ".join(f"{len(v)} {k} excluded" for k, v in self.excluded.items() if v)
-        caption = f"n={self.n} questions, mean [95% bootstrap interval]" + (
-            f"; {notes}" if notes else "")
+        notes = "; ".join(f"{len(v)} {k} excluded" for k, v in self._excluded.items() if v)
+        judged = "; ".join(f"{r}: {describe_relevance(r)}" for r in self.relevance)
+        caption = (f"n={self.n} questions, mean [{INTERVAL_NOTE}]. Relevance: {judged}"
+                   + (f"; {notes}" if notes else ""))
         table = self.table(column=None).to_html(escape=True)
         return f"<div><p>{html.escape(caption)}</p>{table}</div>"
 
 
-def evaluate(source: Retriever | Run, golden: GoldenSet, chunks: Sequence[Chunk] | None = None,
-             metrics: Sequence[str] | None = None, k: int = 5, level: str = "chunk",
-             threshold: int = 1, system: str | None = None,
-             params: Mapping[str, Any] | None = None, progress: bool = False) -> Evaluation:
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive integer (the number of chunks the generator "
+                         f"receives), got {k!r}")
+    return int(k)
+
+
+def _golden_items(golden: GoldenSet | Iterable[GoldenItem]) -> list[GoldenItem]:
+    items = list(golden)
+    bad = [type(i).__name__ for i in items if not isinstance(i, GoldenItem)]
+    if bad:
+        raise ValueError(f"the golden set holds {bad[0]} objects: pass a GoldenSet or "
+                         "GoldenItems (GoldenSet.load('golden.jsonl'))")
+    if not items:
+        raise ValueError("the golden set is empty: add labelled questions first "
+                         "(GoldenSet.load, add_case)")
+    if not any(i.answerable for i in items):
+        raise ValueError(f"all {len(items)} golden questions are unanswerable: retrieval "
+                         "metrics need questions whose answer is in the corpus")
+    return items
+
+
+def _chunk_map(chunks: Sequence[Chunk] | None, run: Run) -> dict[str, Chunk] | None:
+    """The chunks the run is judged against: those given, plus any a hit carries."""
+    by_id: dict[str, Chunk] = {}
+    for c in chunks or ():
+        if not isinstance(c, Chunk):
+            raise ValueError(f"chunks must be Chunk objects (chunk_corpus(...)), "
+                             f"not {type(c).__name__}")
+        by_id[c.id] = c
+    carried = [h.chunk for hs in run.hits.values() for h in hs if h.chunk is not None]
+    for chunk in carried:
+        by_id.setdefault(chunk.id, chunk)
+    return by_id if chunks is not None or carried else None
+
+
+def _refuse_unknown(run: Run, by_id: Mapping[str, Chunk]) -> None:
+    unknown = list(dict.fromkeys(h.chunk_id for hs in run.hits.values() for h in hs
+                                 if h.chunk_id not in by_id))
+    if unknown:
+        raise ValueError(
+            f"run {run.system!r} returned {len(unknown)} chunk id(s) that are not among the "
+            f"{len(by_id)} chunks given (e.g. {unknown[0]!r}); they would all score as misses. "
+            "Pass the chunks your retriever returns, or wrap it so its hits carry their "
+            "chunks (workbench.retrieval.adapters)")
+
+
+def _document_qrels(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None
+                    ) -> dict[str, dict[str, int]]:
+    """qid -> {doc_id: 1}: the documents that hold each answerable item's evidence or
+    labelled chunks (taken from the chunks, never parsed out of chunk ids)."""
+    out: dict[str, dict[str, int]] = {}
+    for item in items:
+        if not item.answerable:
+            continue
+        if item.evidence or item.relevant_doc_ids:
+            docs = [e.doc_id for e in item.evidence] or list(item.relevant_doc_ids)
+        else:
+            docs = [by_id[c].doc_id if by_id is not None and c in by_id else c
+                    for c in item.chunk_labels if item.relevance.get(c, 1) > 0]
+        out[item.qid] = dict.fromkeys(docs, 1)
+    return out
+
+
+def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None) -> bool:
+    """True when the answerable items label whole documents (``relevant_doc_ids``), or their
+    chunk-id labels name no chunk but do name documents (document qrels read as chunk ids):
+    chunk-level scoring would score every question 0. Refuses a golden set that mixes
+    document labels with other labels."""
+    answerable = [i for i in items if i.answerable]
+    by_doc = [i.qid for i in answerable if i.judged_by_document]
+    if by_doc:
+        if len(by_doc) < len(answerable):
+            raise ValueError(f"{len(by_doc)} golden item(s) label whole documents (e.g. "
+                             f"{by_doc[0]!r}) and {len(answerable) - len(by_doc)} label chunks "
+                             "or evidence: score the document-labelled ones apart, with "
+                             "level='document'")
+        return True
+    if by_id is None:
+        return False
+    labels = {c for i in answerable if not i.evidence for c in i.chunk_labels}
+    docs = {c.doc_id for c in by_id.values()}
+    return bool(labels) and not labels & by_id.keys() and bool(labels & docs)
+
+
+def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
+             chunks: Sequence[Chunk] | None = None, metrics: Sequence[str | Metric] | None = None,
+             k: int = 5, level: str = "chunk", threshold: int = 1,
+             evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
+             params: Mapping[str, Any] | None = None, progress: bool = False,
+             documents: Mapping[str, Document] | None = None) -> Evaluation:
     """Score a retriever (searched here) or a ready Run against a golden set.
 
-    ``chunks`` lets evidence spans grade chunk ids (span-derived relevance); ``level``
-    "document" scores documents at their best chunk's rank instead.
+    ``chunks`` is the chunking the retriever searches (evidence items need it; every id the
+    run returns must be among them, or be carried by its hit). ``k`` is the number of
+    chunks the generator receives; the default metrics are taken at k. ``level="document"``
+    ranks documents where their best chunk ranks, and k then counts documents (chunks are
+    retrieved until k distinct documents are ranked). Chunk-id labels that name documents
+    (BEIR qrels) are scored at document level automatically, with a warning.
+    ``threshold`` is the lowest relevant grade of chunk-id labels; ``evidence_threshold``
+    the share of a span's non-blank characters that makes it found.
     """
-    metric_names = list(metrics or default_metrics(k))
-    parsed = [parse_metric(m) for m in metric_names]
+    k = _check_k(k)
+    items = _golden_items(golden)
+    # one column per metric, however it was spelled (span_recall@5 is coverage@5)
+    parsed = list({m.name: m for m in map(parse_metric, metrics or default_metrics(k))}.values())
+    if level not in ("chunk", "document"):
+        raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
     depth = max([k, *[m.k or 0 for m in parsed]])
+    given = None if chunks is None else list(chunks)
+    if level == "chunk" and not isinstance(source, Run) and given is not None:
+        depth = min(depth, max(len(given), 1))  # nothing lies deeper than the corpus
+    doc_of = None if given is None else {c.id: c.doc_id for c in given}
+    if level == "chunk" and _judged_by_document(items, {c.id: c for c in given or ()}
+                                                if given is not None else None):
+        warnings.warn("the golden set's labels name documents, not chunks (document qrels, "
+                      "e.g. BEIR): scoring at document level, where k counts documents (pass "
+                      "level='document' to say so)", UserWarning, stacklevel=2)
+        level = "document"
     if isinstance(source, Run):
         run = source
     else:
-        run = Run.from_retriever(source, golden, depth, system, progress, params)
+        run = Run.from_retriever(source, items, depth, system, progress, params,
+                                 documents_of=doc_of if level == "document" else None)
     if system:
         run = Run(system, run.hits, run.latency_s, run.params)
-    if level == "document":
-        run, qrels = run.to_documents(), golden.doc_qrels()
-    elif level == "chunk":
-        qrels = golden.qrels(chunks)
-    else:
-        raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
-    unanswerable = [i.qid for i in golden if not i.answerable]
-    missing = [q for q in qrels if q not in run.hits]
+    by_id = _chunk_map(given, run)
+    if by_id is not None:
+        _refuse_unknown(run, by_id)
+    missing = [i.qid for i in items if i.answerable and i.qid not in run.hits]
     if missing:
         raise ValueError(f"run {run.system!r} has no results for {len(missing)} golden "
                          f"question(s), e.g. {missing[:5]}; search every question")
-    scores = score_queries(qrels, run.ranked(), parsed, threshold=threshold)
-    items = {i.qid: i for i in golden}
     extra = dict(run.params) | dict(params or {})
-    frames = []
-    for name, values in scores.values.items():
-        frames.append(pd.DataFrame({
-            "system": run.system, "qid": scores.qids,
-            "category": [items[q].category for q in scores.qids],
-            "source": [items[q].source for q in scores.qids],
-            "metric": name, "value": np.asarray(values, dtype=float), **extra}))
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=list(Evaluation.COLUMNS))
-    excluded = {"unanswerable": unanswerable,
-                "no_relevant_at_threshold": list(scores.excluded_no_relevant)}
+    cats = {i.qid: (i.category, i.source) for i in items}
+    if level == "document":
+        if by_id is None:
+            raise ValueError("document-level scoring needs the chunks (chunks=...): the "
+                             "document of a chunk is taken from the chunk, never its id")
+        frame, excluded = _score_documents(run, items, by_id, parsed, threshold, k)
+    else:
+        relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
+                              evidence_threshold=evidence_threshold, grade_threshold=threshold,
+                              documents=documents)
+        scores = relevance.score(run.ranked(), parsed)
+        rows = [(m.name, q, relevance.label(q), v) for m in parsed
+                for q, v in scores.values[m.name].items()]
+        frame = pd.DataFrame(rows, columns=["metric", "qid", "relevance", "value"])
+        excluded = {**relevance.excluded, **{r: list(q) for r, q in scores.excluded.items()}}
+    frame.insert(0, "system", run.system)
+    frame.insert(2, "category", [cats[q][0] for q in frame["qid"]])
+    frame.insert(3, "source", [cats[q][1] for q in frame["qid"]])
+    for key, value in extra.items():
+        frame[key] = value
+    frame = frame[[*Evaluation.COLUMNS, *extra]]
     return Evaluation(frame, excluded, {run.system: run})
 
 
-def span_evaluate(
-    run: Any,
-    golden: Any,
-    chunks: Sequence[Chunk],
-    k: int = 5,
-    system: str | None = None,
-) -> Any:
-    """Span metrics of a :class:`~workbench.evaluation.Run` (or a retriever, searched here)
-    against a golden set's evidence spans, as an :class:`~workbench.evaluation.Evaluation`
-    (so ``summary()``, ``by("category")`` and ``compare()`` work).
-
-    Metric names carry k: ``span_recall@5``, ``span_precision@5``, ``span_iou@5``, plus
-    ``span_precision_omega`` (independent of the retriever). ``chunks`` must hold every
-    chunk id the run returns. Items without evidence (or unanswerable) are excluded and
-    counted in ``excluded["no_evidence"]``.
-    """
-    if not isinstance(run, Run):
-        run = Run.from_retriever(run, golden, k, system)
-    name = system or run.system
-    by_id = {c.id: c for c in chunks}
-    items = [i for i in golden if i.answerable and i.evidence]
-    excluded = [i.qid for i in golden if not (i.answerable and i.evidence)]
-    retrieved: dict[str, list[Chunk]] = {}
-    for item in items:
-        hits = run.hits.get(item.qid)
-        if hits is None:
-            raise ValueError(f"run {run.system!r} has no results for question {item.qid!r}")
-        unknown = [h.chunk_id for h in hits[:k] if h.chunk_id not in by_id]
-        if unknown:
-            raise ValueError(
-                f"run {run.system!r} returned chunk {unknown[0]!r} for {item.qid!r}, which is "
-                "not among the chunks given: pass the chunks the retriever returns"
-            )
-        retrieved[item.qid] = [by_id[h.chunk_id] for h in hits[:k]]
-    scores = score_spans(retrieved, {i.qid: list(i.evidence) for i in items}, k, chunks)
-    rename = {m: f"{m}@{k}" for m in SPAN_METRICS[:3]}
-    frames = [
-        pd.DataFrame({
-            "system": name,
-            "qid": scores.qids,
-            "category": [i.category for i in items],
-            "source": [i.source for i in items],
-            "metric": rename.get(metric, metric),
-            "value": values,
-        })
-        for metric, values in scores.values.items()
-    ]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=list(Evaluation.COLUMNS))
-    return Evaluation(frame, {"no_evidence": excluded}, {name: run})
+def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
+                     parsed: Sequence[Metric], threshold: int, k: int
+                     ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    qrels = _document_qrels(items, by_id)
+    ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()
+    scores = score_queries(qrels, ranked, parsed, threshold=threshold)
+    label = relevance_label("document", threshold)
+    rows = [(name, q, label, float(v)) for name, values in scores.values.items()
+            for q, v in zip(scores.qids, values, strict=True)]
+    excluded = {"unanswerable": [i.qid for i in items if not i.answerable],
+                "no_relevant_at_threshold": list(scores.excluded_no_relevant)}
+    return pd.DataFrame(rows, columns=["metric", "qid", "relevance", "value"]), excluded

@@ -33,8 +33,13 @@ class Run:
     @classmethod
     def from_retriever(cls, retriever: Retriever, golden: GoldenSet | Iterable[Any], k: int = 10,
                        system: str | None = None, progress: bool = False,
-                       params: Mapping[str, Any] | None = None) -> Run:
-        """Search every golden question (answerable or not) and time each search."""
+                       params: Mapping[str, Any] | None = None,
+                       documents_of: Mapping[str, str] | None = None) -> Run:
+        """Search every golden question (answerable or not) and time each search.
+
+        With ``documents_of`` (chunk id -> document id), ``k`` counts documents: the search
+        asks for more chunks until ``k`` distinct documents are ranked or nothing more
+        comes back."""
         hits: dict[str, tuple[Hit, ...]] = {}
         latency: dict[str, float] = {}
         items = list(golden)
@@ -42,6 +47,12 @@ class Run:
                          disable=not progress):
             started = time.perf_counter()
             found = retriever.search(item.question, k)
+            if documents_of is not None:
+                depth = k
+                while (len({documents_of.get(h.chunk_id, h.chunk_id) for h in found}) < k
+                       and len(found) >= depth and depth < len(documents_of)):
+                    depth = min(2 * depth, len(documents_of))
+                    found = retriever.search(item.question, depth)
             latency[item.qid] = time.perf_counter() - started
             hits[item.qid] = tuple(found)
         name = str(system or getattr(retriever, "name", type(retriever).__name__))
@@ -58,13 +69,14 @@ class Run:
     def ranked(self) -> dict[str, list[str]]:
         return {q: [h.chunk_id for h in hs] for q, hs in self.hits.items()}
 
-    def to_documents(self) -> Run:
-        """Document-level run: a document ranks where its best chunk ranks."""
+    def to_documents(self, documents_of: Mapping[str, str]) -> Run:
+        """Document-level run: a document ranks where its best chunk ranks. ``documents_of``
+        maps chunk id -> document id (from the chunks: ids are never parsed)."""
         out: dict[str, tuple[Hit, ...]] = {}
         for qid, hs in self.hits.items():
             seen: dict[str, Hit] = {}
             for h in hs:
-                doc = h.chunk_id.split("#", 1)[0]
+                doc = documents_of[h.chunk_id]
                 if doc not in seen:
                     seen[doc] = Hit(doc, h.score, len(seen) + 1, h.source)
             out[qid] = tuple(seen.values())

@@ -2,8 +2,9 @@
 ``DEFAULTS``) and the :class:`Baseline` record with its JSON format, written atomically.
 
 The file records the pipeline config, the golden set's ``content_hash``, per-metric mean / n /
-interval and every question's value per metric, one question per line so that its diff reads
-as a history. :mod:`workbench.gate` checks evaluations against it and ratchets it upward.
+interval / relevance (the judgments the numbers use, e.g. ``evidence>=0.75``) and every
+question's value per metric, one question per line so that its diff reads as a history.
+:mod:`workbench.gate` checks evaluations against it and ratchets it upward.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.evaluation import Evaluation, default_metrics
+from workbench.evaluation import INTERVAL_NOTE, Evaluation, default_metrics
 from workbench.golden import GoldenSet
 from workbench.io import atomic_write_text
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 
-SCHEMA_VERSION = 1
+#: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
+SCHEMA_VERSION = 2
 DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",
                             "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
-                            "level": "chunk", "threshold": 1}
+                            "level": "chunk", "threshold": 1,
+                            "evidence_threshold": DEFAULT_EVIDENCE_THRESHOLD}
 #: Config keys that hold file paths (written relative to the baseline file's folder).
 PATH_KEYS = ("corpus", "golden")
 
@@ -31,7 +35,8 @@ PATH_KEYS = ("corpus", "golden")
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
                 ) -> dict[str, Any]:
     """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
-    metrics, level, threshold (defaults: BM25 over fixed:size=800,overlap=100, k=5)."""
+    metrics, level, threshold, evidence_threshold (defaults: BM25 over
+    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`)."""
     unknown = set(options) - set(DEFAULTS)
     if unknown:
         raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
@@ -61,12 +66,13 @@ def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict
 @dataclass(frozen=True)
 class Baseline:
     """A recorded evaluation: ``outcomes`` maps qid -> metric -> value; ``summary`` maps
-    metric -> {mean, n, ci_low, ci_high} (95% bootstrap interval)."""
+    metric -> {mean, n, ci_low, ci_high, relevance} (the 95% interval of
+    :meth:`Evaluation.summary`)."""
 
     config: Mapping[str, Any]
     golden_hash: str
     golden_items: int
-    summary: Mapping[str, Mapping[str, float]]
+    summary: Mapping[str, Mapping[str, Any]]
     outcomes: Mapping[str, Mapping[str, float]]
     categories: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
@@ -84,10 +90,15 @@ class Baseline:
     def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
                         golden: GoldenSet | None) -> Baseline:
         values, cats = question_outcomes(ev)
-        summary = {str(r["metric"]): {"mean": float(r["mean"]), "n": int(r["n"]),
-                                      "ci_low": float(r["ci_low"]),
-                                      "ci_high": float(r["ci_high"])}
-                   for r in ev.summary().to_dict("records")}
+        summary: dict[str, dict[str, Any]] = {}
+        for r in ev.summary().to_dict("records"):
+            if str(r["metric"]) in summary:
+                raise ValueError(f"metric {r['metric']!r} mixes relevance kinds in this "
+                                 "evaluation; gate a golden set labelled one way")
+            summary[str(r["metric"])] = {"mean": float(r["mean"]), "n": int(r["n"]),
+                                         "ci_low": float(r["ci_low"]),
+                                         "ci_high": float(r["ci_high"]),
+                                         "relevance": str(r["relevance"])}
         return cls(dict(config), golden.content_hash if golden is not None else "",
                    len(golden) if golden is not None else len(values), summary, values, cats,
                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -109,7 +120,7 @@ class Baseline:
         head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.gate.baseline",
                 "created": self.created, "config": config,
                 "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
-                "n": self.n, "interval": "95% bootstrap", "metrics": dict(self.summary)}
+                "n": self.n, "interval": INTERVAL_NOTE, "metrics": dict(self.summary)}
         lines = json.dumps(head, indent=2, ensure_ascii=False)[:-2].splitlines()
         for name, block in (("categories", self.categories), ("questions", self.outcomes)):
             rows = [f"    {json.dumps(q, ensure_ascii=False)}: "

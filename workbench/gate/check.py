@@ -57,7 +57,8 @@ _EPS = 1e-12
 class BaselineRefused(ValueError):
     """The gate or the ratchet refuses: ``reason`` is ``"golden_changed"`` (acknowledge with
     ``allow_golden_change`` / ``golden_changed`` / ``--golden-changed``), ``"lower"`` (the
-    ratchet only moves up; ``force=True``) or ``"metrics"`` (a gated metric is missing)."""
+    ratchet only moves up; ``force=True``), ``"metrics"`` (a gated metric is missing) or
+    ``"relevance"`` (the baseline's numbers were judged another way)."""
 
     def __init__(self, message: str, reason: str):
         super().__init__(message)
@@ -77,18 +78,21 @@ def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
     chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
     retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"])
     ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
-                  level=cfg["level"], threshold=cfg["threshold"], system=cfg["retriever"],
+                  level=cfg["level"], threshold=cfg["threshold"],
+                  evidence_threshold=cfg["evidence_threshold"], system=cfg["retriever"],
                   progress=progress)
     return ev, golden
 
 
 def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
-                           categories: Mapping[str, str] | None = None) -> Evaluation:
+                           categories: Mapping[str, str] | None = None,
+                           relevance: str = "n/a") -> Evaluation:
     """An Evaluation from per-question values ``{qid: {metric: value}}``: any per-question
-    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated."""
+    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated.
+    ``relevance`` labels how the values were judged (``n/a`` for answer grades)."""
     cats = categories or {}
     rows = [{"system": system, "qid": q, "category": cats.get(q, "uncategorised"),
-             "source": "n/a", "metric": m, "value": float(v)}
+             "source": "n/a", "relevance": relevance, "metric": m, "value": float(v)}
             for q, per in scores.items() for m, v in per.items()]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 
@@ -283,6 +287,19 @@ def _golden_check(baseline: Baseline, golden: GoldenSet | None, qids: set[str],
     return changed
 
 
+def _relevance_check(base: Baseline, current: Evaluation, metrics: Sequence[str]) -> None:
+    """Numbers judged differently (evidence vs chunk ids, another threshold) never gate
+    each other."""
+    now = {str(r["metric"]): str(r["relevance"]) for r in current.summary().to_dict("records")}
+    for m in metrics:
+        was = base.summary.get(m, {}).get("relevance")
+        if was is not None and now.get(m) != was:
+            raise BaselineRefused(
+                f"metric {m!r}: the baseline was judged with relevance {was}, this evaluation "
+                f"with {now.get(m)}; the numbers are not comparable. Re-create the baseline "
+                "(--update-baseline --force) when the change is deliberate.", "relevance")
+
+
 def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: float = 0.05,
                metrics: Sequence[str] | None = None, *, golden: GoldenSet | None = None,
                allow_golden_change: bool = False, config: Mapping[str, Any] | None = None,
@@ -310,6 +327,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
         if where:
             raise BaselineRefused(f"metric {m!r} is not in the {' or '.join(where)}; gate "
                                   f"one of {base.metrics}", "metrics")
+    _relevance_check(base, current, gated)
     changed = _golden_check(base, golden, set(values), allow_golden_change)
     common = sorted(set(values) & set(base.outcomes))
     if not common:

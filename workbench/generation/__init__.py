@@ -21,9 +21,10 @@ local OpenAI-compatible server (:mod:`workbench.generation.server`, a program: r
 
 Every answer records ``model_id`` and ``prompt_version``. :class:`CachedGenerator` keys a
 disk cache on model id + prompt version + question + context chunk ids and text hashes.
-:func:`run_generation_eval` runs oracle (gold chunks) and live (retriever top k) contexts
-and grades both; :meth:`GenerationResult.retrieval_tax` is oracle minus live accuracy with a
-paired bootstrap interval. The 2x2 triage of its result is :func:`workbench.diagnose.triage`.
+:func:`run_generation_eval` runs oracle (the gold evidence, at most k chunks) and live
+(retriever top k) contexts and grades both; :meth:`GenerationResult.retrieval_tax` is
+oracle minus live accuracy, "beyond noise" only by McNemar's exact test on the same
+questions. The 2x2 triage of its result is :func:`workbench.diagnose.triage`.
 
 Layer: may import :mod:`workbench.sweep` and everything below it (in practice evaluation,
 retrieval, golden, corpus, text and io).
@@ -47,7 +48,6 @@ from workbench.generation.evaluation import (
     MODES,
     GenerationResult,
     context_swap,
-    gold_ids,
     oracle_context,
     run_generation_eval,
 )
@@ -106,7 +106,7 @@ __all__ = [
     "Grade", "Judge", "LLMJudge", "LocalGenerator", "OpenAIChatGenerator", "Passage",
     "PositionItem", "PositionResult", "approx_tokens", "assemble_context", "best_subspan_em",
     "build_messages", "cache_key", "context_from_passages", "context_swap", "convert_gguf",
-    "default_positions", "find_lost_in_the_middle", "fold_plural", "generate_all", "gold_ids",
+    "default_positions", "find_lost_in_the_middle", "fold_plural", "generate_all",
     "grade_answer", "handbook_position_items", "is_refusal", "load_nq_open",
     "load_reference_curves", "make_answer", "missing_mentions", "model_cache_root",
     "must_mention", "normalize", "oracle_context", "place_gold", "position_experiment",

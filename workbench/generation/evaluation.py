@@ -1,8 +1,10 @@
 """Oracle vs live: :func:`run_generation_eval` answers every golden question with its gold
-chunks (oracle) and with the retriever's top k (live), through the same context assembly,
-and grades both; :class:`GenerationResult` holds the answers with summary views (accuracy,
-the retrieval tax). Also :func:`context_swap` (does the model answer from memory?),
-:func:`oracle_context` and :func:`gold_ids`."""
+evidence (oracle: the fewest chunks that hold it, at most the same k the live run gets) and
+with the retriever's top k (live), through the same context assembly, and grades both;
+:class:`GenerationResult` holds the answers with summary views (accuracy, the retrieval tax).
+Relevance is judged by :class:`workbench.metrics.Relevance`: "retrieved the gold" means an
+evidence span was found within k (or a labelled chunk retrieved), under any chunking. Also
+:func:`context_swap` (does the model answer from memory?) and :func:`oracle_context`."""
 
 from __future__ import annotations
 
@@ -11,26 +13,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read_chunk
-from workbench.evaluation import bootstrap_ci
+from workbench.evaluation import SMALL_N, bootstrap_ci, mcnemar_exact, mean_interval
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
 from workbench.generation.prompt import Answer, generate_all
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 
 MODES = ("oracle", "live")
-
-
-def gold_ids(item: GoldenItem, qrels: Mapping[str, Mapping[str, int]],
-             order: Mapping[str, int], threshold: int = 1) -> list[str]:
-    """Gold chunk ids of an item, grade descending, then corpus order."""
-    grades = qrels.get(item.qid, {})
-    return sorted((c for c, g in grades.items() if g >= threshold),
-                  key=lambda c: (-grades[c], order.get(c, 1 << 30), c))
+UNREADABLE = "<unreadable>"  # stands in a ranking for a hit the user may not read
 
 
 @dataclass
@@ -42,7 +39,9 @@ class GenerationResult:
 
     ``retrieved[qid]`` are the live top-k chunk ids, best first, with their retriever
     ``scores[qid]`` (None where a hit had none) and 1-based ``ranks[qid]`` in the retriever's
-    list; ``gold[qid]`` the gold chunk ids, best grade first; ``questions[qid]`` the question
+    list; ``gold[qid]`` the oracle's gold chunk ids (the fewest chunks holding the evidence,
+    at most k); ``found_rank[qid]`` the live rank at which the gold evidence was first found
+    (None: not within k); ``questions[qid]`` the question
     text. With ``user_groups`` set, chunks the user may not read are left out of all of these
     (and never reach a context, an answer or the frame): the readable hits keep their original
     ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
@@ -58,23 +57,26 @@ class GenerationResult:
     questions: dict[str, str] = field(default_factory=dict)
     scores: dict[str, list[float | None]] = field(default_factory=dict)
     ranks: dict[str, list[int]] = field(default_factory=dict)
+    found_rank: dict[str, int | None] = field(default_factory=dict)
+    relevance: str = ""
 
     def __repr__(self) -> str:
         n = self.frame["qid"].nunique() if len(self.frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
     def accuracy(self, by: str | None = None, level: float = 0.95) -> pd.DataFrame:
-        """Share of decided answers that passed, per mode (and ``by``), with n, a bootstrap
-        interval and the number of undecided answers."""
+        """Share of decided answers that passed, per mode (and ``by``), with n, an exact
+        (Clopper-Pearson) interval, ``small_n`` (fewer than 10 decided answers) and the
+        number of undecided answers."""
         keys = ["mode", *([by] if by else [])]
         rows = []
         for key, group in self.frame.groupby(keys, sort=False):
             key = key if isinstance(key, tuple) else (key,)
             decided = group["passed"].dropna().astype(float).to_numpy()
-            low, high = bootstrap_ci(decided, level)
+            low, high = mean_interval(decided, level)[:2] if len(decided) else (np.nan,) * 2
             rows.append({**dict(zip(keys, key, strict=True)), "n": len(decided),
                          "accuracy": float(decided.mean()) if len(decided) else float("nan"),
-                         "ci_low": low, "ci_high": high,
+                         "ci_low": low, "ci_high": high, "small_n": len(decided) < SMALL_N,
                          "undecided": int(group["passed"].isna().sum())})
         return pd.DataFrame(rows)
 
@@ -87,9 +89,13 @@ class GenerationResult:
         wide = wide[list(MODES)].dropna().astype(float).reset_index()
         return wide
 
-    def retrieval_tax(self, by: str | None = "category", level: float = 0.95) -> pd.DataFrame:
-        """Oracle accuracy minus live accuracy on the same questions, with a paired bootstrap
-        interval of the per-question difference; first row is all questions."""
+    def retrieval_tax(self, by: str | None = "category", level: float = 0.95,
+                      alpha: float = 0.05) -> pd.DataFrame:
+        """Oracle accuracy minus live accuracy on the same questions (first row: all
+        questions). ``beyond_noise`` comes from the paired test, never from the interval:
+        McNemar's exact test on the questions whose outcome differs between the modes
+        (``p_value`` < ``alpha``); ``ci_low``/``ci_high`` are a paired bootstrap interval of
+        the difference, describing its size."""
         wide = self.paired()
         groups: list[tuple[str, pd.DataFrame]] = [("all", wide)]
         if by:
@@ -97,11 +103,16 @@ class GenerationResult:
         rows = []
         for name, g in groups:
             diff = (g["oracle"] - g["live"]).to_numpy()
-            low, high = bootstrap_ci(diff, level)
+            low, high = bootstrap_ci(diff, level) if len(diff) else (np.nan, np.nan)
+            test = mcnemar_exact(g["live"].to_numpy(), g["oracle"].to_numpy()) if len(g) \
+                else None
+            p = test.p_value if test is not None else 1.0
             rows.append({by or "group": name, "n": len(g), "oracle": float(g["oracle"].mean()),
                          "live": float(g["live"].mean()), "tax": float(diff.mean()),
                          "ci_low": low, "ci_high": high,
-                         "beyond_noise": bool(low > 0 or high < 0)})
+                         "oracle_only": test.b_only if test else 0,
+                         "live_only": test.a_only if test else 0, "p_value": p,
+                         "beyond_noise": bool(p < alpha), "small_n": len(g) < SMALL_N})
         return pd.DataFrame(rows)
 
     def _repr_html_(self) -> str:
@@ -119,11 +130,15 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
                         budget_tokens: int | None = None, count_tokens: Any = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
                         threshold: int = 1, progress: bool = False,
-                        include_superseded: bool = False) -> GenerationResult:
-    """Answer every golden question in oracle mode (the gold chunks, grade >= ``threshold``,
-    best grade first) and live mode (the retriever's top ``k``), both through the same
-    context assembly (ACL, versions, dedup, budget), and grade each answer.
-    Unanswerable items get an empty oracle context (a perfect retriever finds nothing).
+                        include_superseded: bool = False,
+                        evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD
+                        ) -> GenerationResult:
+    """Answer every golden question in oracle mode (the gold evidence: the fewest chunks of
+    this chunking that hold it, at most ``k``, as the live run gets) and live mode (the
+    retriever's top ``k``), both through the same context assembly (ACL, versions, dedup,
+    budget), and grade each answer. Unanswerable items get an empty oracle context (a
+    perfect retriever finds nothing). Relevance (``threshold`` for chunk-id labels,
+    ``evidence_threshold`` for spans) is judged as in :func:`workbench.evaluate`.
 
     ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
     source, so no retrieved or gold id of the result names one (a gold chunk the user may not
@@ -135,9 +150,9 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     wanted = set(qids) if qids is not None else None
     items = [i for i in gs if wanted is None or i.qid in wanted]
-    qrels = gs.qrels(chunks)
+    relevance = Relevance([i for i in items if i.answerable], chunks,
+                          evidence_threshold=evidence_threshold, grade_threshold=threshold)
     by_id = {c.id: c for c in chunks}
-    order = {c.id: n for n, c in enumerate(chunks)}
     docs: Mapping[str, Document] = (
         {} if documents is None else documents if isinstance(documents, Mapping)
         else {d.id: d for d in documents})
@@ -156,11 +171,12 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     scores: dict[str, list[float | None]] = {}
     ranks: dict[str, list[int]] = {}
     gold: dict[str, list[str]] = {}
+    found_rank: dict[str, int | None] = {}
     contexts: dict[tuple[str, str], AssembledContext] = {}
     for item in tqdm(items, desc="assemble contexts", disable=not progress):
         # the full gold list goes to assembly (which drops, unnamed, what the user may not
         # read); only the readable ids are kept in the result
-        all_gold = gold_ids(item, qrels, order, threshold)
+        all_gold = relevance.gold(item.qid, k) if item.qid in relevance.items else []
         gold[item.qid] = [c for c in all_gold if readable(c)]
         if "live" in modes:
             hits = retriever.search(item.question, k)[:k]
@@ -169,6 +185,10 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
             scores[item.qid] = [None if getattr(h, "score", None) is None else float(h.score)
                                 for _, h in kept]
             ranks[item.qid] = [rank for rank, _ in kept]
+            if item.qid in relevance.items:
+                # the user's view: what they may not read finds nothing for them
+                seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]
+                found_rank[item.qid] = relevance.first_found(item.qid, seen)
             contexts[item.qid, "live"] = assemble_context(hits, **assemble)
         if "oracle" in modes:
             contexts[item.qid, "oracle"] = assemble_context(all_gold, **assemble)
@@ -182,13 +202,14 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
         item, ctx, answer = by_qid[qid], contexts[qid, mode], answers[qid, mode]
         grade = grade_answer(item, answer, ctx, judge)
         grades[qid, mode] = grade
-        golds = set(gold[qid])
-        hit_gold = (bool(golds & set(retrieved.get(qid, [])[:k])) if item.answerable
-                    and qid in retrieved else None)
+        judged = qid in relevance.items
+        hit_gold = (found_rank.get(qid) is not None if judged and qid in retrieved else None)
+        in_context = (relevance.found_within(qid, list(ctx.chunk_ids), max(len(ctx), 1))
+                      if judged else None)
         rows.append({
             "qid": qid, "category": item.category, "answerable": item.answerable, "mode": mode,
             "passed": grade.passed, "method": grade.method, "retrieved_gold_at_k": hit_gold,
-            "gold_in_context": bool(golds & set(ctx.chunk_ids)) if item.answerable else None,
+            "gold_in_context": in_context,
             "answer": answer.text, "citations": list(answer.citations),
             "unknown_citations": list(answer.unknown_citations),
             "context_ids": list(ctx.chunk_ids), "dropped": [list(d) for d in ctx.dropped],
@@ -198,9 +219,11 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     frame = pd.DataFrame(rows)
     if len(frame):
         frame["passed"] = frame["passed"].astype(object)
+    labels = sorted({relevance.label(q) for q in relevance.items})
     return GenerationResult(frame, k, contexts, answers, grades, retrieved, gold,
                             str(getattr(generator, "model_id", "")),
-                            {i.qid: i.question for i in items}, scores, ranks)
+                            {i.qid: i.question for i in items}, scores, ranks, found_rank,
+                            ", ".join(labels))
 
 
 def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
@@ -214,10 +237,9 @@ def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
     Columns: qid, donor_qid, answer, swapped_answer, passed_with_gold, passed_with_swap,
     unchanged, similarity (token Jaccard), from_memory."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
-    qrels = gs.qrels(chunks)
-    order = {c.id: n for n, c in enumerate(chunks)}
+    relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
-    pool = [i for i in gs if i.answerable and qrels.get(i.qid)]
+    pool = [i for i in gs if i.qid in relevance.items and relevance.gold(i.qid)]
     wanted = set(qids) if qids is not None else None
     targets = [i for i in pool if wanted is None or i.qid in wanted]
     rng = random.Random(seed)
@@ -228,8 +250,8 @@ def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
         if not donors:
             continue
         donor = rng.choice(donors)
-        own = assemble_context(gold_ids(item, qrels, order), by_id, documents, user_groups)
-        other = assemble_context(gold_ids(donor, qrels, order), by_id, documents, user_groups)
+        own = assemble_context(relevance.gold(item.qid), by_id, documents, user_groups)
+        other = assemble_context(relevance.gold(donor.qid), by_id, documents, user_groups)
         requests += [(item.question, own), (item.question, other)]
         meta.append((item, donor))
     answers = generate_all(generator, requests, progress, desc="context swap")
@@ -250,9 +272,9 @@ def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
 
 def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
                    documents: Mapping[str, Document] | Iterable[Document] | None = None,
-                   user_groups: Iterable[str] | None = None) -> AssembledContext:
-    """The oracle context of one item (its gold chunks, best grade first)."""
-    qrels = GoldenSet([item]).qrels(chunks)
-    order = {c.id: n for n, c in enumerate(chunks)}
-    return assemble_context(gold_ids(item, qrels, order), {c.id: c for c in chunks}, documents,
-                            user_groups)
+                   user_groups: Iterable[str] | None = None, k: int | None = None
+                   ) -> AssembledContext:
+    """The oracle context of one item: the fewest chunks that hold its gold evidence (or its
+    labelled chunks, best grade first), at most ``k``."""
+    gold = Relevance([item], chunks).gold(item.qid, k) if item.answerable else []
+    return assemble_context(gold, {c.id: c for c in chunks}, documents, user_groups)

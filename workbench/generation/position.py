@@ -4,7 +4,7 @@ For each question the gold passage is placed at each tested position among ``N -
 distractors (``n_positions = N`` slots; positions are 0-based here, shown 1-based in plots).
 Distractors keep one fixed order per question, so the only thing that changes between two
 prompts of a question is where the gold passage is. Accuracy per position carries its n and
-a bootstrap interval.
+an exact (Clopper-Pearson) interval.
 
 Items come from the handbook (:func:`handbook_position_items`: gold = the best gold chunk
 that holds every required string, distractors = the retriever's own non-gold hits) or from
@@ -22,12 +22,12 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Chunk, Document, can_read, is_superseded
-from workbench.evaluation import bootstrap_ci
+from workbench.evaluation import SMALL_N, mean_interval
 from workbench.generation.context import Passage, context_from_passages
-from workbench.generation.evaluation import gold_ids
 from workbench.generation.grading import best_subspan_em, must_mention
 from workbench.generation.prompt import generate_all
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.metrics import Relevance
 
 __all__ = [
     "PositionItem",
@@ -128,14 +128,16 @@ class PositionResult:
         return int(self.frame["qid"].nunique()) if len(self.frame) else 0
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
-        """position (0-based), rank (1-based), n, accuracy and bootstrap interval."""
+        """position (0-based), rank (1-based), n, accuracy, its exact (Clopper-Pearson)
+        interval and ``small_n`` (fewer than 10 questions)."""
         rows = []
         for pos in self.positions:
             values = self.frame.loc[self.frame["position"] == pos, "passed"].astype(float)
-            low, high = bootstrap_ci(values.to_numpy(), level)
+            low, high = (mean_interval(values.to_numpy(), level)[:2] if len(values)
+                         else (float("nan"), float("nan")))
             rows.append({"position": pos, "rank": pos + 1, "n": len(values),
                          "accuracy": float(values.mean()) if len(values) else float("nan"),
-                         "ci_low": low, "ci_high": high})
+                         "ci_low": low, "ci_high": high, "small_n": len(values) < SMALL_N})
         return pd.DataFrame(rows)
 
     def closed_book_accuracy(self) -> float | None:
@@ -210,16 +212,16 @@ def handbook_position_items(golden: GoldenSet | Sequence[GoldenItem], chunks: Se
                             documents: Mapping[str, Document] | Iterable[Document] | None = None,
                             n_distractors: int = 4, qids: Iterable[str] | None = None,
                             user_groups: Iterable[str] | None = None) -> list[PositionItem]:
-    """Position items from a golden set: the gold passage is the best-graded gold chunk that
-    mentions every required string; distractors are the retriever's hits for the question
-    that are not gold, not superseded, readable by ``user_groups`` and do not mention the
-    answer, in rank order. Items without such a gold chunk are left out."""
+    """Position items from a golden set: the gold passage is the first gold chunk (of the
+    fewest that hold the evidence) that mentions every required string; distractors are the
+    retriever's hits for the question that hold no part of the evidence, are not superseded,
+    are readable by ``user_groups`` and do not mention the answer, in rank order. Items
+    without such a gold chunk are left out."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents or ()})
-    qrels = gs.qrels(chunks)
+    relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
-    order = {c.id: n for n, c in enumerate(chunks)}
     wanted = set(qids) if qids is not None else None
 
     def usable(chunk: Chunk) -> bool:
@@ -238,11 +240,13 @@ def handbook_position_items(golden: GoldenSet | Sequence[GoldenItem], chunks: Se
             continue
         if wanted is not None and item.qid not in wanted:
             continue
-        golds = [by_id[c] for c in gold_ids(item, qrels, order) if c in by_id]
+        if item.qid not in relevance.items:
+            continue
+        golds = [by_id[c] for c in relevance.gold(item.qid) if c in by_id]
         holding = [c for c in golds if usable(c) and must_mention(c.text, item.answer_must_mention)]
         if not holding:
             continue
-        gold_set = set(qrels.get(item.qid, {}))
+        gold_set = relevance.touching(item.qid)
         hits = retriever.search(item.question, 4 * n_distractors + 10)
         distract = []
         for hit in hits:

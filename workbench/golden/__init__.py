@@ -11,7 +11,7 @@ Layer: may import :mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workb
 from __future__ import annotations
 
 from workbench.golden.datasets import load_beir, load_dataset, load_squad
-from workbench.golden.golden_set import GoldenSet, add_case, span_grades
+from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import (
     SOURCES,
     Evidence,
@@ -22,4 +22,4 @@ from workbench.golden.items import (
 )
 
 __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSet", "GoldenSetError", "Problem",
-           "add_case", "load_beir", "load_dataset", "load_squad", "parse_item", "span_grades"]
+           "add_case", "load_beir", "load_dataset", "load_squad", "parse_item"]

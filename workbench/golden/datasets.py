@@ -20,8 +20,8 @@ __all__ = ["load_beir", "load_dataset", "load_squad"]
 
 def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSet]:
     """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/{split}.tsv) as a corpus and a
-    golden set. BEIR judges whole documents, so each relevant document becomes one evidence
-    span covering it: score these with ``level="document"``."""
+    golden set. BEIR judges whole documents: each item lists its relevant documents
+    (``relevant_doc_ids``), so it is scored at document level (``evaluate`` switches to it)."""
     folder = Path(folder)
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -45,10 +45,8 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
         docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
         if not docs:
             continue
-        evidence = tuple(Evidence(d, 0, len(corpus[d].text), "") for d in docs
-                         if corpus[d].text)
-        items.append(GoldenItem(qid, nfc(str(row.get("text", ""))), evidence=evidence,
-                                category="beir", source="real"))
+        items.append(GoldenItem(qid, nfc(str(row.get("text", ""))),
+                                relevant_doc_ids=tuple(docs), category="beir", source="real"))
     return corpus, GoldenSet(items, qrels_path)
 
 

@@ -1,11 +1,11 @@
 """Golden sets: an ordered, qid-unique list of golden items with where each came from.
 
 :class:`GoldenSet` loads and saves JSONL (atomically: temporary file, then rename), validates
-itself against a corpus (unknown ids, offsets outside a document, label drift), derives
-relevance for any chunking and anchors chunk-id labels to evidence spans. Relevance for any
-chunking is derived from evidence spans (:func:`span_grades`): a chunk holding a whole span
-gets ``full_grade`` (2), one holding part of it ``partial_grade`` (1). :func:`add_case`
-appends one case (e.g. from a bug report). Every problem names file:line and field.
+itself against a corpus (unknown ids, offsets outside a document, label drift), gives the
+chunk-id judgments of chunk-labelled items (``qrels``) and anchors chunk-id labels to
+evidence spans once (``anchor``): from then on relevance comes from the spans under any
+chunking (:class:`workbench.metrics.Relevance`). :func:`add_case` appends one case (e.g.
+from a bug report). Every problem names file:line and field.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Chunk, Corpus, Span
+from workbench.corpus import Chunk, Corpus
 from workbench.golden.items import Evidence, GoldenItem, GoldenSetError, Problem, parse_item
 from workbench.io import atomic_write_text
 
-__all__ = ["GoldenSet", "add_case", "span_grades"]
+__all__ = ["GoldenSet", "add_case"]
 
 
 class GoldenSet(Sequence[GoldenItem]):
@@ -164,24 +164,18 @@ class GoldenSet(Sequence[GoldenItem]):
 
     # ----- relevance ----------------------------------------------------------------------
 
-    def qrels(self, chunks: Sequence[Chunk] | None = None, full_grade: int = 2,
-              partial_grade: int = 1) -> dict[str, dict[str, int]]:
-        """qid -> {chunk_id: grade} for answerable items.
-
-        Items with evidence are graded from spans against ``chunks`` (see module doc);
-        items with only chunk-id labels use ``relevance`` grades, else 1 per listed id.
-        """
-        by_doc: dict[str, list[Chunk]] = {}
-        for c in chunks or ():
-            by_doc.setdefault(c.doc_id, []).append(c)
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """qid -> {chunk_id: grade} for the answerable items labelled with chunk ids (graded
+        ``relevance``, else 1 per listed id): trec_eval-style judgments, e.g. to write a
+        TREC qrels file. Items with evidence spans have no chunk grades: their relevance
+        comes from the spans under any chunking (:class:`workbench.metrics.Relevance`)."""
         out: dict[str, dict[str, int]] = {}
         for item in self.answerable:
-            if item.evidence and chunks is not None:
-                out[item.qid] = span_grades(item.evidence, by_doc, full_grade, partial_grade)
-            else:
-                grades = {cid: 1 for cid in item.relevant_chunk_ids}
-                grades.update(item.relevance)
-                out[item.qid] = grades
+            if item.evidence:
+                continue
+            grades = {cid: 1 for cid in item.relevant_chunk_ids}
+            grades.update(item.relevance)
+            out[item.qid] = grades
         return out
 
     def doc_qrels(self) -> dict[str, dict[str, int]]:
@@ -209,22 +203,6 @@ class GoldenSet(Sequence[GoldenItem]):
         anchored = GoldenSet(items, self.path)
         anchored._lines = dict(self._lines)
         return anchored
-
-
-def span_grades(spans: Iterable[Span], chunks_by_doc: Mapping[str, Sequence[Chunk]],
-                full_grade: int = 2, partial_grade: int = 1) -> dict[str, int]:
-    """Grade chunks against evidence spans: whole span inside -> full, part -> partial.
-    A chunk's grade is its best over all spans."""
-    grades: dict[str, int] = {}
-    for span in spans:
-        for c in chunks_by_doc.get(span.doc_id, ()):
-            shared = span.overlap(c.start, c.end)
-            if shared == 0:
-                continue
-            grade = full_grade if shared == len(span) else partial_grade
-            if grade > 0:
-                grades[c.id] = max(grades.get(c.id, 0), grade)
-    return grades
 
 
 def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],

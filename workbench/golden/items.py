@@ -4,6 +4,8 @@ The seed JSONL shape ``{"qid", "question", "relevant_chunk_ids", "answer_must_me
 loads unchanged. Richer items add ``evidence`` (``[{doc_id, start, end, text}]``, half-open
 code-point offsets; ``text`` detects drift after a corpus edit), ``category``, ``source``
 (real | owner | synthetic), ``answerable`` and graded ``relevance`` per chunk id.
+``relevant_doc_ids`` labels whole documents (TREC/BEIR document qrels): such items are scored
+at document level.
 :func:`parse_item` builds a :class:`GoldenItem` from a decoded row and collects every
 :class:`Problem` (``file:line: field 'f': message``) instead of stopping at the first.
 """
@@ -23,7 +25,7 @@ __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "pa
 SOURCES = ("real", "owner", "synthetic")
 _KNOWN_FIELDS = {
     "qid", "question", "relevant_chunk_ids", "evidence", "answer_must_mention",
-    "category", "source", "answerable", "relevance",
+    "category", "source", "answerable", "relevance", "relevant_doc_ids",
 }
 
 
@@ -46,13 +48,20 @@ class GoldenItem:
     answerable: bool = True
     relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    relevant_doc_ids: tuple[str, ...] = ()
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
-        """Documents holding the answer (from evidence, else from chunk ids), in order."""
-        ids = [e.doc_id for e in self.evidence] or [c.split("#", 1)[0]
-                                                     for c in self.chunk_labels]
+        """Documents holding the answer (from evidence, labelled documents, else chunk ids),
+        in order."""
+        ids = ([e.doc_id for e in self.evidence] or list(self.relevant_doc_ids)
+               or [c.split("#", 1)[0] for c in self.chunk_labels])
         return tuple(dict.fromkeys(ids))
+
+    @property
+    def judged_by_document(self) -> bool:
+        """True when the only labels are whole documents (``relevant_doc_ids``)."""
+        return bool(self.relevant_doc_ids) and not self.evidence and not self.chunk_labels
 
     @property
     def chunk_labels(self) -> tuple[str, ...]:
@@ -71,6 +80,8 @@ class GoldenItem:
         row.update(category=self.category, source=self.source, answerable=self.answerable)
         if self.relevance:
             row["relevance"] = dict(self.relevance)
+        if self.relevant_doc_ids:
+            row["relevant_doc_ids"] = list(self.relevant_doc_ids)
         row.update(self.extra)
         return row
 
@@ -153,6 +164,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
     if not isinstance(question, str) or not question.strip():
         problems.append(Problem(where, "question", "missing or empty; write the question text"))
     relevant = _str_list(row.get("relevant_chunk_ids"), "relevant_chunk_ids", where, problems)
+    docs = _str_list(row.get("relevant_doc_ids"), "relevant_doc_ids", where, problems)
     must = _str_list(row.get("answer_must_mention"), "answer_must_mention", where, problems)
     evidence = _parse_evidence(row.get("evidence"), where, problems)
     answerable = row.get("answerable", True)
@@ -173,7 +185,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         problems.append(Problem(where, "relevance", "must map chunk id -> integer grade"))
         relevance = {}
     labels_ok = len(problems) == before
-    if labels_ok and answerable and not (relevant or evidence
+    if labels_ok and answerable and not (relevant or evidence or docs
                                          or any(g > 0 for g in relevance.values())):
         problems.append(
             Problem(
@@ -183,7 +195,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
                 "the answer, or set \"answerable\": false",
             )
         )
-    if not answerable and (relevant or evidence):
+    if not answerable and (relevant or evidence or docs):
         problems.append(
             Problem(where, "answerable", "false, but relevant chunks/evidence are given; pick one")
         )
@@ -195,5 +207,5 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         answer_must_mention=must, category=nfc(category), source=str(source),
         answerable=answerable,
         relevance=MappingProxyType({nfc(k): v for k, v in relevance.items()}),
-        extra=MappingProxyType(extra),
+        extra=MappingProxyType(extra), relevant_doc_ids=docs,
     )

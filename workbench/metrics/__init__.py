@@ -1,39 +1,45 @@
-"""Metrics: one place for every retrieval metric and its conventions.
+"""Metrics: one registry for every retrieval metric and its conventions.
 
-Owns the chunk-id metrics with trec_eval semantics and their names (:class:`Metric`,
-:func:`parse_metric`, :func:`score_queries`, :func:`mean_scores`; conventions in
-:mod:`~workbench.metrics.trec`), the character-span metrics of Smith & Troynikov (2024)
-(:mod:`~workbench.metrics.spans`) and TREC qrels / run files
-(:mod:`~workbench.metrics.trec_files`). Metrics are plain functions of ids and ranges; the
-per-question :class:`~workbench.evaluation.Evaluation` table is built one layer up.
+What a metric means (name, cutoff, which relevance it is defined for, whether it is 0/1,
+its trec_eval name) is declared once in :mod:`~workbench.metrics.registry`; how it is
+computed lives in :mod:`~workbench.metrics.trec` (chunk-id and document relevance, trec_eval
+semantics, vectorised), :mod:`~workbench.metrics.evidence` (evidence spans, independent of
+the chunking) and :mod:`~workbench.metrics.spans` (Chroma's character-span measures).
+:class:`~workbench.metrics.relevance.Relevance` judges each golden item by its own labels and
+is what evaluation, generation and diagnosis ask. TREC qrels / run files are read and written
+in :mod:`~workbench.metrics.trec_files`. The per-question Evaluation table is built one layer
+up.
 
 Layer: may import :mod:`workbench.retrieval` and everything below it (in practice it needs
-only :mod:`workbench.corpus` and :mod:`workbench.io`).
+only :mod:`workbench.golden`, :mod:`workbench.corpus` and :mod:`workbench.io`).
 """
 
 from __future__ import annotations
 
+from workbench.metrics.registry import (
+    DEFAULT_EVIDENCE_THRESHOLD,
+    DEFAULT_GRADE_THRESHOLD,
+    KINDS,
+    RELEVANCE_KINDS,
+    Metric,
+    MetricKind,
+    parse_metric,
+    relevance_label,
+    trec_name,
+)
+from workbench.metrics.relevance import Relevance, Scores
 from workbench.metrics.spans import (
-    SPAN_METRICS,
-    SpanScores,
+    RangeIndex,
     intersect,
     range_length,
-    score_spans,
     span_iou,
     span_precision,
     span_precision_omega,
-    span_recall,
+    span_value,
     subtract,
     union_ranges,
 )
-from workbench.metrics.trec import (
-    Metric,
-    PerQueryScores,
-    mean_scores,
-    parse_metric,
-    score_queries,
-    trec_name,
-)
+from workbench.metrics.trec import PerQueryScores, mean_scores, score_queries
 from workbench.metrics.trec_files import (
     ranked_lists,
     read_trec_qrels,
@@ -43,8 +49,9 @@ from workbench.metrics.trec_files import (
     write_trec_run,
 )
 
-__all__ = ["SPAN_METRICS", "Metric", "PerQueryScores", "SpanScores", "intersect", "mean_scores",
-           "parse_metric", "range_length", "ranked_lists", "read_trec_qrels", "read_trec_run",
-           "score_queries", "score_spans", "span_iou", "span_precision", "span_precision_omega",
-           "span_recall", "subtract", "trec_name", "trec_sorted", "union_ranges",
-           "write_trec_qrels", "write_trec_run"]
+__all__ = ["DEFAULT_EVIDENCE_THRESHOLD", "DEFAULT_GRADE_THRESHOLD", "KINDS", "RELEVANCE_KINDS",
+           "Metric", "MetricKind", "PerQueryScores", "RangeIndex", "Relevance", "Scores",
+           "intersect", "mean_scores", "parse_metric", "range_length", "ranked_lists",
+           "read_trec_qrels", "read_trec_run", "relevance_label", "score_queries",
+           "span_iou", "span_precision", "span_precision_omega", "span_value", "subtract",
+           "trec_name", "trec_sorted", "union_ranges", "write_trec_qrels", "write_trec_run"]

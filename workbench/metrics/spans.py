@@ -12,7 +12,9 @@ ranges ``G`` (the evidence spans), writing ``|x|`` for a length:
 
 * ``I`` = the union of ``r ∩ g`` over every retrieved ``r`` and reference ``g`` in the same
   document. Text that several overlapping chunks cover counts **once**.
-* ``span_recall    = |I| / Σ|g|`` (references summed without a union; they rarely overlap).
+* recall ``|I| / Σ|g|`` is the evidence metric ``coverage@k``
+  (:mod:`~workbench.metrics.evidence`), counted there in non-whitespace characters so that
+  the Chroma reproduction and the headline evidence recall share one definition.
 * ``span_precision = |I| / Σ|r|`` over **all** retrieved chunks, summed **without** a union
   and including chunks from other documents: overlap redundancy and off-target chunks both
   lower precision.
@@ -25,37 +27,31 @@ ranges ``G`` (the evidence spans), writing ``|x|`` for a length:
   (``max(start) <= min(end)``, a zero-length intersection) counts as meeting it: it adds
   nothing to ``I`` but its length enters the denominator.
 
-Means and standard deviations are plain ``np.mean`` / ``np.std`` (population std, ddof=0)
-over questions, pooled across documents, as the report prints them. The per-question table of
-a Run (``span_recall@5``, ...) is :func:`workbench.evaluation.span_evaluate`.
+Ask for them by name like any metric (``evaluate(..., metrics=["coverage@5",
+"span_precision@5", "span_iou@5", "span_precision_omega"])``); they are defined for items
+with evidence spans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from workbench.corpus import Chunk, Span
 
 __all__ = [
-    "SPAN_METRICS",
-    "SpanScores",
+    "RangeIndex",
     "intersect",
     "range_length",
-    "score_spans",
     "span_iou",
     "span_precision",
     "span_precision_omega",
-    "span_recall",
+    "span_value",
     "subtract",
     "union_ranges",
 ]
-
-SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "span_precision_omega")
 
 Range = tuple[int, int]
 Located = tuple[str, int, int]  # (doc_id, start, end)
@@ -156,12 +152,6 @@ def _uncovered(ret: Sequence[Located], refs: Sequence[Located]) -> list[Located]
 # --------------------------------------------------------------------------- per question
 
 
-def span_recall(retrieved: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
-    """Share of the reference characters the retrieved ranges cover: ``|I| / Σ|g|``."""
-    ret, refs = _prepare(retrieved, references)
-    return _numerator(ret, refs) / range_length((s, e) for _, s, e in refs)
-
-
 def span_precision(retrieved: Iterable[RangeLike], references: Iterable[RangeLike]) -> float:
     """Share of the retrieved characters that are reference text: ``|I| / Σ|r|`` with
     every retrieved range counted in full (no union). 0.0 when nothing was retrieved."""
@@ -204,38 +194,15 @@ def _omega(meeting: Sequence[Located], refs: Sequence[Located]) -> float:
     return numerator / sum(range_length(union_ranges(r)) for r in by_doc.values())
 
 
-# --------------------------------------------------------------------------- many questions
+# --------------------------------------------------------------------------- the chunking
 
 
-@dataclass
-class SpanScores:
-    """Per-question span metrics (arrays aligned with ``qids``) and their means."""
+class RangeIndex:
+    """The chunks of each document as sorted arrays, to find those meeting a range."""
 
-    qids: list[str]
-    values: dict[str, np.ndarray]
-    groups: list[str] = field(default_factory=list)
-
-    def mean(self) -> dict[str, float]:
-        return {m: float(np.mean(v)) if len(v) else float("nan") for m, v in self.values.items()}
-
-    def std(self) -> dict[str, float]:
-        """Population standard deviation (``np.std``, ddof=0), as the report prints."""
-        return {m: float(np.std(v)) if len(v) else float("nan") for m, v in self.values.items()}
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per question, one column per metric (plus ``group`` when given)."""
-        frame = pd.DataFrame({"qid": self.qids, **self.values})
-        if self.groups:
-            frame.insert(1, "group", self.groups)
-        return frame
-
-
-class _ChunkIndex:
-    """Chunks of each document as sorted numpy arrays, to find those meeting a range."""
-
-    def __init__(self, chunks: Iterable[Located]):
+    def __init__(self, chunks: Iterable[RangeLike]):
         by_doc: dict[str, list[Range]] = {}
-        for d, s, e in chunks:
+        for d, s, e in (_located(c, "chunk") for c in chunks):
             by_doc.setdefault(d, []).append((s, e))
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         for d, ranges in by_doc.items():
@@ -254,40 +221,23 @@ class _ChunkIndex:
         return [(doc, int(starts[i]), int(ends[i])) for i in sel]
 
 
-def score_spans(
-    retrieved: Mapping[str, Sequence[RangeLike]],
-    references: Mapping[str, Sequence[RangeLike]],
-    k: int | None = None,
-    chunks: Iterable[RangeLike] | None = None,
-    groups: Mapping[str, str] | None = None,
-) -> SpanScores:
-    """Span metrics for every question of ``references`` (qid -> evidence ranges).
-
-    ``retrieved`` maps qid -> ranked ranges (best first; only the first ``k`` are used when
-    ``k`` is given); a question missing from it retrieved nothing. With ``chunks`` (the
-    whole chunking) ``span_precision_omega`` is computed too. ``groups`` (qid -> label,
-    e.g. the corpus) is carried into ``to_frame`` for per-group means.
-    """
-    index = _ChunkIndex(_located(c, "chunk") for c in chunks) if chunks is not None else None
-    names = [*SPAN_METRICS[:3], *(["span_precision_omega"] if index is not None else [])]
-    out: dict[str, list[float]] = {m: [] for m in names}
-    qids = list(references)
-    for qid in qids:
-        ranked = list(retrieved.get(qid, ()))
-        ret, refs = _prepare(ranked[:k] if k is not None else ranked, references[qid])
-        numerator = _numerator(ret, refs)
-        ref_total = range_length((s, e) for _, s, e in refs)
-        ret_total = range_length((s, e) for _, s, e in ret)
-        uncovered = range_length((s, e) for _, s, e in _uncovered(ret, refs))
-        out["span_recall"].append(numerator / ref_total)
-        out["span_precision"].append(numerator / ret_total if ret_total else 0.0)
-        denominator = ret_total + uncovered
-        out["span_iou"].append(numerator / denominator if denominator else 0.0)
-        if index is not None:
-            meeting = list(dict.fromkeys(m for d, s, e in refs for m in index.meeting(d, s, e)))
-            out["span_precision_omega"].append(_omega(meeting, refs))
-    return SpanScores(
-        qids,
-        {m: np.asarray(v, dtype=float) for m, v in out.items()},
-        [groups.get(q, "") for q in qids] if groups is not None else [],
-    )
+def span_value(kind: str, retrieved: Sequence[RangeLike], references: Sequence[RangeLike],
+               index: RangeIndex | None = None) -> float:
+    """One span metric of one question: ``span_precision``, ``span_iou`` (of the retrieved
+    ranges, best first, already cut at k) or ``span_precision_omega`` (of the chunking in
+    ``index``)."""
+    ret, refs = _prepare(retrieved, references)
+    if kind == "span_precision_omega":
+        if index is None:
+            raise ValueError("span_precision_omega needs the whole chunking")
+        meeting = list(dict.fromkeys(m for d, s, e in refs for m in index.meeting(d, s, e)))
+        return _omega(meeting, refs)
+    numerator = _numerator(ret, refs)
+    total = range_length((s, e) for _, s, e in ret)
+    if kind == "span_precision":
+        return numerator / total if total else 0.0
+    if kind == "span_iou":
+        denominator = total + range_length((s, e) for _, s, e in _uncovered(ret, refs))
+        return numerator / denominator if denominator else 0.0
+    raise ValueError(f"{kind!r} is not a span metric (span_precision, span_iou, "
+                     "span_precision_omega)")

@@ -6,17 +6,20 @@ Inputs
         relevant and have zero gain; unjudged documents count as grade 0.
     run: ``{qid: [docid, ...]}`` ranked best first, or ``{qid: {docid: score}}`` as used by
         pytrec_eval, ranx and ir_measures. Scored queries are ranked like trec_eval: score
-        descending, ties broken by docid in *descending* string order. A repeated docid in a
-        list keeps its first position. Ranks are 1-based. A NaN score that affects a rank
-        raises ValueError.
+        descending, ties broken by docid in *descending* string order (the one tie rule of
+        the workbench: retrievers order ties the same way, so a run scores the same as a list
+        and as a dict). A repeated docid in a list keeps its first rank and its repeats
+        occupy ranks of their own (k is what the generator receives). Ranks are 1-based. A
+        NaN score that affects a rank raises ValueError.
 
 Which queries are scored
     * Queries in the run but not in the qrels are ignored (trec_eval default).
     * Queries in the qrels but not in the run are ignored by default (``missing="ignore"``,
       trec_eval default); ``missing="zero"`` scores them 0 on every metric (trec_eval ``-c``).
     * Queries without any relevant document at ``threshold`` are excluded from the per-query
-      values and the means, and listed in ``PerQueryScores.excluded_no_relevant``.
-      This differs from trec_eval, which keeps them in ``num_q`` with all scores 0.
+      values and the means, and listed in ``PerQueryScores.excluded_no_relevant``
+      (``no_relevant="exclude"``, the workbench default). trec_eval keeps them in ``num_q``
+      with every score 0: ``no_relevant="zero"`` does the same (``workbench trec`` uses it).
 
 Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevant documents)
     precision@k      |relevant in top k| / k (divides by k even if fewer were retrieved). P_k
@@ -44,7 +47,6 @@ r_precision) is requested.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -52,89 +54,12 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = [
-    "Metric",
-    "PerQueryScores",
-    "mean_scores",
-    "parse_metric",
-    "score_queries",
-    "trec_name",
-]
+from workbench.metrics.registry import Metric, parse_metric
+
+__all__ = ["PerQueryScores", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
-
-_NEEDS_K = frozenset({"precision", "recall", "hit_rate", "ndcg_retrieved"})
-_NO_K = frozenset({"r_precision"})
-_TREC = {"precision": "P_{k}", "recall": "recall_{k}", "hit_rate": "success_{k}",
-         "ndcg": "ndcg_cut_{k}", "ap": "map_cut_{k}"}
-_TREC_UNCUT = {"mrr": "recip_rank", "ap": "map", "ndcg": "ndcg", "r_precision": "Rprec"}
-_UNCUT_NAMES = {"ap": "map"}
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One metric: ``kind`` (precision, recall, hit_rate, mrr, ndcg, ndcg_retrieved, ap,
-    r_precision) and an optional rank cutoff ``k``. Build it with :func:`parse_metric`."""
-
-    name: str
-    kind: str
-    k: int | None = None
-
-    @classmethod
-    def of(cls, kind: str, k: int | None = None) -> Metric:
-        if kind in _NEEDS_K and k is None:
-            raise ValueError(f"{kind} needs a cutoff, e.g. {kind}@10")
-        if kind in _NO_K and k is not None:
-            raise ValueError(f"{kind} takes no cutoff")
-        if k is not None and k < 1:
-            raise ValueError(f"cutoff must be >= 1, got {kind}@{k}")
-        name = _UNCUT_NAMES.get(kind, kind) if k is None else f"{kind}@{k}"
-        return cls(name=name, kind=kind, k=k)
-
-
-_OUR_KINDS = {
-    "precision": "precision", "p": "precision", "recall": "recall", "r": "recall",
-    "hit_rate": "hit_rate", "hit": "hit_rate", "success": "hit_rate", "mrr": "mrr",
-    "rr": "mrr", "ndcg": "ndcg", "ndcg_retrieved": "ndcg_retrieved", "ap": "ap", "map": "ap",
-    "r_precision": "r_precision", "rprec": "r_precision",
-}
-_TREC_CUT = {"P": "precision", "recall": "recall", "success": "hit_rate",
-             "ndcg_cut": "ndcg", "map_cut": "ap"}
-_TREC_PLAIN = {"recip_rank": "mrr", "map": "ap", "ndcg": "ndcg", "Rprec": "r_precision"}
-_OURS_RE = re.compile(r"([a-z_]+?)(?:@(\d+))?")
-_TREC_RE = re.compile(r"(P|recall|success|ndcg_cut|map_cut)_(\d+)")
-_VALID_FORMS = (
-    "precision@k (P@k), recall@k (R@k), hit_rate@k (hit@k), mrr, mrr@k, ndcg, ndcg@k, "
-    "ndcg_retrieved@k, map, ap@k, r_precision; trec_eval names P_k, recall_k, success_k, "
-    "ndcg_cut_k, map_cut_k, recip_rank, map, ndcg, Rprec (k a positive integer)"
-)
-
-
-def parse_metric(name: str | Metric) -> Metric:
-    """Parse ``"recall@5"``, ``"P@5"``, ``"ndcg_cut_10"``, ``"recip_rank"``... into a Metric."""
-    if isinstance(name, Metric):
-        return name
-    text = name.strip()
-    if m := _TREC_RE.fullmatch(text):
-        return Metric.of(_TREC_CUT[m[1]], int(m[2]))
-    if text in _TREC_PLAIN:
-        return Metric.of(_TREC_PLAIN[text])
-    m = _OURS_RE.fullmatch(text.lower())
-    if m is None or m[1] not in _OUR_KINDS:
-        raise ValueError(f"unknown metric {name!r}; valid forms: {_VALID_FORMS}")
-    return Metric.of(_OUR_KINDS[m[1]], None if m[2] is None else int(m[2]))
-
-
-def trec_name(metric: str | Metric) -> str:
-    """trec_eval's measure name for a metric (``precision@5`` -> ``P_5``, ``mrr`` ->
-    ``recip_rank``, ``hit_rate@5`` -> ``success_5``). ValueError if trec_eval has none
-    (``mrr@k``, ``ndcg_retrieved@k``)."""
-    m = parse_metric(metric)
-    fmt = _TREC_UNCUT.get(m.kind) if m.k is None else _TREC.get(m.kind)
-    if fmt is None:
-        raise ValueError(f"{m.name} has no trec_eval equivalent")
-    return fmt.format(k=m.k)
 
 
 @dataclass(frozen=True)
@@ -207,11 +132,9 @@ def _ranked_grades(
                 scored.append(docs)
                 scored_row.append(i)
             continue
-        # first occurrence wins
+        # the first occurrence keeps its rank; repeats occupy ranks of their own
         at = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
-        if len(at) != len(docs):
-            at = {d: j for j, d in enumerate(dict.fromkeys(docs))}
-        longest = max(longest, len(at))
+        longest = max(longest, len(docs))
         for d, grade in pos.items():
             if (rank := at.get(d)) is not None:
                 rows.append(i)
@@ -240,7 +163,7 @@ def _ranked_grades(
         rows += np.asarray(scored_row)[where].tolist()
         ranks += above.tolist()
         grades += [f[2] for f in found]
-    width = depth or max(longest, 1)
+    width = min(depth, max(longest, 1)) if depth else max(longest, 1)  # nothing lies deeper
     out = np.zeros((len(qids), width))
     row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
     keep = rank_a < width
@@ -252,7 +175,7 @@ def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.nd
     """(queries x depth) matrix of each query's positive judged grades, sorted descending."""
     lens = np.fromiter(map(len, positives), dtype=np.int64, count=len(positives))
     flat = np.fromiter(chain.from_iterable(p.values() for p in positives), np.float64)
-    mat = np.zeros((len(positives), max(int(lens.max(initial=0)), depth or 0, 1)))
+    mat = np.zeros((len(positives), max(int(lens.max(initial=0)), 1)))  # zeros beyond
     mat[np.repeat(np.arange(len(positives)), lens),
         np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)] = flat
     return -np.sort(-mat, axis=1)[:, :depth]
@@ -277,18 +200,27 @@ def score_queries(
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
+    no_relevant: Literal["exclude", "zero"] = "exclude",
 ) -> PerQueryScores:
     """Per-query scores for each metric (see the module docstring for the conventions).
 
     ``values`` is keyed by each metric as passed: the string itself, or ``Metric.name``.
-    ``missing="zero"`` scores qrels queries absent from the run as 0 (trec_eval ``-c``)."""
-    if threshold < 1:
-        raise ValueError(f"threshold must be >= 1 (grades <= 0 are non-relevant), got {threshold}")
+    ``missing="zero"`` scores qrels queries absent from the run as 0 (trec_eval ``-c``);
+    ``no_relevant="zero"`` keeps queries without a relevant document, scored 0 (trec_eval)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise ValueError(f"threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
+                         f"got {threshold!r}")
     if missing not in ("ignore", "zero"):
         raise ValueError(f"missing must be 'ignore' or 'zero', got {missing!r}")
+    if no_relevant not in ("exclude", "zero"):
+        raise ValueError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}
+    for m in parsed.values():
+        if not m.defined_for("chunk_id"):
+            raise ValueError(f"{m.name} needs evidence spans; chunk-id and document "
+                             "relevance define it nowhere (score it with evaluate())")
 
     absent = sorted((q for q in qrels if q not in run), key=str)
     positive: dict[str, Mapping[str, int]] = {}
@@ -302,6 +234,8 @@ def score_queries(
                 pos = {d: g for d, g in judged.items() if g > 0}
             if (threshold == 1 and pos) or any(g >= threshold for g in pos.values()):
                 positive[q] = pos
+            elif no_relevant == "zero":
+                positive[q] = {}
             else:
                 excluded.append(q)
     qids = sorted(positive, key=str)
@@ -311,6 +245,8 @@ def score_queries(
         n_rel = np.fromiter(map(len, positives), dtype=np.float64, count=len(positives))
     else:
         n_rel = np.array([sum(g >= threshold for g in p.values()) for p in positives], float)
+    none_relevant = n_rel == 0  # only with no_relevant="zero": every score is 0
+    n_rel = np.maximum(n_rel, 1.0)
 
     cuts = [m.k for m in parsed.values() if m.k is not None]
     uncut = any(m.k is None for m in parsed.values())
@@ -355,7 +291,7 @@ def score_queries(
             v = _safe_div(_dcg(top, k), _dcg(-np.sort(-top, axis=1), k))
         else:  # pragma: no cover - Metric.of only builds the kinds above
             raise ValueError(f"unsupported metric kind {m.kind!r}")
-        values[key] = v
+        values[key] = np.where(none_relevant, 0.0, v)
 
     return PerQueryScores(
         qids=qids, values=values, excluded_no_relevant=excluded, missing_from_run=absent
@@ -368,7 +304,8 @@ def mean_scores(
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
+    no_relevant: Literal["exclude", "zero"] = "exclude",
 ) -> dict[str, float]:
     """Mean of each metric over scored queries (see :func:`score_queries`; NaN if none).
-    Queries without relevant documents are excluded; ``score_queries`` reports them."""
-    return score_queries(qrels, run, metrics, threshold, missing).mean()
+    Queries without relevant documents are excluded unless ``no_relevant="zero"``."""
+    return score_queries(qrels, run, metrics, threshold, missing, no_relevant).mean()

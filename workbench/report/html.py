@@ -142,7 +142,8 @@ def _triage_html(tri: Any, generation: Any) -> str:
     if generation is not None:
         live = generation.frame[generation.frame["mode"] == "live"]
         rows = rows.merge(live[["qid", "category", "answer"]], on="qid", how="left")
-    return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> (n={len(tri.rows)})</p>"
+    return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> ({_esc(tri.reason)}; "
+            f"n={len(tri.rows)})</p>"
             f"<details><summary>per question</summary>{_frame(rows)}</details>")
 
 

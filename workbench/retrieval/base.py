@@ -1,7 +1,9 @@
 """The Retriever protocol, the Hit type, and wrapping any production retriever.
 
 Conventions: ``search(query, k)`` returns at most ``k`` hits, best first, ranks 1-based;
-``Hit.score`` is higher-is-better. A hit may carry its :class:`~workbench.corpus.Chunk`
+``Hit.score`` is higher-is-better; ties on score are broken by chunk id in *descending*
+order (trec_eval's rule, the one tie rule everywhere, so a run scores the same as a ranked
+list and as a scored dict). A hit may carry its :class:`~workbench.corpus.Chunk`
 (``Hit.chunk``), so what reads it (evaluation, diagnosis, traces, the chunk preview) has
 real offsets and the document without parsing the chunk id.
 
@@ -79,8 +81,9 @@ class Retriever(Protocol):
 
 
 def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[Hit]:
-    """Sort ``(chunk_id, score)`` pairs by score desc, chunk id asc; keep the top ``k``."""
-    ordered = sorted(scored, key=lambda pair: (-pair[1], pair[0]))[:k]
+    """Sort ``(chunk_id, score)`` pairs by score, then chunk id, both descending (the tie
+    rule of the module docstring); keep the top ``k``."""
+    ordered = sorted(scored, key=lambda pair: (pair[1], pair[0]), reverse=True)[:k]
     return [Hit(cid, float(score), rank, source) for rank, (cid, score) in enumerate(ordered, 1)]
 
 

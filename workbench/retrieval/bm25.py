@@ -92,10 +92,11 @@ class BM25Retriever:
         if k <= 0:
             return []
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        # widen to every chunk tied with the k-th score so ties break by chunk id, not by index
+        # widen to every chunk tied with the k-th score so ties break by chunk id (descending,
+        # the one tie rule: see workbench.retrieval.base), not by index
         cutoff = scores[top].min()
         pool = np.flatnonzero(scores >= cutoff)
-        ranked = pool[np.lexsort((self._id_order[pool], -scores[pool]))][:k]
+        ranked = pool[np.lexsort((-self._id_order[pool], -scores[pool]))][:k]
         return [Hit(self.chunk_ids[i], float(scores[i]), r, self.name)
                 for r, i in enumerate(ranked, start=1)]
 

@@ -26,7 +26,8 @@ HNSW_AUTO_THRESHOLD = 100_000
 
 
 def top_k_indices(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
-    """Indices of the ``k`` best scores, best first, ties broken by id (ascending).
+    """Indices of the ``k`` best scores, best first, ties broken by id (descending: the one
+    tie rule, see :mod:`workbench.retrieval.base`).
 
     Uses ``argpartition`` and then includes every row tied with the k-th score, so a tie
     at the boundary is still resolved by id rather than by position.
@@ -39,7 +40,7 @@ def top_k_indices(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
         candidates = np.flatnonzero(scores >= kth)
     else:
         candidates = np.arange(n)
-    order = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
+    order = sorted(candidates.tolist(), key=lambda i: (float(scores[i]), ids[i]), reverse=True)
     return order[:k]
 
 

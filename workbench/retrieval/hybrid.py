@@ -32,8 +32,9 @@ def rrf_fuse(
     """Reciprocal rank fusion of ranked id lists (best first).
 
     Returns every id with its fused score ``sum_i w_i / (c + rank_i)``, sorted by score
-    descending, ties (equal to 12 decimals) broken by id ascending. A repeated id within
-    one list counts once, at its first (best) position.
+    descending (rounded to 12 decimals, so sums equal up to float noise tie), ties broken by
+    id descending (the one tie rule, see :mod:`workbench.retrieval.base`). A repeated id
+    within one list counts once, at its first (best) position.
     """
     if c < 0:
         raise ValueError(f"c must be >= 0, not {c}")
@@ -48,7 +49,7 @@ def rrf_fuse(
             seen.add(cid)
             rank += 1
             scores[cid] = scores.get(cid, 0.0) + weight / (c + rank)
-    return sorted(scores.items(), key=_order)
+    return _ordered(scores)
 
 
 def weighted_fuse(
@@ -56,7 +57,7 @@ def weighted_fuse(
     weights: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
     """Weighted sum of per-list min-max normalised scores (a list whose scores are all
-    equal normalises to 1.0). Sorted by fused score descending, ties by id."""
+    equal normalises to 1.0). Sorted like :func:`rrf_fuse`."""
     weights = _check_weights(weights, len(scored_lists))
     fused: dict[str, float] = {}
     for pairs, weight in zip(scored_lists, weights, strict=True):
@@ -69,12 +70,15 @@ def weighted_fuse(
         for cid, score in first.items():
             norm = (score - lo) / (hi - lo) if hi > lo else 1.0
             fused[cid] = fused.get(cid, 0.0) + weight * norm
-    return sorted(fused.items(), key=_order)
+    return _ordered(fused)
 
 
-def _order(pair: tuple[str, float]) -> tuple[float, str]:
-    # rounded so that sums equal up to float noise count as ties (then broken by id)
-    return (-round(pair[1], 12), pair[0])
+def _ordered(scores: dict[str, float]) -> list[tuple[str, float]]:
+    """Scores rounded to 12 decimals (sums equal up to float noise tie), best first, ties by
+    id descending; the rounded score is the one reported, so ranking the pairs again by
+    score gives the same order."""
+    rounded = [(cid, round(score, 12)) for cid, score in scores.items()]
+    return sorted(rounded, key=lambda pair: (pair[1], pair[0]), reverse=True)
 
 
 def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:

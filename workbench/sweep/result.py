@@ -1,6 +1,6 @@
 """Sweep results: :class:`SweepResult` (the cost table, leaderboards, best configurations),
-:func:`refine` (coarse, then fine) and :func:`first_relevant_rank_table` (where the first
-relevant chunk sits)."""
+:func:`refine` (coarse, then fine) and :func:`first_relevant_rank_table` (the rank at which
+the gold evidence is first found)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.evaluation import Evaluation, Run
+from workbench.corpus import Chunk
+from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.golden import GoldenSet
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
@@ -23,31 +25,32 @@ class SweepResult(Evaluation):
     """An Evaluation with one system per configuration (named by the parameters that vary)
     and the grid parameters as columns, plus:
 
-    * ``configs``: one row per configuration: parameters, chunker ``spec``, ``chunks``,
+    * ``config_table``: one row per configuration: parameters, chunker ``spec``, ``chunks``,
       ``index_tokens``, ``cost_multiplier``, ``split_rate``, ``prompt_tokens_at_k`` (mean
       tokens of the top-k chunks returned, what the generator reads), ``embedded`` and
       ``reused`` (texts sent to the encoder / served from the cache);
-    * ``skipped``: invalid combinations and why; ``qrels[config]``: span-derived relevance
-      under that configuration's chunking; ``resumed``: configurations read from the state file.
+    * ``skipped``: invalid combinations and why; ``found_rank[config][qid]``: the rank at
+      which that configuration first found the question's gold evidence (None: not within
+      the kept hits); ``resumed``: configurations read from the state file.
 
-    Note that ``configs`` is the cost table here, not ``Evaluation.configs()``; configuration
-    labels (for ``compare``) are the system names, ``list(result.configs.index)``.
+    Configuration labels (``configs()``, for ``compare``) are the system names, the index
+    of ``config_table``.
     """
 
     def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]],
                  runs: Mapping[str, Run], configs: pd.DataFrame,
                  skipped: Sequence[Mapping[str, Any]] = (),
-                 qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+                 found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
                  resumed: int = 0):
         super().__init__(frame, excluded, runs)
-        self._configs = configs
+        self._config_table = configs
         self.skipped = [dict(s) for s in skipped]
-        self.qrels = dict(qrels or {})
+        self.found_rank = {c: dict(v) for c, v in (found_rank or {}).items()}
         self.resumed = resumed
 
     @property
-    def configs(self) -> pd.DataFrame:  # type: ignore[override]
-        return self._configs
+    def config_table(self) -> pd.DataFrame:
+        return self._config_table
 
     @property
     def grid_params(self) -> list[str]:
@@ -56,14 +59,15 @@ class SweepResult(Evaluation):
 
     @property
     def embedded(self) -> int:
-        return int(self._configs["embedded"].sum())
+        return int(self._config_table["embedded"].sum())
 
     @property
     def reused(self) -> int:
-        return int(self._configs["reused"].sum())
+        return int(self._config_table["reused"].sum())
 
-    def _labels(self) -> pd.Series:
-        return self.frame["system"].astype(str)
+    def labels(self) -> pd.Series:
+        """Configuration labels are the system names (they already name the parameters)."""
+        return self._frame["system"].astype(str)
 
     def metric_name(self, metric: str | None = None) -> str:
         """``metric`` as named in this sweep (default: the first); ``recall@k`` also finds
@@ -72,7 +76,7 @@ class SweepResult(Evaluation):
             return self.metrics[0]
         if metric in self.metrics:
             return metric
-        ks = self._configs["k_value"].unique()
+        ks = self._config_table["k_value"].unique()
         if metric.endswith("@k") and len(ks) == 1:
             concrete = metric_at_k(metric, int(ks[0]))
             if concrete in self.metrics:
@@ -89,7 +93,7 @@ class SweepResult(Evaluation):
             frame = frame[frame["category"] == category]
         # one metric, one configuration per system: the summary has one row per system
         summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(level).set_index("system")
-        cost = self._configs.drop(columns=["retriever_name", "k_value"])
+        cost = self._config_table.drop(columns=["retriever_name", "k_value"])
         table = cost.join(summ[["mean", "ci_low", "ci_high", "n"]], how="inner")
         table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
                                   kind="stable")
@@ -102,13 +106,13 @@ class SweepResult(Evaluation):
         return str(self.leaderboard(metric, category).index[0])
 
     def params_of(self, config: str) -> dict[str, Any]:
-        row = self._configs.loc[config]
+        row = self._config_table.loc[config]
         return {p: plain_value(row[p]) for p in self.grid_params}
 
     def label(self, **params: Any) -> str:
         """The configuration whose parameters equal ``params`` (e.g. ``size=800,
         overlap=100``), for ``compare(baseline=...)``."""
-        table = self._configs
+        table = self._config_table
         mask = pd.Series(True, index=table.index)
         for key, value in params.items():
             if key not in table.columns:
@@ -123,7 +127,7 @@ class SweepResult(Evaluation):
     def subset(self, **params: Any) -> SweepResult:
         """The configurations whose parameters equal ``params`` (a value or a list of
         values each), e.g. ``result.subset(k=5)``; comparisons then run among those only."""
-        table = self._configs
+        table = self._config_table
         mask = pd.Series(True, index=table.index)
         for key, want in params.items():
             if key not in table.columns:
@@ -136,7 +140,8 @@ class SweepResult(Evaluation):
         frame = self.frame[self.frame["system"].isin(keep)]
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
                            table.loc[keep], self.skipped,
-                           {k: v for k, v in self.qrels.items() if k in keep}, self.resumed)
+                           {k: v for k, v in self.found_rank.items() if k in keep},
+                           self.resumed)
 
     def best_by_category(self, metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
         """Per category: the best configuration there, its mean [interval] and n, next to the
@@ -154,7 +159,7 @@ class SweepResult(Evaluation):
         return pd.DataFrame(rows).set_index("category")
 
     def __repr__(self) -> str:
-        return (f"SweepResult({len(self._configs)} configs, {len(self.skipped)} skipped, "
+        return (f"SweepResult({len(self._config_table)} configs, {len(self.skipped)} skipped, "
                 f"n={self.n} questions, metrics={self.metrics}, embedded={self.embedded}, "
                 f"reused={self.reused}, resumed={self.resumed})")
 
@@ -162,8 +167,9 @@ class SweepResult(Evaluation):
         import html
 
         board = self.leaderboard().drop(columns=["metric"]).round(3).to_html(escape=True)
-        note = (f"{len(self._configs)} configurations, n={self.n} questions; "
-                f"{self.metrics[0]}, mean [95% bootstrap interval]; texts embedded "
+        note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
+                f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
+                f"texts embedded "
                 f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped")
         return f"<div><p>{html.escape(note)}</p>{board}</div>"
 
@@ -191,7 +197,7 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
     grid: dict[str, list[Any]] = {}
     for key in result.grid_params:
         value = plain_value(centre[key])
-        coarse = [plain_value(v) for v in result.configs[key].dropna().unique()]
+        coarse = [plain_value(v) for v in result.config_table[key].dropna().unique()]
         if key not in params or len(coarse) < 2 or value is None:
             if value is not None:
                 grid[key] = [value]
@@ -224,38 +230,40 @@ def _bucket(rank: int | None, buckets: Sequence[tuple[int, int, str]]) -> str:
 
 
 def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
-                              qrels: Mapping[str, Mapping[str, int]] | GoldenSet | None = None,
-                              chunks: Sequence[Any] | None = None, threshold: int = 1,
+                              golden: GoldenSet | None = None,
+                              chunks: Sequence[Chunk] | None = None, threshold: int = 1,
+                              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                               column: str = "category",
                               buckets: Sequence[tuple[int, int, str]] = RANK_BUCKETS
                               ) -> pd.DataFrame:
-    """Where the first relevant chunk sits, per ``column`` (plus ``all``): counts and shares
-    of questions in rank buckets 1, 2-3, 4-5, 6-10 and ``missing`` (no relevant chunk in the
-    returned hits, or below the last bucket). Ranks are 1-based.
+    """The rank at which the gold evidence is first found, per ``column`` (plus ``all``):
+    counts and shares of questions in rank buckets 1, 2-3, 4-5, 6-10 and ``missing`` (not
+    found in the returned hits, or below the last bucket). Ranks are 1-based; relevance is
+    judged as by :func:`workbench.evaluate` (an evidence span found at the coverage
+    threshold, or a labelled chunk retrieved).
 
-    From ``ev.runs[system].hits`` and qrels: given, derived from a GoldenSet (with
-    ``chunks``), or, for a SweepResult, the qrels of that configuration's chunking. Only
-    questions with a relevant chunk (grade >= ``threshold``) count.
+    From ``ev.runs[system].hits`` judged against ``golden`` under ``chunks``, or, for a
+    SweepResult, the ranks recorded for that configuration's chunking. Every question the
+    evaluation scored counts.
     """
-    system = system or next(iter(ev.runs), None)
+    system = system or next(iter(ev.runs), "")
     if system not in ev.runs:
         raise ValueError(f"no run named {system!r}; runs: {list(ev.runs)}")
-    if qrels is None:
-        qrels = getattr(ev, "qrels", {}).get(system)
-        if qrels is None:
-            raise ValueError("give qrels (or a GoldenSet and chunks) for this evaluation")
-    elif isinstance(qrels, GoldenSet):
-        qrels = qrels.qrels(chunks)
-    groups = dict(zip(ev.frame["qid"], ev.frame[column], strict=True))
+    frame = ev.frame
+    groups = dict(zip(frame["qid"], frame[column], strict=True))
+    if golden is not None:
+        relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold,
+                              grade_threshold=threshold)
+        hits = ev.runs[system].hits
+        found = {q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
+                 for q in relevance.qids}
+    elif system in getattr(ev, "found_rank", {}):
+        found = ev.found_rank[system]  # type: ignore[attr-defined]
+    else:
+        raise ValueError("give the golden set (and the chunks) for this evaluation")
     order = [name for _, _, name in buckets] + [MISSING]
-    rows = []
-    for qid, judged in qrels.items():
-        relevant = {cid for cid, g in judged.items() if g >= threshold}
-        if not relevant or qid not in groups:
-            continue
-        hits = ev.runs[system].hits.get(qid, ())
-        rank = next((h.rank for h in hits if h.chunk_id in relevant), None)
-        rows.append({column: groups[qid], "bucket": _bucket(rank, buckets)})
+    rows = [{column: groups[q], "bucket": _bucket(rank, buckets)}
+            for q, rank in found.items() if q in groups]
     data = pd.DataFrame(rows, columns=[column, "bucket"])
     data = pd.concat([data.assign(**{column: "all"}), data], ignore_index=True)
     counts = data.groupby([column, "bucket"]).size()

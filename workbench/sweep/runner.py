@@ -13,14 +13,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run, default_metrics
 from workbench.golden import GoldenSet
 from workbench.io import atomic_write_text
-from workbench.metrics import parse_metric
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
 from workbench.sweep import worker
 from workbench.sweep.grid import (
@@ -32,6 +31,9 @@ from workbench.sweep.grid import (
     param_label,
 )
 from workbench.sweep.result import SweepResult
+
+#: Bumped when a configuration's stored result changes shape, so old state lines re-run.
+RESULT_FORMAT = 2
 
 
 def _worker() -> Callable[[dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -78,12 +80,15 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
 def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: GoldenSet,
           metrics: Sequence[str] | None = None, k: int = 5, executor: cf.Executor | None = None,
           cache: Any = None, progress: bool = True, state_path: str | Path | None = None,
-          position_depth: int = 10) -> SweepResult:
+          position_depth: int = 10,
+          evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
     ``cache``: an EmbeddingCache or a folder (default ``.workbench_cache/embeddings``);
     other executors get its folder. ``position_depth``: hits kept per question for the
-    retrieval-position view (metrics use the configuration's own depth).
+    retrieval-position view (metrics use the configuration's own depth). Relevance is
+    judged as by :func:`workbench.evaluate` (``evidence_threshold`` for evidence spans), so
+    every configuration scores every question, whatever its chunking.
     """
     grid = dict(grid)
     if "metrics" in grid:
@@ -121,8 +126,8 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
         enc_key = c.encoder_id
         if enc_key is not None:
             encoders[enc_key] = c.encoder
-        key = _fingerprint([data_key, c.spec, c.retriever, enc_key, c.k, concrete,
-                            position_depth])
+        key = _fingerprint([RESULT_FORMAT, data_key, c.spec, c.retriever, enc_key, c.k,
+                            concrete, position_depth, evidence_threshold])
         plans[c.name] = {"key": key, "retriever": c.retriever, "encoder_key": enc_key,
                          "k": c.k, "metrics": concrete, "depth": depth}
     state = Path(state_path) if state_path else None
@@ -141,7 +146,8 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
         return {"spec": spec, "configs": group, "docs": docs, "golden": gold, "cache": cache_ref,
                 "encoders": {p["encoder_key"]: encoders[p["encoder_key"]] for p in group
                              if p["encoder_key"] is not None},
-                "position_depth": position_depth, "progress": progress and in_process}
+                "position_depth": position_depth, "progress": progress and in_process,
+                "evidence_threshold": evidence_threshold}
 
     def record(results: dict[str, dict[str, Any]]) -> None:
         done.update(results)
@@ -180,19 +186,20 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
               done: dict[str, dict[str, Any]], golden: GoldenSet, names: list[str],
               skipped: list[dict[str, Any]], resumed: int) -> SweepResult:
     items = {i.qid: i for i in golden}
-    frames, runs, rows, qrels = [], {}, [], {}
+    frames, runs, rows, found = [], {}, [], {}
     excluded: dict[str, set[str]] = {}
     for c in configs:
         plan = plans[c.name]
         r = done[plan["key"]]
-        qids = r["qids"]
-        values = [r["scores"][m] for m in plan["metrics"]]
+        generic = dict(zip(plan["metrics"], names, strict=True))  # recall@5 -> recall@k
+        table = pd.DataFrame(r["rows"], columns=["metric", "qid", "relevance", "value"])
         frame = pd.DataFrame({
-            "system": c.name, "qid": qids * len(names),
-            "category": [items[q].category for q in qids] * len(names),
-            "source": [items[q].source for q in qids] * len(names),
-            "metric": np.repeat(names, len(qids)),
-            "value": np.asarray([v for vs in values for v in vs], dtype=float)})
+            "system": c.name, "qid": table["qid"],
+            "category": [items[q].category for q in table["qid"]],
+            "source": [items[q].source for q in table["qid"]],
+            "relevance": table["relevance"],
+            "metric": [generic[m] for m in table["metric"]],
+            "value": table["value"].astype(float)})
         for key, value in c.params.items():
             frame[key] = pd.Series([param_label(value) if key == "encoder" and value is not None
                                     else value] * len(frame), dtype=object)
@@ -204,17 +211,17 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
                 for q, hs in r["hits"].items()}
         runs[c.name] = Run(c.name, MappingProxyType(hits), params=MappingProxyType(
             {key: v for key, v in c.params.items() if key != "encoder"}))
-        qrels[c.name] = r["qrels"]
+        found[c.name] = dict(r["found_rank"])
         rows.append({"config": c.name, **{key: (param_label(v) if key == "encoder" and v is not None
                                                 else v) for key, v in c.params.items()},
                      "spec": c.spec, "retriever_name": c.retriever, "k_value": c.k,
                      **r["cost"], "embedded": r["embedded"], "reused": r["reused"]})
-    table = pd.DataFrame(rows).set_index("config")
+    costs = pd.DataFrame(rows).set_index("config")
     frame = pd.concat(frames, ignore_index=True)
     for key in configs[0].params:
         frame[key] = frame[key].infer_objects()
-    return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, table, skipped,
-                       qrels, resumed)
+    return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, costs, skipped,
+                       found, resumed)
 
 
 def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], None]]:

@@ -101,6 +101,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     chunking. Returns plain data (picklable, JSON-able) keyed by config key."""
     from workbench.chunking import chunk_corpus, parse_chunker, split_rate
     from workbench.evaluation import evaluate
+    from workbench.metrics import Relevance
     from workbench.retrieval.bm25 import BM25Retriever
 
     docs = decode_docs(task["docs"])
@@ -119,7 +120,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         base = sum(_count_tokens([c.embed_text for c in chunk_corpus(zero, docs)]))
         cost = index_tokens / base if base else 1.0
     spans = [ev for item in golden for ev in item.evidence]
-    qrels = golden.qrels(chunks)
+    relevance = Relevance(golden, chunks, evidence_threshold=task["evidence_threshold"])
     questions = [item.question for item in golden]
     qids = [item.qid for item in golden]
     cache = _cache(task["cache"])
@@ -179,17 +180,18 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         hits = searched[ref]
         run = Run(c["key"], MappingProxyType({q: tuple(h[: c["depth"]])
                                               for q, h in zip(qids, hits, strict=True)}))
-        ev = evaluate(run, golden, chunks, metrics=c["metrics"], k=c["k"])
+        ev = evaluate(run, golden, chunks, metrics=c["metrics"], k=c["k"],
+                      evidence_threshold=task["evidence_threshold"])
         frame = ev.frame
         prompt = [sum(text_tokens[h.chunk_id] for h in hs[: c["k"]]) for hs in hits]
+        kept = {q: hs[: depth_of[c["key"]]] for q, hs in zip(qids, hits, strict=True)}
         out[c["key"]] = {
-            "qids": list(dict.fromkeys(frame["qid"])),
-            "scores": {m: frame.loc[frame["metric"] == m, "value"].astype(float).tolist()
-                       for m in c["metrics"]},
+            "rows": [[m, q, r, float(v)] for m, q, r, v in zip(
+                frame["metric"], frame["qid"], frame["relevance"], frame["value"], strict=True)],
             "excluded": ev.excluded,
-            "hits": {q: [[h.chunk_id, float(h.score)] for h in hs[: depth_of[c["key"]]]]
-                     for q, hs in zip(qids, hits, strict=True)},
-            "qrels": qrels,
+            "hits": {q: [[h.chunk_id, float(h.score)] for h in hs] for q, hs in kept.items()},
+            "found_rank": {q: relevance.first_found(q, [h.chunk_id for h in kept[q]])
+                           for q in relevance.qids},
             "cost": {"chunks": len(chunks), "index_tokens": int(index_tokens),
                      "cost_multiplier": float(cost),
                      "split_rate": float(split_rate(chunks, spans)),

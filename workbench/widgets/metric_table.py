@@ -1,8 +1,11 @@
-"""Metric table: metrics x categories for one Evaluation, with n and 95% intervals.
+"""Metric table: metrics x categories for one configuration of an Evaluation, with n, 95%
+intervals (Clopper-Pearson for 0/1 metrics, bootstrap otherwise), cells with fewer than 10
+questions marked ``†``, and the relevance the numbers use.
 
 ``metric_table_html`` is the static form (for reports and tests); ``MetricTable`` is the
-ipywidgets view with a k dropdown, a sort column and order, and a colour scale. The view
-only paints what ``Evaluation.by`` computed.
+ipywidgets view with a configuration and a k dropdown, a sort column and order, and a colour
+scale. The view only paints what ``Evaluation.by`` computed; with several configurations
+(systems, or sweep parameters) it shows one at a time, never a mix.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from workbench.evaluation import Evaluation
+from workbench.evaluation import INTERVAL_NOTE, SMALL_MARK, Evaluation, describe_relevance
 
 _K = re.compile(r"@(\d+)$")
 
@@ -36,13 +39,22 @@ def _colour(value: float) -> str:
     return f"background-color: rgb({red},{green},{blue})"
 
 
+def one_config(ev: Evaluation, config: str | None = None) -> Evaluation:
+    """The rows of one configuration (a label of ``ev.configs()``; default the first)."""
+    configs = ev.configs()
+    config = config or configs[0]
+    if config not in configs:
+        raise ValueError(f"unknown configuration {config!r}; choose one of {configs}")
+    frame = ev.frame
+    return Evaluation(frame[(ev.labels() == config).to_numpy()], ev.excluded)
+
+
 def table_frame(ev: Evaluation, k: int | None = None, column: str = "category",
                 system: str | None = None) -> pd.DataFrame:
-    """Long rows (group, metric, mean, n, ci) for the metrics at cut-off ``k``
-    (plus those without a cut-off), including an ``all`` row per metric."""
-    systems = list(dict.fromkeys(ev.frame["system"]))
-    system = system or systems[0]
-    sub = Evaluation(ev.frame[ev.frame["system"] == system], ev.excluded)
+    """Long rows (group, metric, relevance, mean, n, ci, small_n) for the metrics at cut-off
+    ``k`` (plus those without a cut-off) of one configuration (``system``: a label of
+    ``ev.configs()``, default the first), including an ``all`` row per metric."""
+    sub = one_config(ev, system)
     keep = [m for m in sub.metrics if k is None or metric_k(m) in (k, None)]
     overall = sub.summary().assign(**{column: "all"})
     groups = sub.by(column)
@@ -77,13 +89,19 @@ def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "categ
             if r is None:
                 tds.append("<td></td>")
                 continue
-            tds.append(f'<td style="{_colour(r["mean"])}">{r["mean"]:.{digits}f}<br>'
+            mark = SMALL_MARK if r["small_n"] else ""
+            tds.append(f'<td style="{_colour(r["mean"])}">{r["mean"]:.{digits}f}{mark}<br>'
                        f'<small>[{r["ci_low"]:.{digits}f}, {r["ci_high"]:.{digits}f}]</small></td>')
         weight = ' style="font-weight:bold"' if g == "all" else ""
         body.append(f"<tr{weight}><th>{html.escape(str(g))}</th><td>{int(n[g])}</td>"
                     f"{''.join(tds)}</tr>")
-    excluded = "; ".join(f"{len(v)} {html.escape(k)} excluded" for k, v in ev.excluded.items() if v)
-    caption = (f"mean [95% bootstrap interval] per {html.escape(column)}"
+    excluded = "; ".join(f"{len(v)} {html.escape(k)} excluded" for k, v in ev.excluded.items()
+                         if v)
+    judged = "; ".join(html.escape(f"{r}: {describe_relevance(r)}")
+                       for r in dict.fromkeys(rows["relevance"]))
+    config = system or ev.configs()[0]
+    caption = (f"{html.escape(config)}: mean [{html.escape(INTERVAL_NOTE)}] per "
+               f"{html.escape(column)}. Relevance: {judged}"
                + (f"; {excluded}" if excluded else ""))
     return (f'<table class="wb-metric-table"><caption>{caption}</caption>'
             f"<thead><tr><th>{html.escape(column)}</th><th>n</th>{head}</tr></thead>"
@@ -96,13 +114,13 @@ class MetricTable(widgets.VBox):
 
     def __init__(self, ev: Evaluation, column: str = "category", system: str | None = None):
         self.ev, self.column = ev, column
-        systems = list(dict.fromkeys(ev.frame["system"]))
+        systems = ev.configs()
         ks = available_ks(ev)
         options: list[tuple[str, int | None]] = [(str(k), k) for k in ks] or [("-", None)]
         self.k_select = widgets.Dropdown(options=options,
                                          value=5 if 5 in ks else options[0][1], description="k")
         self.system_select = widgets.Dropdown(options=systems, value=system or systems[0],
-                                              description="system")
+                                              description="config")
         self.sort_select = widgets.Dropdown(options=[column, "n", *ev.metrics], value=column,
                                             description="sort by")
         self.order = widgets.ToggleButtons(options=["ascending", "descending"],

@@ -4,7 +4,7 @@ Every mean is drawn with its interval (error bars from ``Evaluation.by`` / ``sum
 hover text carries n. Figures render statically (``fig.to_html``) and in JupyterLab.
 
 * :func:`metric_vs_param`: a metric against one parameter, coloured by another, optionally
-  one panel per category;
+  one panel per category; the parameters not shown are held fixed and named in the title;
 * :func:`cost_quality`: cost against quality, the Pareto front (:func:`pareto_front`) drawn;
 * :func:`category_heatmap`: configuration x category;
 * :func:`topk_view`: raising k always raises hit rate: what it does to MRR and prompt tokens;
@@ -25,8 +25,8 @@ from plotly.subplots import make_subplots
 
 from workbench.evaluation import Evaluation
 
-__all__ = ["category_heatmap", "cost_quality", "metric_vs_param", "pareto_front",
-           "rank_position", "topk_view"]
+__all__ = ["category_heatmap", "cost_quality", "held_values", "metric_vs_param", "param_text",
+           "pareto_front", "rank_position", "topk_view"]
 
 BUCKET_COLOURS = {"1": "#1a9850", "2-3": "#91cf60", "4-5": "#d9ef8b", "6-10": "#fee08b",
                   "missing": "#bdbdbd"}
@@ -67,6 +67,15 @@ def _filter(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFram
     return frame
 
 
+def param_text(value: Any) -> str:
+    """A parameter value as a person reads it (1.0 -> 1, None -> none)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _errors(data: pd.DataFrame) -> dict[str, Any]:
     return {"type": "data", "symmetric": False, "array": (data["ci_high"] - data["mean"]).tolist(),
             "arrayminus": (data["mean"] - data["ci_low"]).tolist(), "thickness": 1}
@@ -88,18 +97,63 @@ def _points(ev: Evaluation, metric: str, category: str | None, facet: str | None
     return sub.by(facet, level) if facet else sub.summary(level)
 
 
+def held_values(ev: Evaluation, metric: str, shown: Sequence[str],
+                hold: Mapping[str, Any] | str | None = None,
+                where: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters a plot of ``shown`` (x, colour, panel) must hold fixed, and their
+    values: ``hold`` itself (a mapping), else those of the best configuration on ``metric``
+    (``hold=None``). Parameters that take one value only are not listed."""
+    frame = _filter(ev.frame[ev.frame["metric"] == metric], where)
+    hidden = [p for p in ev.params if p not in shown
+              and frame[p].astype(str).nunique(dropna=False) > 1]
+    if not hidden:
+        return {}
+    if isinstance(hold, Mapping):
+        missing = [p for p in hidden if p not in hold]
+        if missing:
+            raise ValueError(f"give a value for {missing} too (they vary in this sweep): "
+                             f"hold={{{', '.join(f'{p!r}: ...' for p in missing)}}}")
+        return {p: hold[p] for p in hidden}
+    summary = Evaluation(frame).summary()
+    best = summary.sort_values("mean", ascending=False, kind="stable").iloc[0]
+    return {p: best[p] for p in hidden}
+
+
 def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = None,
                     facet: str | None = None, category: str | None = None,
-                    where: Mapping[str, Any] | None = None, level: float = 0.95) -> go.Figure:
+                    where: Mapping[str, Any] | None = None,
+                    hold: Mapping[str, Any] | str | None = None,
+                    level: float = 0.95) -> go.Figure:
     """``metric`` (mean with its interval) against parameter ``x``, one line per value of
-    ``color``, one panel per value of ``facet`` (e.g. ``"category"``). Where other
-    parameters vary too, each point is the best configuration for its (x, colour, panel);
-    its name is in the hover. ``where`` keeps only rows with the given parameter values;
-    ``category`` only that category's questions."""
-    data = _points(ev, metric, category, facet, where, level)
-    for col in (x, color):
-        if col is not None and col not in data.columns:
+    ``color``, one panel per value of ``facet`` (e.g. ``"category"``). Every point is one
+    configuration: the other parameters that vary are held fixed, at ``hold`` (a mapping)
+    or, by default, at the values of the best configuration on ``metric``; the title says
+    which. ``hold="best"`` instead plots, for each point, the best configuration over the
+    other parameters, and says so. ``where`` keeps only rows with the given parameter
+    values; ``category`` only that category's questions."""
+    resolve = getattr(ev, "metric_name", None)  # a SweepResult maps recall@k -> recall@5
+    if resolve is not None and metric not in ev.metrics:
+        metric = resolve(metric)
+    shown = [c for c in (x, color, facet) if c]
+    for col in shown:
+        if col != "category" and col not in ev.params:
             raise ValueError(f"{col!r} is not a parameter of this evaluation: {ev.params}")
+    if metric not in ev.metrics:
+        raise ValueError(f"metric {metric!r} is not in this evaluation: {ev.metrics}")
+    note = ""
+    if hold == "best":
+        hidden = [p for p in ev.params if p not in shown]
+        varying = [p for p in hidden if ev.frame[p].astype(str).nunique(dropna=False) > 1]
+        if varying:
+            note = f"each point: the best configuration over {', '.join(varying)}"
+    else:
+        held = held_values(ev, metric, shown, hold, where)
+        if held:
+            where = {**dict(where or {}), **held}
+            which = "given" if isinstance(hold, Mapping) else "the best configuration's"
+            note = ", ".join(f"{p}={param_text(v)}" for p, v in held.items()) + \
+                f" held fixed ({which})"
+    data = _points(ev, metric, category, facet, where, level)
     data = data[data[x].notna()]
     keys = [k for k in (facet, color, x) if k]
     best = (data.sort_values("mean", ascending=False, kind="stable")
@@ -142,7 +196,8 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
     level_pct = f"{level:.0%}"
     fig.update_layout(
         title=f"{metric} vs {x}: mean and {level_pct} interval"
-              + (f" ({category})" if category not in (None, "all") else ""),
+              + (f" ({category})" if category not in (None, "all") else "")
+              + (f"<br><sup>{note}</sup>" if note else ""),
         yaxis_title=metric, xaxis_title=x, height=320 * rows + 80, template="plotly_white",
         legend_title=color or "")
     return fig
@@ -168,7 +223,7 @@ def cost_quality(result: Any, metric: str | None = None, cost: str = "index_toke
                  where: Mapping[str, Any] | None = None, level: float = 0.95) -> go.Figure:
     """Every configuration as a point (cost, mean ``metric`` with interval); the Pareto
     front (cheapest for its quality) drawn as a line. ``cost`` is a column of
-    ``result.configs``: index_tokens, chunks, cost_multiplier or prompt_tokens_at_k.
+    ``result.config_table``: index_tokens, chunks, cost_multiplier or prompt_tokens_at_k.
     ``where`` keeps only configurations with those parameter values (e.g. ``{"k": 5}``)."""
     if where:
         result = result.subset(**where)
@@ -259,14 +314,14 @@ def topk_view(result: Any, metrics: Sequence[str] | None = None,
     Hit rate can only rise with k; MRR barely moves once the first relevant chunk is in;
     the prompt grows with every k. Other parameters are fixed by ``where`` (default: those
     of the best configuration on the first metric)."""
-    if "k" not in result.params or result.configs["k"].nunique() < 2:
+    if "k" not in result.params or result.config_table["k"].nunique() < 2:
         raise ValueError("this view needs a sweep over k (e.g. k: [1, 3, 5, 10])")
     names = list(metrics or [m for m in result.metrics
                              if m.split("@")[0] in ("hit_rate", "mrr")]) or result.metrics[:2]
     if where is None:
         best = result.params_of(result.best(names[0]))
         where = {p: v for p, v in best.items() if p != "k" and v is not None}
-    configs = _filter(result.configs.assign(config=result.configs.index), where)
+    configs = _filter(result.config_table.assign(config=result.config_table.index), where)
     if configs["k"].nunique() != len(configs):
         raise ValueError(f"{where} leaves several configurations per k; fix more parameters")
     configs = configs.sort_values("k")

@@ -49,7 +49,7 @@ def _own_trace(result: PositionResult) -> go.Scatter:
 
 def position_figure(result: PositionResult, reference: Mapping[str, Any] | None = None,
                     title: str | None = None) -> go.Figure:
-    """Accuracy (with 95% bootstrap error bars) against the gold passage's position
+    """Accuracy (with 95% Clopper-Pearson error bars) against the gold passage's position
     (1 = first). With ``reference``, a second panel beside it shows the published curves
     (dashed), on their own x axis since their number of documents differs."""
     curves, n_ref, source = reference_curves(reference)

@@ -1,7 +1,8 @@
 """Sweep explorer: pick a metric, an x parameter, a colour and a category; see the sweep.
 
 The view paints :func:`workbench.widgets.plots.metric_vs_param` into a ``go.FigureWidget``
-and lists the configurations best first for the chosen metric and category. Clicking a
+(the parameters not plotted held at the selected configuration's values, named in the
+title) and lists the configurations best first for the chosen metric and category. Clicking a
 point (or picking from the list) selects a configuration, readable from Python as
 ``explorer.selected_config`` (its name, the Evaluation's system) and
 ``explorer.selected_params``. ``to_html()`` is the static form. Callback errors are shown in
@@ -27,8 +28,9 @@ class SweepExplorer(widgets.VBox):
     def __init__(self, result: Any, metric: str | None = None, x: str | None = None,
                  color: str | None = None, category: str = "all"):
         self.result = result
+        table = result.config_table
         params = [p for p in result.grid_params
-                  if result.configs[p].dropna().astype(str).nunique() > 1] or result.grid_params
+                  if table[p].dropna().astype(str).nunique() > 1] or result.grid_params
         numeric = [p for p in params if p in ("size", "overlap", "k")]
         x = x or (numeric[0] if numeric else params[0])
         others = [p for p in params if p != x]
@@ -72,29 +74,37 @@ class SweepExplorer(widgets.VBox):
 
     def select(self, config: str) -> None:
         """Select a configuration by name (as clicking its point does)."""
-        if config not in self.result.configs.index:
+        if config not in self.result.config_table.index:
             raise ValueError(f"unknown configuration {config!r}")
         self.config_select.value = config
 
     # -- painting -----------------------------------------------------------------------
 
     def build_figure(self) -> go.Figure:
-        """The figure for the current controls (plain ``go.Figure``)."""
+        """The figure for the current controls (plain ``go.Figure``). The parameters not on
+        the x axis or the colour are held at the selected configuration's values (the title
+        says which), so the selected configuration is a point of its own curve, ringed."""
+        x = self.x_select.value
         color = self.color_select.value
-        color = None if color in (NONE, self.x_select.value) else color
-        fig = metric_vs_param(self.result, self.metric_select.value, self.x_select.value,
-                              color=color, category=self.category_select.value)
+        color = None if color in (NONE, x) else color
         config = self.selected_config
+        hold = None
         if config is not None:
-            board = self.result.leaderboard(self.metric_select.value, self._category())
-            x_value = board.loc[config, self.x_select.value]
-            if x_value is not None and x_value == x_value:  # not None / NaN
-                numeric = isinstance(fig.data[0].x[0], int | float) if fig.data else True
-                fig.add_trace(go.Scatter(
-                    x=[x_value if numeric else str(x_value)], y=[board.loc[config, "mean"]],
-                    mode="markers", name="selected", hoverinfo="skip",
-                    marker={"size": 18, "symbol": "circle-open", "color": "crimson",
-                            "line": {"width": 3}}))
+            hold = {p: v for p, v in self.result.params_of(config).items()
+                    if p not in (x, color)}
+        fig = metric_vs_param(self.result, self.metric_select.value, x, color=color,
+                              category=self.category_select.value, hold=hold)
+        if config is not None:
+            for trace in fig.data:
+                names = [row[0] for row in (trace.customdata or ())]
+                if config in names:
+                    i = names.index(config)
+                    fig.add_trace(go.Scatter(
+                        x=[trace.x[i]], y=[trace.y[i]], mode="markers", name="selected",
+                        hoverinfo="skip", showlegend=True,
+                        marker={"size": 18, "symbol": "circle-open", "color": "crimson",
+                                "line": {"width": 3}}))
+                    break
         return fig
 
     def _category(self) -> str | None:
@@ -141,7 +151,7 @@ class SweepExplorer(widgets.VBox):
         config = self.selected_config
         if config is None:
             return ""
-        row = self.result.configs.loc[config]
+        row = self.result.config_table.loc[config]
         board = self.result.leaderboard(self.metric_select.value, self._category())
         score = board.loc[config]
         cells = [("config", config), ("spec", row["spec"]),

@@ -65,7 +65,13 @@ from workbench.evaluation.stats.comparison import (
     compare_paired,
     comparison_table,
 )
-from workbench.evaluation.stats.intervals import bootstrap_ci, paired_bootstrap_ci
+from workbench.evaluation.stats.intervals import (
+    SMALL_N,
+    bootstrap_ci,
+    clopper_pearson,
+    mean_interval,
+    paired_bootstrap_ci,
+)
 from workbench.evaluation.stats.power import (
     minimal_detectable_difference,
     one_question,
@@ -77,23 +83,28 @@ from workbench.evaluation.stats.significance import (
     holm,
     mcnemar_exact,
     paired_permutation_test,
+    sign_test,
 )
 from workbench.evaluation.stats.significance import Alternative as Alternative
 
 __all__ = [
     "EXACT_MAX",
+    "SMALL_N",
     "Flip",
     "McNemarResult",
     "PairedComparison",
     "bootstrap_ci",
+    "clopper_pearson",
     "compare_many",
     "compare_paired",
     "comparison_table",
     "holm",
     "mcnemar_exact",
+    "mean_interval",
     "minimal_detectable_difference",
     "one_question",
     "paired_bootstrap_ci",
     "paired_permutation_test",
     "questions_needed",
+    "sign_test",
 ]

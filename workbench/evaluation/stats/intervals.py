@@ -1,4 +1,7 @@
-"""Percentile bootstrap intervals (:func:`bootstrap_ci`, :func:`paired_bootstrap_ci`) and the
+"""Intervals for the mean of per-question values: :func:`mean_interval` (the one every summary
+shows: Clopper-Pearson for 0/1 values, the percentile bootstrap otherwise),
+:func:`clopper_pearson`, :func:`bootstrap_ci`, :func:`paired_bootstrap_ci`; :data:`SMALL_N`
+(cells with fewer questions are marked as such), and the
 input checks and conventions the other statistics modules share: :data:`TIE` (a paired
 difference at or below it is a tie), :data:`BLOCK_ELEMENTS` (the size of a vectorised block
 of resamples), :func:`paired_arrays`, :func:`check_resamples` and :func:`is_binary`."""
@@ -8,9 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+from scipy import special
 
-__all__ = ["BLOCK_ELEMENTS", "TIE", "bootstrap_ci", "check_resamples", "is_binary",
-           "paired_arrays", "paired_bootstrap_ci"]
+__all__ = ["BLOCK_ELEMENTS", "SMALL_N", "TIE", "bootstrap_ci", "check_resamples",
+           "clopper_pearson", "is_binary", "mean_interval", "paired_arrays",
+           "paired_bootstrap_ci"]
+
+#: Cells with fewer questions than this are marked "n < 10": any interval there is rough.
+SMALL_N = 10
 
 #: ``|b - a|`` at or below this is a tie.
 TIE = 1e-12
@@ -98,3 +106,36 @@ def paired_bootstrap_ci(
     """
     x, y = paired_arrays(a, b)
     return bootstrap_ci(y - x, level=level, resamples=resamples, seed=seed)
+
+
+def clopper_pearson(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) interval for a proportion: the beta quantiles
+    ``B(a/2; x, n-x+1)`` and ``B(1-a/2; x+1, n-x)``, with 0 / 1 at the edges. ``successes``
+    may be fractional (the sum of [0, 1] values), which gives a conservative interval."""
+    _check_level(level)
+    if n < 1:
+        raise ValueError("an interval needs at least one value")
+    if not 0.0 <= successes <= n:
+        raise ValueError(f"successes must lie in [0, {n}], got {successes}")
+    tail = (1.0 - level) / 2.0
+    # betaincinv(a, b, q) is the q-quantile of Beta(a, b)
+    low = 0.0 if successes <= 0 else float(special.betaincinv(successes, n - successes + 1,
+                                                                tail))
+    high = 1.0 if successes >= n else float(special.betaincinv(successes + 1, n - successes,
+                                                                 1.0 - tail))
+    return low, high
+
+
+def mean_interval(values: Iterable[float] | np.ndarray, level: float = 0.95,
+                  resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
+    """An interval for the mean of per-question values that stays honest at small n, and the
+    method's name. 0/1 values: Clopper-Pearson (exact). Other values in [0, 1] whose sample
+    has no spread (all equal, where a bootstrap collapses to a point): Clopper-Pearson of
+    their sum, conservative because a [0, 1] value varies no more than a 0/1 one with the
+    same mean. Anything else: the percentile bootstrap."""
+    x = _as_1d(values, "values")
+    if is_binary(x):
+        return (*clopper_pearson(float(x.sum()), x.size, level), "clopper-pearson")
+    if np.all(x == x[0]) and 0.0 <= x[0] <= 1.0:
+        return (*clopper_pearson(float(x.sum()), x.size, level), "clopper-pearson (sum)")
+    return (*bootstrap_ci(x, level, resamples, seed), "bootstrap")

@@ -1,5 +1,6 @@
 """Paired significance tests: :func:`paired_permutation_test` (sign-flip randomisation),
-:func:`mcnemar_exact` (paired 0/1 outcomes) and :func:`holm` (multiple comparisons)."""
+:func:`mcnemar_exact` (paired 0/1 outcomes) on top of :func:`sign_test` (two counts) and
+:func:`holm` (multiple comparisons)."""
 
 from __future__ import annotations
 
@@ -127,11 +128,22 @@ def mcnemar_exact(
     ha, hb = _binary(x, "a_hits"), _binary(y, "b_hits")
     b_only = int(np.count_nonzero(hb & ~ha))
     a_only = int(np.count_nonzero(ha & ~hb))
-    total = b_only + a_only
+    return McNemarResult(b_only=b_only, a_only=a_only, p_value=sign_test(b_only, a_only))
+
+
+def sign_test(b: int, c: int) -> float:
+    """Two-sided exact sign test of two counts: under "no difference" each of the ``b + c``
+    events is equally likely to fall on either side, so ``p = min(1, 2 * BinomCDF(min(b, c);
+    b + c, 1/2))`` (1 when there are no events). McNemar's test is this test on the
+    discordant questions; triage uses it on retrieval vs generation failures."""
+    for name, value in (("b", b), ("c", c)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise ValueError(f"{name} must be a count (an integer >= 0), got {value!r}")
+    total = int(b) + int(c)
+    if not total:
+        return 1.0
     # bdtr(k, n, 1/2) is the binomial CDF P(X <= k)
-    lower = float(special.bdtr(min(b_only, a_only), total, 0.5)) if total else 0.5
-    p = min(1.0, 2.0 * lower)
-    return McNemarResult(b_only=b_only, a_only=a_only, p_value=p)
+    return min(1.0, 2.0 * float(special.bdtr(min(int(b), int(c)), total, 0.5)))
 
 
 def holm(p_values: Sequence[float] | np.ndarray) -> list[float]:

@@ -1,0 +1,251 @@
+"""Relevance judged once, for every step downstream: :class:`Relevance` says, for each golden
+item under one chunking, what counts as relevant, scores rankings against it, and answers
+the questions triage, the oracle context and diagnosis ask (was it found within k? at which
+rank? which chunks hold the gold evidence?). Each item is judged by its own labels:
+
+* evidence spans -> ``evidence`` relevance (:mod:`~workbench.metrics.evidence`): the spans
+  are the unit, the chunking is only how they are cut;
+* chunk ids only (the seed format, graded ``relevance``) -> ``chunk_id`` relevance with
+  trec_eval semantics (:mod:`~workbench.metrics.trec`).
+
+Unanswerable items, and chunk-id items with no grade at the threshold, are excluded and
+counted; no item is ever excluded because of how the corpus was chunked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from workbench.corpus import Chunk, Document
+from workbench.golden import GoldenItem
+from workbench.metrics.evidence import (
+    ChunkIndex,
+    EvidenceSpan,
+    ItemEvidence,
+    cover_chunks,
+    metric_value,
+    trace_ranking,
+)
+from workbench.metrics.registry import (
+    DEFAULT_EVIDENCE_THRESHOLD,
+    DEFAULT_GRADE_THRESHOLD,
+    Metric,
+    relevance_label,
+)
+from workbench.metrics.spans import RangeIndex, span_value
+from workbench.metrics.trec import score_queries
+
+__all__ = ["Relevance", "Scores"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per-question values of each metric (``values[metric][qid]``), and the questions left
+    out of a metric with the reason (``excluded[reason]``)."""
+
+    values: Mapping[str, Mapping[str, float]]
+    excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Relevance:
+    """The judgments of a golden set under one chunking (see the module docstring).
+
+    ``chunks`` is the chunking the rankings come from: evidence items need it (a ranking is
+    only chunk ids; the chunks say where they lie). ``documents`` (optional) supplies the
+    text of evidence spans that carry no quoted text. ``evidence_threshold`` is the share of
+    a span's non-whitespace characters the retrieved chunks must hold for it to count as
+    found; ``grade_threshold`` the lowest grade that is relevant for chunk-id labels.
+    """
+
+    def __init__(self, golden: Iterable[GoldenItem], chunks: Sequence[Chunk] | None = None,
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
+                 grade_threshold: int = DEFAULT_GRADE_THRESHOLD,
+                 documents: Mapping[str, Document] | None = None):
+        if isinstance(evidence_threshold, bool) or not isinstance(evidence_threshold,
+                                                                  int | float) \
+                or not 0.0 < float(evidence_threshold) <= 1.0:
+            raise ValueError(f"evidence_threshold must be a number in (0, 1], the share of a "
+                             f"span that must be retrieved; got {evidence_threshold!r}")
+        if isinstance(grade_threshold, bool) or not isinstance(grade_threshold, int) \
+                or grade_threshold < 1:
+            raise ValueError(f"grade threshold must be an integer >= 1, got {grade_threshold!r}")
+        self.evidence_threshold = float(evidence_threshold)
+        self.grade_threshold = grade_threshold
+        self.items: dict[str, GoldenItem] = {}
+        self.excluded: dict[str, list[str]] = {"unanswerable": [], "no_relevant_at_threshold": []}
+        self._evidence: dict[str, ItemEvidence] = {}
+        self._qrels: dict[str, dict[str, int]] = {}
+        self.index = ChunkIndex((c.id, c) for c in chunks) if chunks is not None else None
+        self._chunks = chunks
+        self._order = {c.id: i for i, c in enumerate(chunks or ())}
+        self._ranges: RangeIndex | None = None
+        needs_chunks = []
+        for item in golden:
+            if not item.answerable:
+                self.excluded["unanswerable"].append(item.qid)
+            elif item.judged_by_document:
+                raise ValueError(f"golden item {item.qid!r} labels whole documents "
+                                 "(relevant_doc_ids): score it at document level "
+                                 "(level='document')")
+            elif item.evidence:
+                needs_chunks.append(item.qid)
+                self.items[item.qid] = item
+            else:
+                grades = {cid: 1 for cid in item.relevant_chunk_ids}
+                grades.update(item.relevance)
+                if any(g >= grade_threshold for g in grades.values()):
+                    self.items[item.qid] = item
+                    self._qrels[item.qid] = grades
+                else:
+                    self.excluded["no_relevant_at_threshold"].append(item.qid)
+        if needs_chunks and self.index is None:
+            raise ValueError(
+                f"{len(needs_chunks)} golden item(s) are labelled with evidence spans (e.g. "
+                f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=...), "
+                "so the spans can be found in them")
+        for qid in needs_chunks:
+            self._evidence[qid] = self._item_evidence(self.items[qid], documents)
+
+    def _item_evidence(self, item: GoldenItem,
+                       documents: Mapping[str, Document] | None) -> ItemEvidence:
+        assert self.index is not None
+        spans = []
+        for n, ev in enumerate(item.evidence):
+            text = ev.text
+            if documents is not None and ev.doc_id in documents:
+                text = documents[ev.doc_id].text[ev.start:ev.end]
+            if len(text) != ev.end - ev.start:
+                raise ValueError(
+                    f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}]) "
+                    "has no quoted text to score against: add its 'text' or pass the corpus "
+                    "(documents=...)")
+            span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
+            if span not in spans:  # the same span listed twice is one unit
+                spans.append(span)
+        candidates = {cid: self.index.where[cid] for span in spans
+                      for cid in self.index.meeting(span)}
+        return ItemEvidence(tuple(spans), candidates)
+
+    # ----- what each item is judged by -------------------------------------------------------
+
+    @property
+    def qids(self) -> list[str]:
+        """The questions that are scored, in golden-set order."""
+        return list(self.items)
+
+    def kind(self, qid: str) -> str:
+        """``"evidence"`` or ``"chunk_id"``."""
+        return "evidence" if qid in self._evidence else "chunk_id"
+
+    def label(self, qid: str) -> str:
+        """The relevance label of the item's numbers, e.g. ``evidence>=0.75``."""
+        if qid in self._evidence:
+            return relevance_label("evidence", self.evidence_threshold)
+        return relevance_label("chunk_id", self.grade_threshold)
+
+    def units(self, qid: str) -> int:
+        """How many relevant units the item has (spans, or relevant chunk ids)."""
+        if qid in self._evidence:
+            return len(self._evidence[qid].spans)
+        return sum(g >= self.grade_threshold for g in self._qrels[qid].values())
+
+    # ----- questions downstream asks ---------------------------------------------------------
+
+    def found_ranks(self, qid: str, ranked: Sequence[str]) -> list[float]:
+        """For each relevant unit, the 1-based rank at which ``ranked`` finds it (inf: never).
+        Evidence: the rank where the span's coverage reaches the threshold; chunk ids: the
+        first rank of each relevant id."""
+        if qid in self._evidence:
+            return list(trace_ranking(self._evidence[qid], ranked, self.evidence_threshold).found)
+        first: dict[str, int] = {}
+        for rank, cid in enumerate(ranked, start=1):
+            first.setdefault(cid, rank)
+        return [float(first.get(cid, np.inf)) for cid, g in self._qrels[qid].items()
+                if g >= self.grade_threshold]
+
+    def first_found(self, qid: str, ranked: Sequence[str]) -> int | None:
+        """The first rank at which something relevant is found (None: never)."""
+        best = min(self.found_ranks(qid, ranked), default=np.inf)
+        return None if best == np.inf else int(best)
+
+    def found_within(self, qid: str, ranked: Sequence[str], k: int) -> bool:
+        """True when something relevant is found within the top ``k`` (hit rate)."""
+        first = self.first_found(qid, ranked)
+        return first is not None and first <= k
+
+    def gold(self, qid: str, k: int | None = None) -> list[str]:
+        """The gold chunk ids of an item, at most ``k``: for evidence, the fewest chunks of
+        this chunking that hold the spans (whole where possible), span by span; for chunk
+        ids, the labelled chunks at the threshold, best grade first, then in corpus order."""
+        if qid in self._evidence:
+            ids = cover_chunks(self._evidence[qid], self.evidence_threshold)
+        else:
+            grades = self._qrels[qid]
+            ids = sorted((c for c, g in grades.items() if g >= self.grade_threshold),
+                         key=lambda c: (-grades[c], self._order.get(c, len(self._order))))
+        return ids if k is None else ids[:k]
+
+    def unit_chunks(self, qid: str) -> list[tuple[str, ...]]:
+        """For each relevant unit (evidence span or labelled chunk id), the chunk ids of this
+        chunking that hold part of it, in document order (empty: the chunking lost it)."""
+        if qid in self._evidence:
+            assert self.index is not None
+            return [tuple(self.index.meeting(span)) for span in self._evidence[qid].spans]
+        return [(c,) for c, g in self._qrels[qid].items() if g >= self.grade_threshold]
+
+    def touching(self, qid: str) -> set[str]:
+        """Chunk ids that hold any part of the item's relevant content: every chunk sharing a
+        non-blank character with an evidence span, or the labelled ids at the threshold
+        (e.g. to keep them out of distractors)."""
+        if qid in self._evidence:
+            return set(self._evidence[qid].candidates)
+        return {c for c, g in self._qrels[qid].items() if g >= self.grade_threshold}
+
+    # ----- scoring ---------------------------------------------------------------------------
+
+    def score(self, ranked: Mapping[str, Sequence[str]], metrics: Sequence[Metric]) -> Scores:
+        """Per-question values of ``metrics`` for the ranking of every scored question
+        (``ranked[qid]``: chunk ids, best first; a question missing from it retrieved
+        nothing)."""
+        values: dict[str, dict[str, float]] = {m.name: {} for m in metrics}
+        excluded: dict[str, list[str]] = {}
+        by_ids = [q for q in self.items if q not in self._evidence]
+        id_metrics = [m for m in metrics if m.defined_for("chunk_id")]
+        for m in metrics:
+            if not m.defined_for("chunk_id") and by_ids:
+                excluded.setdefault(f"no_evidence ({m.name})", []).extend(by_ids)
+        if by_ids and id_metrics:
+            trec = score_queries({q: self._qrels[q] for q in by_ids},
+                                 {q: list(ranked.get(q, ())) for q in by_ids},
+                                 id_metrics, threshold=self.grade_threshold)
+            for m in id_metrics:
+                for q, v in zip(trec.qids, trec.values[m.name], strict=True):
+                    values[m.name][q] = float(v)
+        span_kinds = {"span_precision", "span_iou", "span_precision_omega"}
+        for qid, item in self._evidence.items():
+            ranking = list(ranked.get(qid, ()))
+            progress = trace_ranking(item, ranking, self.evidence_threshold)
+            for m in metrics:
+                if m.kind in span_kinds:
+                    continue
+                if not m.defined_for("evidence"):
+                    excluded.setdefault(f"not defined for evidence ({m.name})", []).append(qid)
+                    continue
+                values[m.name][qid] = metric_value(m.kind, m.k, item, progress,
+                                                   self.evidence_threshold, max(len(ranking), 1))
+            wanted = [m for m in metrics if m.kind in span_kinds]
+            if wanted:
+                assert self.index is not None and self._chunks is not None
+                if self._ranges is None:
+                    self._ranges = RangeIndex(self._chunks)
+                refs = [(s.doc_id, s.start, s.end) for s in item.spans]
+                for m in wanted:
+                    cut = [self.index.where[c] for c in ranking[: m.k or 0]]
+                    values[m.name][qid] = span_value(m.kind, cut, refs, self._ranges)
+        order = {q: i for i, q in enumerate(self.items)}
+        values = {name: dict(sorted(v.items(), key=lambda kv: order[kv[0]]))
+                  for name, v in values.items()}
+        return Scores(values, {r: tuple(q) for r, q in excluded.items()})
