@@ -44,11 +44,18 @@ class Production:
 
     def llamaindex_retriever(self, k: int = 5) -> Any:
         from llama_index.core import Settings, VectorStoreIndex
-        from llama_index.core.schema import TextNode
 
         from workbench.retrieval.adapters import llamaindex_embedding
 
         Settings.llm = None
+        index = VectorStoreIndex(self.llamaindex_nodes(),
+                                 embed_model=llamaindex_embedding(self.encoder))
+        return index.as_retriever(similarity_top_k=k)
+
+    def llamaindex_nodes(self) -> list[Any]:
+        """The splits as LlamaIndex nodes with their vectors (metadata not embedded)."""
+        from llama_index.core.schema import TextNode
+
         got = self.collection.get(include=["embeddings", "documents", "metadatas"])
         nodes = []
         for cid, text, meta, vector in zip(got["ids"], got["documents"], got["metadatas"],
@@ -59,8 +66,7 @@ class Production:
                                   excluded_embed_metadata_keys=list(meta),
                                   excluded_llm_metadata_keys=list(meta),
                                   embedding=[float(x) for x in vector]))
-        index = VectorStoreIndex(nodes, embed_model=llamaindex_embedding(self.encoder))
-        return index.as_retriever(similarity_top_k=k)
+        return nodes
 
 
 def chunk_id(source: str, start: int) -> str:

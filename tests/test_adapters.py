@@ -119,13 +119,24 @@ def test_scoring_the_production_retriever_equals_scoring_its_chunks(system, refe
                                                      system.corpus)}[adapter]()
     run = {i.question: [(h.chunk_id, h.score) for h in wrapped.search(i.question, K)]
            for i in system.golden}
-    ours = CallableRetriever(lambda q: run[q], "workbench chunks", chunks=reference.values())
-    located = collection_chunks(system.collection, system.corpus)
-    production = evaluate(wrapped, system.golden, located, k=K).summary()
-    workbench = evaluate(ours, system.golden, list(reference.values()), k=K).summary()
-    assert list(production["metric"]) == list(workbench["metric"])
-    for a, b in zip(production["mean"], workbench["mean"], strict=True):
-        assert abs(a - b) <= 1e-12
+    ours = CallableRetriever(lambda q: run[q], "workbench chunks")
+    # the production chunking, located by the adapter (nDCG's ideal ranking needs all of it)
+    located = {"chroma": lambda: collection_chunks(system.collection, system.corpus),
+               "langchain": lambda: chunks_from_documents(system.splits, system.corpus),
+               "llamaindex": lambda: chunks_from_nodes(
+                   system.llamaindex_nodes(), system.corpus)}[adapter]()
+    production = evaluate(wrapped, system.golden, located, k=K)
+    workbench = evaluate(ours, system.golden, list(reference.values()), k=K)
+    a, b = production.to_frame(), workbench.to_frame()
+    assert list(a["metric"].unique()) == list(b["metric"].unique())
+    assert (a["qid"] + a["metric"]).tolist() == (b["qid"] + b["metric"]).tolist()
+    assert max(abs(x - y) for x, y in zip(a["value"], b["value"], strict=True)) <= 1e-12
+    assert production.excluded == workbench.excluded
+    # without the chunking, the hits carry their chunks: every metric but nDCG is the same
+    alone = evaluate(wrapped, system.golden, k=K).to_frame()
+    same = alone["metric"] != f"ndcg@{K}"
+    assert max(abs(x - y) for x, y in zip(alone["value"][same], b["value"][same],
+                                          strict=True)) <= 1e-12
 
 
 def test_the_collection_reopens_in_a_fresh_process(system):

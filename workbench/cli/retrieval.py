@@ -2,8 +2,10 @@
 
 ``trec`` prints trec_eval-style scores of a TREC run against TREC qrels; ``validate`` checks
 a golden set against a corpus (and a chunking); ``eval`` evaluates a retriever on a golden
-set (table or ``--json``); ``chunks`` prints chunking diagnostics and the extraction warnings
-of PDF / HTML / DOCX documents (scanned pages, columns read across, hyphenation). Heavy
+set (table or ``--json``), or a logged production run (``--run RUN.jsonl``), and can write
+the run it scored (``--export-run``: run JSONL or TREC); ``chunks`` prints chunking
+diagnostics and the extraction warnings of PDF / HTML / DOCX documents (scanned pages,
+columns read across, hyphenation). Heavy
 modules are imported inside each command, so ``import workbench.cli`` stays fast and never
 imports torch.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import Any
 
 __all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
@@ -101,17 +104,32 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     corpus, golden = _load_inputs(args)
     golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
-    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
+    chunking = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
     metrics = args.metric or default_metrics(args.k)
-    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=args.level,
-                  evidence_threshold=args.evidence_threshold, system=args.retriever)
+    if args.run:  # logged results: the hits carry their located chunks
+        source: Any = _logged_run(args, corpus, chunking)
+        chunks, name = None, source.system
+        described = f"logged run {args.run} ({name})"
+    else:
+        source = make_retriever(args.retriever, chunking, encoder=args.encoder)
+        chunks, name = chunking, args.retriever
+        described = f"{args.retriever} over {len(chunking)} chunks ({args.chunker})"
+    ev = evaluate(source, golden, chunks, metrics=metrics, k=args.k, level=args.level,
+                  evidence_threshold=args.evidence_threshold, system=name)
+    if args.export_run:
+        from workbench.evaluation.run_files import write_run
+
+        written = write_run(ev.runs[name], args.export_run, chunks=chunking)
+        print(f"run of {len(ev.runs[name].hits)} questions written to {written}",
+              file=sys.stderr)
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
     if args.json:
         out: dict[str, Any] = {
-            "n": ev.n, "k": args.k, "chunker": args.chunker, "retriever": args.retriever,
-            "level": args.level, "chunks": len(chunks),
+            "n": ev.n, "k": args.k, **({"run": args.run, "system": name} if args.run else {
+                "chunker": args.chunker, "retriever": args.retriever,
+                "chunks": len(chunking)}),
+            "level": args.level,
             "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
             "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
                           for r in summary},
@@ -119,7 +137,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "interval": INTERVAL_NOTE,
             "by_category": {},
             "excluded": {k: len(v) for k, v in ev.excluded.items()},
-            "latency_ms": ev.latency().drop(columns=["system"]).to_dict("records"),
+            "latency_ms": [{k: v for k, v in row.items() if k != "system"}
+                           for row in ev.latency().to_dict("records")],
         }
         for r in by_cat:
             cat = out["by_category"].setdefault(str(r["category"]), {"n": int(r["n"])})
@@ -129,7 +148,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(f"{args.retriever} over {len(chunks)} chunks ({args.chunker}); n={ev.n} questions; "
+        print(f"{described}; n={ev.n} questions; "
               f"excluded: {ev.excluded and {k: len(v) for k, v in ev.excluded.items()}}")
         for label in ev.relevance:
             print(f"relevance {label}: {describe_relevance(label)}")
@@ -138,6 +157,23 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print()
         print(ev.table(column="category").to_string())
     return 0
+
+
+def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
+    """The run of ``--run``: text and offsets located in the corpus (offsets into the raw
+    files with ``--run-offsets raw``), chunk ids resolved in ``--chunker``'s chunking."""
+    from pathlib import Path
+
+    from workbench.corpus import raw_texts
+    from workbench.evaluation.run_files import read_run
+
+    raw = None
+    if args.run_offsets == "raw":
+        if not Path(args.corpus).is_dir():
+            raise ValueError(f"--run-offsets raw needs --corpus to be the folder of the raw "
+                             f"files, not {args.corpus}")
+        raw = raw_texts(args.corpus, corpus.documents)
+    return read_run(args.run, corpus, chunks=chunking, scores=args.run_scores, raw=raw)
 
 
 def run_chunks_command(args: argparse.Namespace) -> int:

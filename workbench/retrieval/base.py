@@ -10,7 +10,9 @@ real offsets and the document without parsing the chunk id.
 :class:`CallableRetriever` wraps a production retriever, any callable
 ``question[, k] -> hits``. A hit may be a workbench chunk id (``str``), a ``(hit, score)``
 pair, a :class:`Hit`, a :class:`~workbench.corpus.Chunk`, a dict ``{"chunk_id"}`` /
-``{"doc_id", "text"}`` / ``{"doc_id", "start", "end"}`` (``"score"`` and ``"id"`` optional),
+``{"doc_id", "text"}`` / ``{"doc_id", "start", "end"}`` (``"score"``, ``"metadata"`` and the
+production id as ``"id"`` or ``"chunk_id"`` optional; text and offsets are located when
+documents are given),
 or the production library's own object: a LangChain ``Document``, a LlamaIndex
 ``NodeWithScore`` or node (read by their attributes; :mod:`~workbench.retrieval.adapters` wraps
 the retrievers themselves). Text and offsets are located in the documents
@@ -183,17 +185,19 @@ def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
         v = fields[name]
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise TypeError(f"field {name!r} must be an integer offset")
-    if fields["chunk_id"] is not None:
+    if fields["chunk_id"] is not None and fields["doc_id"] is None and fields["text"] is None:
         return _Read(chunk_id=fields["chunk_id"], score=value)
     if fields["doc_id"] is None and fields["text"] is None:
-        raise TypeError("a hit dict needs 'chunk_id', or 'doc_id' with 'text' or "
-                        "'start' and 'end'")
+        raise TypeError("a hit dict needs 'chunk_id', 'text', or 'doc_id' with 'start' and "
+                        "'end'")
     if fields["text"] is None and (fields["start"] is None or fields["end"] is None):
         raise TypeError("a hit dict with 'doc_id' and no 'text' needs 'start' and 'end'")
     meta = item.get("metadata") or {}
-    return _Read(chunk_id=fields["id"], doc_id=fields["doc_id"], text=fields["text"],
-                 start=fields["start"], end=fields["end"], score=value,
-                 metadata=meta if isinstance(meta, Mapping) else {})
+    meta = meta if isinstance(meta, Mapping) else {}
+    start = fields["start"] if fields["start"] is not None else _offset(meta, _START_KEYS)
+    end = fields["end"] if fields["start"] is not None else _offset(meta, _END_KEYS)
+    return _Read(chunk_id=fields["chunk_id"] or fields["id"], doc_id=fields["doc_id"],
+                 text=fields["text"], start=start, end=end, score=value, metadata=meta)
 
 
 def _takes_k(fn: Callable[..., Any]) -> bool:
@@ -230,7 +234,8 @@ class _Resolver:
         details to record; ``where`` names the hit in errors."""
         if r.chunk is not None:
             return r.chunk, {}
-        if r.text is None and r.doc_id is None and r.chunk_id is not None:
+        by_id = r.text is None and r.doc_id is None
+        if r.chunk_id is not None and (by_id or self.locator is None):
             if self.chunks is None:
                 return None, {}
             chunk = self.chunks.get(r.chunk_id)
@@ -345,8 +350,13 @@ class CallableRetriever:
 
     def search(self, query: str, k: int) -> list[Hit]:
         out = self.fn(query, k) if self._takes_k else self.fn(query)
-        where = f"retriever {self.name!r}, question {query[:60]!r}"
-        reads = self._ordered(_read_all(out, where), where)[:k]
+        return self.rank(out, k, f"retriever {self.name!r}, question {query[:60]!r}")
+
+    def rank(self, items: Any, k: int | None = None, where: str = "") -> list[Hit]:
+        """The hits of one result as this retriever ranks them (the module doc's rules),
+        cut at ``k`` (all of them with None); ``where`` names the result in errors."""
+        where = where or f"retriever {self.name!r}"
+        reads = self._ordered(_read_all(items, where), where)[:k]
         hits = []
         for rank, r in enumerate(reads, start=1):
             chunk, details = self._resolver.chunk(r, f"{where}, hit {rank}")
