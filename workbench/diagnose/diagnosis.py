@@ -115,8 +115,12 @@ def diagnose(trace: Trace, item: GoldenItem, chunks: Sequence[Chunk] | Mapping[s
     if unknown:
         evidence["unknown_citation"] = tuple(unknown)
 
-    def superseded(cid: str) -> bool:
-        doc = cid.rsplit("#", 1)[0]
+    recorded_doc = {p.chunk_id: p.doc_id for p in trace.context if p.doc_id}
+
+    def superseded(cid: str) -> bool:  # the chunk's document: as recorded, else its chunk's
+        doc = recorded_doc.get(cid) or (by_id[cid].doc_id if cid in by_id else None)
+        if doc is None:
+            return False
         if doc in trace.doc_versions:
             return trace.is_superseded(doc)
         d = corpus.get(doc) if corpus is not None else None
