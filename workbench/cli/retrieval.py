@@ -107,6 +107,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     chunking = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
     metrics = args.metric or default_metrics(args.k)
     if args.run:  # logged results: the hits carry their located chunks
+        metrics = _loggable(metrics, given=bool(args.metric))
         source: Any = _logged_run(args, corpus, chunking)
         chunks, name = None, source.system
         described = f"logged run {args.run} ({name})"
@@ -157,6 +158,29 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print()
         print(ev.table(column="category").to_string())
     return 0
+
+
+# metrics that need the production system's whole chunking, which a run log does not hold
+_NEED_THE_CHUNKING = ("ndcg", "span_precision_omega")
+
+
+def _loggable(metrics: list[str], given: bool) -> list[str]:
+    """The metrics a run log can be scored on: nDCG's ideal ranking (and omega precision)
+    need every chunk of the production chunking, not only the logged ones; asked for, they
+    are refused; by default, left out."""
+    from workbench.metrics import parse_metric
+
+    needs = [m for m in metrics if parse_metric(m).kind in _NEED_THE_CHUNKING]
+    if needs and given:
+        raise ValueError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
+                         "ranking needs the production system's whole chunking, and a log "
+                         "holds only the chunks it retrieved. Score the log on the other "
+                         "metrics, or wrap the retriever (workbench.retrieval.adapters) and "
+                         "pass its chunking")
+    if needs:
+        print(f"note: {', '.join(needs)} left out: a run log does not hold the whole "
+              "production chunking its ideal ranking needs", file=sys.stderr)
+    return [m for m in metrics if m not in needs]
 
 
 def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
