@@ -1,4 +1,5 @@
-"""Time workbench.metrics against pytrec_eval, ranx and ir_measures on the same inputs.
+"""Time workbench.metrics against pytrec_eval, ranx and ir_measures on the same inputs, and
+evidence scoring against chunk-id scoring on the same rankings.
 
     python benchmarks/bench_metrics.py [--queries 10000] [--depth 100] [--repeat 3]
 
@@ -7,6 +8,12 @@ peer accepts them. Each tool computes recall@10, P@10, reciprocal rank (uncut), 
 success/hit_rate@10 in one call; the time counts everything from the dicts to the means (peer
 object construction included). The best of ``--repeat`` runs is reported. ranx's first call
 compiles numba code (cached on disk after the first ever run) and is reported separately.
+
+Evidence scoring (``Relevance(...).score``): every query gets 1-3 evidence spans in a
+chunked corpus of 2,000 documents (300-character chunks, half of them overlapping), and the
+same ranked lists of ``--depth`` chunk ids are scored twice: by the spans (coverage at the
+threshold) and by chunk-id labels (the chunks holding the spans, trec_eval semantics). The
+time counts everything from the golden items and the chunking to the per-query values.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.metrics import mean_scores
+from workbench.corpus import Chunk
+from workbench.golden import Evidence, GoldenItem
+from workbench.metrics import Relevance, mean_scores, parse_metric
 
 OURS = ["recall@10", "precision@10", "mrr", "ndcg@10", "hit_rate@10"]
 TREC = ["recall_10", "P_10", "recip_rank", "ndcg_cut_10", "success_10"]
@@ -43,8 +52,66 @@ def make_inputs(n_queries: int, depth: int, seed: int = 0) -> tuple[dict, dict]:
     return qrels, run
 
 
-def best_of(fn: Callable[[], dict[str, float]], repeat: int) -> tuple[float, dict[str, float]]:
-    best, result = float("inf"), {}
+def make_evidence_inputs(n_queries: int, depth: int, seed: int = 0
+                         ) -> tuple[list[Chunk], list[GoldenItem], list[GoldenItem], dict]:
+    """A chunking, the same questions labelled by evidence and by chunk ids, and rankings."""
+    rng = np.random.default_rng(seed)
+    text = "".join(rng.choice(list("abcdefgh "), size=3000))
+    chunks = []
+    for d in range(2000):
+        step = 150 if d % 2 else 300  # odd documents: 300/150 windows, even: no overlap
+        for i, start in enumerate(range(0, 2700, step)):
+            chunks.append(Chunk(f"doc{d}#{i}", f"doc{d}", start, start + 300,
+                                text[start:start + 300]))
+    ids = [c.id for c in chunks]
+    by_evidence, by_ids, ranked = [], [], {}
+    for q in range(n_queries):
+        spans, holders = [], []
+        for _ in range(int(rng.integers(1, 4))):
+            d = int(rng.integers(0, 2000))
+            start = int(rng.integers(0, 2600))
+            end = start + int(rng.integers(30, 200))
+            spans.append(Evidence(f"doc{d}", start, end, text[start:end]))
+            step = 150 if d % 2 else 300
+            holders += [f"doc{d}#{i}" for i, s in enumerate(range(0, 2700, step))
+                        if s < end and s + 300 > start]
+        qid = f"q{q}"
+        by_evidence.append(GoldenItem(qid, "?", evidence=tuple(spans)))
+        by_ids.append(GoldenItem(qid, "?", relevant_chunk_ids=tuple(dict.fromkeys(holders))))
+        picks = list(rng.choice(len(ids), size=depth, replace=False))
+        ranking = [ids[i] for i in picks]
+        for h in holders[:2]:  # put some of the evidence in the ranking, at random ranks
+            ranking[int(rng.integers(0, depth))] = h
+        ranked[qid] = ranking
+    return chunks, by_evidence, by_ids, ranked
+
+
+def evidence_timing(n_queries: int, depth: int, repeat: int) -> None:
+    t = time.perf_counter()
+    chunks, by_evidence, by_ids, ranked = make_evidence_inputs(n_queries, depth)
+    print(f"\nevidence vs chunk-id scoring: {n_queries} queries x {depth} hits, "
+          f"{len(chunks):,} chunks (built in {time.perf_counter() - t:.1f}s)")
+    metrics = [parse_metric(m) for m in OURS]
+    rows = []
+    for name, items in (("chunk ids", by_ids), ("evidence", by_evidence)):
+        judge_s, judged = best_of(lambda items=items: Relevance(items, chunks), repeat)
+        score_s, scores = best_of(lambda judged=judged: judged.score(ranked, metrics), repeat)
+        means = {m: float(np.mean(list(v.values()))) for m, v in scores.values.items()}
+        rows.append((name, judge_s, score_s, means))
+    base_judge, base_score = rows[0][1], rows[0][2]
+    print("judge = build the judgments of the golden set under the chunking (once per "
+          "chunking); score = one run")
+    print(f"{'relevance':<11}{'judge s':>9}{'score s':>9}{'total s':>9}{'x ids (score)':>15}"
+          f"{'x ids (total)':>15}   means")
+    for name, judge_s, score_s, means in rows:
+        shown = ", ".join(f"{m}={v:.4f}" for m, v in means.items())
+        total = (judge_s + score_s) / (base_judge + base_score)
+        print(f"{name:<11}{judge_s:>9.3f}{score_s:>9.3f}{judge_s + score_s:>9.3f}"
+              f"{score_s / base_score:>15.2f}{total:>15.2f}   {shown}")
+
+
+def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best, result = float("inf"), None
     for _ in range(repeat):
         t = time.perf_counter()
         result = fn()
@@ -127,6 +194,7 @@ def main() -> None:
     for note in notes:
         print(note)
     print("\nmeans: " + ", ".join(f"{m}={v:.4f}" for m, v in base.items()))
+    evidence_timing(args.queries, args.depth, args.repeat)
 
 
 if __name__ == "__main__":

@@ -135,10 +135,10 @@ def main() -> None:
         warm_wall = time.perf_counter() - start
 
     unique: set[str] = set()
-    for spec in result.configs["spec"]:
+    for spec in result.config_table["spec"]:
         unique.update(c.embed_text for c in chunk_corpus(parse_chunker(spec), docs))
-    configs = len(result.configs)
-    chunkings = result.configs["spec"].nunique()
+    configs = len(result.config_table)
+    chunkings = result.config_table["spec"].nunique()
     per_doc = encoder.seconds["document"] / max(encoder.texts["document"], 1)
     per_query = encoder.seconds["query"] / max(encoder.texts["query"], 1)
     embed_seconds = encoder.seconds["document"] + encoder.seconds["query"]
@@ -148,7 +148,7 @@ def main() -> None:
         n_docs, n_q = int(table["chunks"].sum()), len(table) * len(golden)
         return n_docs, n_q, other + n_docs * per_doc + n_q * per_query
 
-    first = result.configs.drop_duplicates("spec")
+    first = result.config_table.drop_duplicates("spec")
     print(f"grid: {configs} configurations over {chunkings} chunkings ({len(sizes)} sizes x "
           f"{len(overlaps)} overlaps x header on/off) x retrievers {args.retrievers} x k "
           f"{args.ks}; MiniLM, {args.threads} torch thread(s)")
@@ -161,7 +161,7 @@ def main() -> None:
     print(f"sweep wall time (warm cache): {warm_wall:.1f} s, embedded {warm.embedded}")
     views = [("one config per chunking", first)]
     if len(first) < configs:
-        views.append(("every configuration", result.configs))
+        views.append(("every configuration", result.config_table))
     for label, table in views:
         n_docs, n_q, seconds = naive(table)
         print(f"naive loop, {label:<23}: {n_docs:,} chunk texts + {n_q:,} questions embedded "

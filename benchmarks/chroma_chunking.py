@@ -6,7 +6,12 @@
 Smith & Troynikov, "Evaluating Chunking Strategies for Retrieval" (Chroma, July 2024) chunk
 five corpora, embed every chunk of all five into one collection, retrieve the top 5 chunks for
 each of 472 synthetic questions and score the retrieved *character ranges* against the
-reference excerpts (see :mod:`workbench.metrics.spans` for the exact definitions). Their
+reference excerpts. Here the excerpts are the questions' evidence spans and everything is
+scored by ``workbench.evaluate``: their recall is our evidence metric ``coverage@k`` (one
+definition for the reproduction and the headline evidence recall; it counts non-whitespace
+characters, theirs every character), their precision, IoU and PrecisionΩ are
+``span_precision@k``, ``span_iou@k`` and ``span_precision_omega``
+(:mod:`workbench.metrics.spans` for the exact definitions). Their
 chunkers are LangChain's ``RecursiveCharacterTextSplitter`` (separators ``\\n\\n``, ``\\n``,
 ``.``, ``?``, ``!``, space, "") and ``TokenTextSplitter``, both measured in cl100k tokens; ours
 are ``recursive:...,unit=tokens,counter=cl100k`` and ``fixed:...,unit=tokens,counter=cl100k``.
@@ -35,8 +40,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from workbench.chunking import chunk_corpus, parse_chunker
-from workbench.corpus import Document, Span
-from workbench.metrics.spans import score_spans
+from workbench.corpus import Document
+from workbench.evaluation import Run, evaluate
+from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.dense import DenseRetriever
 from workbench.retrieval.encoders import get_encoder
@@ -61,8 +67,8 @@ CONFIGS = {
     "fixed-200-0": ("fixed:size=200,overlap=0,unit=tokens,counter=cl100k",
                     "TokenTextSplitter", 200, 0),
 }
-METRICS = {"span_recall": "recall", "span_precision": "precision",
-           "span_precision_omega": "precision_omega", "span_iou": "iou"}
+METRICS = {"coverage@{k}": "recall", "span_precision@{k}": "precision",
+           "span_precision_omega": "precision_omega", "span_iou@{k}": "iou"}
 
 NOTE = """\
 Why ours differ from the published numbers (read before trusting any gap):
@@ -143,11 +149,13 @@ def main() -> None:
     corpora = args.corpora.split(",") if args.corpora else None
     docs, questions = load(corpora, args.max_questions)
     qids = [str(i) for i in questions.index]
-    references = {
-        q: [Span(str(row.corpus_id), r["start_index"], r["end_index"])
-            for r in json.loads(str(row.references))]
-        for q, row in zip(qids, questions.itertuples(), strict=True)}
-    corpus_of = dict(zip(qids, questions["corpus_id"].astype(str), strict=True))
+    golden = GoldenSet([
+        GoldenItem(q, str(row.question), category=str(row.corpus_id), source="synthetic",
+                   evidence=tuple(Evidence(str(row.corpus_id), r["start_index"],
+                                           r["end_index"], r["content"])
+                                  for r in json.loads(str(row.references))))
+        for q, row in zip(qids, questions.itertuples(), strict=True)])
+    metrics = {m.format(k=args.k): theirs for m, theirs in METRICS.items()}
     print(f"{len(docs)} corpora, {sum(len(d.text) for d in docs):,} characters, "
           f"{len(questions)} questions, k={args.k}, all-MiniLM-L6-v2 (packaged), exact search")
 
@@ -163,15 +171,16 @@ def main() -> None:
         dense = DenseRetriever(chunks, encoder=encoder, cache=cache, index="exact", name=name)
         embedded = cache.stats.embedded
         hits = dense.search_many(questions["question"].astype(str).tolist(), args.k)
-        by_id = {c.id: c for c in chunks}
-        retrieved = {q: [by_id[h.chunk_id] for h in hs] for q, hs in zip(qids, hits, strict=True)}
-        scores = score_spans(retrieved, references, k=args.k, chunks=chunks, groups=corpus_of)
-        means, stds = scores.mean(), scores.std()
+        run = Run(name, dict(zip(qids, map(tuple, hits), strict=True)))
+        ev = evaluate(run, golden, chunks, metrics=list(metrics), k=args.k)
+        frame = ev.frame
+        means = frame.groupby("metric")["value"].mean()
+        stds = frame.groupby("metric")["value"].std(ddof=0)  # population std, as printed
         pub = published(their_chunker, size, overlap)
         row: dict[str, object] = {"config": name, "chunks": len(chunks),
                                   "mean_tokens": round(mean_tokens, 1),
                                   "pub_mean_tokens": pub.get("mean_tokens")}
-        for ours, theirs in METRICS.items():
+        for ours, theirs in metrics.items():
             mine = 100 * means[ours]
             row[theirs] = f"{mine:.1f} ± {100 * stds[ours]:.1f}"
             if pub:
@@ -180,12 +189,11 @@ def main() -> None:
         row["seconds"] = round(time.perf_counter() - started, 1)
         row["embedded"] = embedded
         rows.append(row)
-        frame = scores.to_frame()
-        corpus_means = frame.groupby("group")[["span_recall", "span_iou"]].mean() * 100
-        for corpus, values in corpus_means.iterrows():
+        by_corpus = ev.by("category").set_index(["category", "metric"])["mean"] * 100
+        for corpus in sorted({c for c, _ in by_corpus.index}):
             per_corpus.append({"config": name, "corpus": corpus,
-                               "recall": round(values["span_recall"], 1),
-                               "iou": round(values["span_iou"], 1)})
+                               "recall": round(by_corpus[corpus, f"coverage@{args.k}"], 1),
+                               "iou": round(by_corpus[corpus, f"span_iou@{args.k}"], 1)})
         print(f"  {name}: {len(chunks)} chunks ({embedded} embedded now), "
               f"{row['seconds']} s", flush=True)
 

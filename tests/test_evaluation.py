@@ -100,3 +100,149 @@ def test_compare_says_when_difference_is_noise():
     assert verdicts["regressed"] == "worse"
     assert verdicts["wobble"] == "can't tell with n=60"
     assert isinstance(table, pd.DataFrame) and set(table["test"]) == {"mcnemar-exact"}
+
+
+# ----- regressions of the "one ruler" issue: plausible numbers that were wrong --------------
+
+def _tiny_evidence(n: int = 12):
+    """n questions, each with one evidence span that is exactly one chunk."""
+    from workbench.golden import Evidence
+
+    chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, f"word{i:05d} ") for i in range(n + 2)]
+    golden = GoldenSet([GoldenItem(f"q{i}", f"question {i}",
+                                   evidence=(Evidence("d", 10 * i, 10 * i + 9, f"word{i:05d}"),),
+                                   category="a" if i % 2 else "b") for i in range(n)])
+    return chunks, golden
+
+
+def test_compare_two_evaluations_with_the_same_system_name():
+    """new.compare(old) when both used the same retriever name: compares, baseline = old."""
+    chunks, golden = _tiny_evidence()
+    old = evaluate(Run.from_ranked({i.qid: ["d#13"] for i in golden}, "bm25"), golden, chunks,
+                   metrics=["hit_rate@1"], k=1)
+    new = evaluate(Run.from_ranked({i.qid: [f"d#{i.qid[1:]}"] for i in golden}, "bm25"),
+                   golden, chunks, metrics=["hit_rate@1"], k=1)
+    table = new.compare(old).reset_index()
+    assert list(table["baseline_config"]) == ["bm25 (baseline)"]
+    row = table.iloc[0]
+    assert row["name"] == "bm25" and row["delta"] == pytest.approx(1.0)
+    assert row["wins"] == 12 and row["losses"] == 0 and row["verdict"] == "better"
+    assert row["relevance"] == "evidence>=0.75"
+
+
+def test_compare_a_sum_of_evaluations_never_overwrites_the_baseline():
+    """(new + dense).compare(old): old keeps its own values; both candidates are compared."""
+    chunks, golden = _tiny_evidence()
+    old = evaluate(Run.from_ranked({i.qid: ["d#13"] for i in golden}, "bm25"), golden, chunks,
+                   metrics=["hit_rate@1"], k=1)
+    new = evaluate(Run.from_ranked({i.qid: [f"d#{i.qid[1:]}"] for i in golden}, "bm25"),
+                   golden, chunks, metrics=["hit_rate@1"], k=1)
+    dense = evaluate(Run.from_ranked({i.qid: ["d#12"] for i in golden}, "dense"), golden,
+                     chunks, metrics=["hit_rate@1"], k=1)
+    table = (new + dense).compare(old).reset_index().set_index("name")
+    assert table.loc["bm25", "delta"] == pytest.approx(1.0)
+    assert table.loc["dense", "delta"] == 0.0 and table.loc["dense", "verdict"] != "better"
+    assert (table["baseline_config"] == "bm25 (baseline)").all()
+    with pytest.raises(ValueError, match="holds 2 configurations"):
+        old.compare(new + dense)
+
+
+def test_compare_refuses_numbers_judged_differently():
+    chunks, golden = _tiny_evidence()
+    by_ids = GoldenSet([GoldenItem(i.qid, i.question, relevant_chunk_ids=(f"d#{i.qid[1:]}",))
+                        for i in golden])
+    run = Run.from_ranked({i.qid: [f"d#{i.qid[1:]}"] for i in golden}, "a")
+    a = evaluate(run, golden, chunks, metrics=["hit_rate@1"], k=1)
+    b = evaluate(Run(**{**run.__dict__, "system": "b"}), by_ids, chunks, metrics=["hit_rate@1"],
+                 k=1)
+    with pytest.raises(ValueError, match="relevance"):
+        b.compare(a)
+
+
+def test_small_categories_get_honest_intervals_and_a_mark():
+    """8 of 8 at n=8 is not [1.000, 1.000]; 0 of 5 is not [0.0, 0.0]."""
+    chunks, golden = _tiny_evidence(13)
+    perfect = {i.qid: [f"d#{i.qid[1:]}"] if i.category == "b" else ["d#14"] for i in golden}
+    ev = evaluate(Run.from_ranked(perfect), golden, chunks, metrics=["hit_rate@1", "mrr"], k=1)
+    cats = ev.by("category").set_index(["category", "metric"])
+    b, a = cats.loc[("b", "hit_rate@1")], cats.loc[("a", "hit_rate@1")]
+    assert (b["n"], b["mean"], b["ci_high"]) == (7, 1.0, 1.0)
+    assert b["ci_low"] == pytest.approx(0.025 ** (1 / 7)) and b["interval"] == "clopper-pearson"
+    assert (a["n"], a["mean"], a["ci_low"]) == (6, 0.0, 0.0)
+    assert a["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 6)) and a["small_n"]
+    assert cats.loc[("b", "mrr"), "ci_low"] < 1.0  # all-1.0 MRR is a 0/1 sample too
+    table = ev.table("category")
+    assert table["hit_rate@1"].str.endswith("†").all() and "n" in table.columns
+    whole = ev.summary().set_index("metric").loc["hit_rate@1"]
+    assert not whole["small_n"] and whole["n"] == 13
+
+
+def test_an_interior_constant_sample_still_gets_a_spread():
+    """A bootstrap of five 0.2s collapses to [0.2, 0.2]; the summary does not."""
+    from workbench.gate.check import evaluation_from_scores
+
+    ev = evaluation_from_scores({f"q{i}": {"precision@5": 0.2} for i in range(5)})
+    row = ev.summary().iloc[0]
+    assert row["ci_low"] < 0.2 < row["ci_high"] and row["small_n"]
+
+
+def test_every_number_says_which_relevance_it_uses():
+    chunks, golden = _tiny_evidence()
+    mixed = GoldenSet([*golden, GoldenItem("z", "labelled", relevant_chunk_ids=("d#13",))])
+    ranked = {i.qid: [f"d#{i.qid[1:]}"] for i in golden} | {"z": ["d#13"]}
+    ev = evaluate(Run.from_ranked(ranked), mixed, chunks, metrics=["recall@1"], k=1,
+                  evidence_threshold=1.0)
+    summary = ev.summary().set_index("relevance")
+    assert summary.loc["evidence>=1", "n"] == 12 and summary.loc["chunk_id>=1", "n"] == 1
+    assert "evidence spans, found when" in ev._repr_html_()
+    assert set(ev.table(None).index.get_level_values("relevance")) == {"evidence>=1",
+                                                                        "chunk_id>=1"}
+
+
+def test_bad_arguments_are_one_line_errors():
+    chunks, golden = _tiny_evidence()
+    run = Run.from_ranked({i.qid: ["d#0"] for i in golden})
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        evaluate(run, golden, chunks, k="5")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        evaluate(run, golden, chunks, k=0)
+    with pytest.raises(ValueError, match="cutoff of recall must be a positive integer"):
+        evaluate(run, golden, chunks, metrics=["recall@-1"])
+    with pytest.raises(ValueError, match="pass the chunks"):
+        evaluate(run, golden)  # evidence items cannot be judged without the chunks
+    with pytest.raises(ValueError, match="golden set is empty"):
+        evaluate(run, GoldenSet([]), chunks)
+    with pytest.raises(ValueError, match="all 1 golden questions are unanswerable"):
+        evaluate(run, GoldenSet([GoldenItem("u", "?", answerable=False)]), chunks)
+    with pytest.raises(ValueError, match="evidence_threshold must be a number in"):
+        evaluate(run, golden, chunks, evidence_threshold=0.0)
+    unknown = Run.from_ranked({i.qid: ["5f0c-uuid"] for i in golden})
+    with pytest.raises(ValueError, match=r"returned 1 chunk id\(s\) that are not among the 14"):
+        evaluate(unknown, golden, chunks)
+
+
+def test_a_huge_k_is_bounded_by_the_corpus():
+    chunks, golden = _tiny_evidence()
+    ev = evaluate(CallableRetriever(lambda q: [c.id for c in chunks]), golden, chunks,
+                  metrics=["recall@1000000000", "precision@1000000000"], k=1_000_000_000)
+    means = ev.summary().set_index("metric")["mean"]
+    assert means["recall@1000000000"] == 1.0
+    assert means["precision@1000000000"] == pytest.approx(1e-9)  # P@k divides by k
+
+
+def test_one_tie_rule_a_run_scores_the_same_as_a_list_and_as_a_dict():
+    """Retrievers and trec_eval order equal scores the same way (id descending), so the
+    scored-dict form of a retriever's hits ranks exactly as its list."""
+    from workbench.metrics import score_queries
+    from workbench.retrieval import BM25Retriever
+
+    chunks = [Chunk(f"d#{i}", "d", 0, 1, "same words here") for i in range(6)]
+    hits = BM25Retriever(chunks).search("same words", 6)
+    as_list = {"q": [h.chunk_id for h in hits]}
+    as_dict = {"q": {h.chunk_id: h.score for h in hits}}
+    qrels = {"q": {"d#2": 1}}
+    metrics = ["mrr", "recall@3", "ndcg@3", "precision@2"]
+    a = score_queries(qrels, as_list, metrics)
+    b = score_queries(qrels, as_dict, metrics)
+    assert all(a.values[m][0] == b.values[m][0] for m in metrics)
+    assert as_list["q"] == [f"d#{i}" for i in range(5, -1, -1)]

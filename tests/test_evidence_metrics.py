@@ -240,3 +240,77 @@ def test_duplicates_count_as_ranks():
     assert _values(ev, "hit_rate@2")["q"] == 0.0
     assert _values(ev, "mrr")["q"] == pytest.approx(1 / 11)
     assert _values(ev, "hit_rate@11")["q"] == 1.0
+
+
+def _best_dcg(item, threshold: float, k: int) -> float:
+    """Brute force: the best DCG@k any ordering of the candidate chunks reaches."""
+    from workbench.metrics.evidence import trace_ranking
+
+    best = 0.0
+    cands = list(item.candidates)
+    for size in range(1, min(k, len(cands)) + 1):
+        for order in itertools.permutations(cands, size):
+            found = trace_ranking(item, list(order), threshold).found
+            best = max(best, sum(1 / math.log2(f + 1) for f in found if f <= k))
+    return best
+
+
+@st.composite
+def span_layouts(draw):
+    """A few spans over one or two short documents and an overlapping chunking."""
+    docs = {d: _doc(_text(30, draw(st.integers(0, 99))), d) for d in ("a", "b")}
+    chunks, n = [], 0
+    for doc in docs.values():
+        step = draw(st.integers(15, 60))
+        size = draw(st.integers(step, 90))
+        for start in range(0, len(doc.text), step):
+            chunks.append(_chunk(doc, n, start, min(start + size, len(doc.text))))
+            n += 1
+    spans = []
+    for _ in range(draw(st.integers(1, 3))):
+        doc = docs[draw(st.sampled_from(["a", "b"]))]
+        start = draw(st.integers(0, len(doc.text) - 20))
+        end = draw(st.integers(start + 5, min(len(doc.text), start + 70)))
+        if doc.text[start:end].strip():
+            spans.append(_evidence(doc, start, end))
+    return chunks, spans
+
+
+@settings(max_examples=80, deadline=None)
+@given(span_layouts(), st.sampled_from([0.5, 0.75, 1.0]), st.sampled_from([1, 2, 3]))
+def test_ndcg_ideal_is_the_best_ordering_the_chunking_allows(layout, threshold, k):
+    """No ranking beats the ideal (nDCG <= 1), and when no chunk holds two spans the ideal
+    is reached by an actual ordering (it is the best ordering, not just a bound)."""
+    from workbench.metrics import Relevance
+
+    chunks, spans = layout
+    assume(spans)
+    judged = Relevance([GoldenItem("q", "?", evidence=tuple(spans))], chunks,
+                       evidence_threshold=threshold)
+    item = judged._evidence["q"]
+    assume(len(item.candidates) <= 6)
+    ideal = sum(1 / math.log2(r + 1) for r in item.ideal_ranks(threshold) if r <= k)
+    best = _best_dcg(item, threshold, k)
+    assert best <= ideal + 1e-12
+    if all(len(parts) == 1 for parts in item.pieces.values()) or len(item.spans) == 1:
+        assert best == pytest.approx(ideal)
+    gold = judged.gold("q")  # the oracle's chunks find every span the chunking can
+    findable = sum(r != math.inf for r in item.ideal_ranks(threshold))
+    found = sum(f != math.inf for f in judged.found_ranks("q", gold))
+    assert found == findable
+
+
+def test_whitespace_is_every_character_isspace_knows():
+    from workbench.metrics.evidence import WHITESPACE
+
+    assert frozenset(chr(i) for i in range(0x110000) if chr(i).isspace()) == WHITESPACE
+
+
+def test_a_cut_at_a_blank_loses_nothing():
+    """Chunkers trim the blanks between chunks; a span across the cut is still whole."""
+    doc = _doc("Refunds take thirty days.\n\nShipping is free within the EU.")
+    left, right = _chunk(doc, 0, 0, 25), _chunk(doc, 1, 27, len(doc.text))  # "\n\n" in no chunk
+    golden = GoldenSet([GoldenItem("q", "?", evidence=(_evidence(doc, 0, len(doc.text)),))])
+    ev = evaluate(Run.from_ranked({"q": [left.id, right.id]}), golden, [left, right],
+                  metrics=["coverage@2", "recall@2"], k=2, evidence_threshold=1.0)
+    assert {m: _values(ev, m)["q"] for m in ev.metrics} == {"coverage@2": 1.0, "recall@2": 1.0}

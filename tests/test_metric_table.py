@@ -1,3 +1,5 @@
+import pytest
+
 from workbench.evaluation import Run, evaluate
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.widgets.metric_table import MetricTable, available_ks, metric_table_html
@@ -37,3 +39,20 @@ def test_widget_state_readable_and_repaints():
     table.sort_select.value = "mrr"
     table.order.value = "descending"
     assert table.sort_by == "mrr" and table.view.value == table.to_html()
+
+
+def test_several_configurations_are_shown_one_at_a_time():
+    """Two systems in one Evaluation: each cell is that configuration's own value, never the
+    last configuration's, and sorting uses the shown configuration's means."""
+    other = Run.from_ranked({"q1": ["r#3"], "q2": ["z#0"], "q3": ["v#2"]}, "other")
+    both = EV + evaluate(other, GOLDEN, metrics=["recall@1", "recall@3", "mrr", "hit_rate@3"])
+    toy = metric_table_html(both, k=1, system="toy")
+    oth = metric_table_html(both, k=1, system="other")
+    assert toy == metric_table_html(EV, k=1, system="toy")
+    assert toy != oth and ">other:" in oth and ">toy:" in toy
+    table = MetricTable(both)
+    assert list(table.system_select.options) == ["toy", "other"]
+    table.system_select.value = "other"
+    assert table.view.value == table.to_html() and ">other:" in table.view.value
+    with pytest.raises(ValueError, match="unknown configuration"):
+        metric_table_html(both, system="nope")

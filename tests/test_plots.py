@@ -81,9 +81,12 @@ def test_metric_vs_param_traces_and_error_bars(result):
     faceted = metric_vs_param(result, "hit_rate@k", "size", color="overlap", facet="category")
     assert len(faceted.data) == 4  # two categories x two colours
     assert [a.text for a in faceted.layout.annotations] == ["lookup (n=4)", "table (n=4)"]
-    # k not fixed: each point is the best config over k (k=5)
+    # overlap and k not shown: held at the best configuration's values (overlap=50, k=5)
     best = metric_vs_param(result, "hit_rate@k", "size")
     assert list(best.data[0].y) == pytest.approx([5 / 8, 7 / 8])
+    assert [c[0] for c in best.data[0].customdata] == ["size=200 overlap=50 k=5",
+                                                       "size=400 overlap=50 k=5"]
+    assert "overlap=50, k=5 held fixed (the best configuration's)" in best.layout.title.text
     one_cat = metric_vs_param(result, "hit_rate@k", "overlap", category="table")
     assert list(one_cat.data[0].x) == ["0", "50"] or list(one_cat.data[0].x) == [0, 50]
     with pytest.raises(ValueError, match="not in this sweep"):
@@ -196,3 +199,34 @@ def test_plots_on_a_real_sweep(handbook):
                 rank_position(first_relevant_rank_table(res, res.best("mrr@k")))):
         assert isinstance(fig, go.Figure) and fig.data
         assert fig.to_html(include_plotlyjs=False)
+
+
+def test_metric_vs_param_never_mixes_hidden_parameters_silently(result):
+    """8 configurations, x=size, colour=overlap: k varies too. Each curve is one k (held at
+    the best configuration's), never the best over k; the title says so."""
+    fig = metric_vs_param(result, "hit_rate@k", "size", color="overlap")
+    names = [c[0] for t in fig.data for c in t.customdata]
+    assert len(names) == 4 and all(n.endswith("k=5") for n in names)
+    assert "k=5 held fixed" in fig.layout.title.text
+    held = metric_vs_param(result, "hit_rate@k", "size", color="overlap", hold={"k": 1})
+    assert all(c[0].endswith("k=1") for t in held.data for c in t.customdata)
+    assert "k=1 held fixed (given)" in held.layout.title.text
+    with pytest.raises(ValueError, match="give a value for"):
+        metric_vs_param(result, "hit_rate@k", "size", hold={"overlap": 0})
+    # the old view, asked for by name, says what it is
+    best = metric_vs_param(result, "hit_rate@k", "size", color="overlap", hold="best")
+    assert "each point: the best configuration over k" in best.layout.title.text
+    # with every hidden parameter fixed by `where`, nothing is held and nothing is said
+    fixed = metric_vs_param(result, "hit_rate@k", "size", color="overlap", where={"k": 1})
+    assert "held fixed" not in fixed.layout.title.text
+
+
+def test_explorer_ring_sits_on_its_own_curve(result):
+    """Selecting a k=1 configuration redraws the curves at k=1: the ring is a plotted point."""
+    ex = SweepExplorer(result, metric="hit_rate@k", x="size", color="overlap")
+    ex.select("size=200 overlap=50 k=1")
+    ring = next(t for t in ex.figure.data if t.name == "selected")
+    points = {(x, y) for t in ex.figure.data if t.name != "selected"
+              for x, y in zip(t.x, t.y, strict=True)}
+    assert (ring.x[0], ring.y[0]) in points
+    assert "k=1 held fixed" in ex.figure.layout.title.text

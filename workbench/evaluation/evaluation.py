@@ -71,6 +71,9 @@ class Evaluation:
         missing = [c for c in self.COLUMNS if c not in frame.columns]
         if missing:
             raise ValueError(f"Evaluation table lacks columns {missing}")
+        if frame["relevance"].isna().any():
+            raise ValueError("every row of an Evaluation says which relevance judged it: the "
+                             "'relevance' column has empty cells")
         self._frame = frame.reset_index(drop=True).copy()
         self._excluded = {k: tuple(v) for k, v in (excluded or {}).items()}
         self._runs = MappingProxyType(dict(runs or {}))

@@ -102,8 +102,10 @@ def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: st
 
 @dataclass(frozen=True)
 class MetricCheck:
-    """One gated metric: means on the compared questions, the one-sided p-value of "the
-    current pipeline is worse", the questions that fell / rose and whether it failed."""
+    """One gated metric: means on the compared questions, the paired 95% interval of the
+    change (a bootstrap over questions: it describes the size, the test decides), the
+    one-sided p-value of "the current pipeline is worse", the questions that fell / rose and
+    whether it failed."""
 
     metric: str
     n: int
@@ -117,6 +119,7 @@ class MetricCheck:
     min_drop: float
     mdd: float
     failed: bool
+    delta_ci: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def delta(self) -> float:
@@ -132,7 +135,9 @@ class MetricCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "baseline": self.baseline,
-                "current": self.current, "delta": self.delta, "test": self.test,
+                "current": self.current, "delta": self.delta,
+                "delta_ci_low": self.delta_ci[0], "delta_ci_high": self.delta_ci[1],
+                "test": self.test,
                 "p_one_sided": self.p_value, "p_adjusted": self.p_adjusted,
                 "down": len(self.lost), "up": len(self.gained),
                 "lost": [list(x) for x in self.lost], "gained": [list(x) for x in self.gained],
@@ -193,8 +198,8 @@ class GateResult:
         return self._moved("gained")
 
     def table(self) -> pd.DataFrame:
-        cols = ["metric", "n", "baseline", "current", "delta", "down", "up", "test",
-                "p_one_sided", "verdict"]
+        cols = ["metric", "n", "baseline", "current", "delta", "delta_ci_low", "delta_ci_high",
+                "down", "up", "test", "p_one_sided", "verdict"]
         return pd.DataFrame([c.to_dict() for c in self.checks], columns=cols).set_index("metric")
 
     def rule(self) -> str:
@@ -353,7 +358,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
         mdd = minimal_detectable_difference(n, alpha=min(2 * alpha, 0.99), power=power,
                                             paired_discordance=disc)
         checks.append(MetricCheck(m, n, cmp.mean_a, cmp.mean_b, cmp.test, p, p, lost, gained,
-                                  floor, mdd, failed=False))
+                                  floor, mdd, failed=False, delta_ci=cmp.ci))
     adjusted = holm([c.p_value for c in checks]) if correction else [c.p_value for c in checks]
     checks = [replace(c, p_adjusted=pa, failed=c.delta < 0 and -c.delta >= c.min_drop - _EPS
                       and pa < alpha) for c, pa in zip(checks, adjusted, strict=True)]

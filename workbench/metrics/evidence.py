@@ -46,16 +46,18 @@ relevant documents (tested).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import accumulate, combinations
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Protocol
 
-import numpy as np
+__all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
+           "cover_chunks", "metric_values", "trace_ranking"]
 
-__all__ = ["ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress", "cover_chunks",
-           "metric_value", "trace_ranking"]
-
+#: Every character ``str.isspace`` calls whitespace (tests/test_evidence_metrics.py checks it).
+WHITESPACE = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
+                       "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "ap",
                             "r_precision", "coverage"})
 _EXACT_IDEAL_LIMIT = 12  # candidate chunks of one group of spans searched exhaustively
@@ -73,39 +75,48 @@ class Located(Protocol):
     def end(self) -> int: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvidenceSpan:
-    """One evidence span with the prefix counts of its non-whitespace characters."""
+    """One evidence span: its text and which whitespace characters occur in it (counts of
+    non-whitespace characters are then a few C-level ``str.count`` calls)."""
 
     doc_id: str
     start: int
     end: int
-    nonblank: tuple[int, ...]  # nonblank[i] = non-whitespace characters in [start, start + i)
+    text: str
+    blank_chars: str  # the whitespace characters that occur in ``text``
+    size: int  # non-whitespace characters of the span
 
     @classmethod
     def of(cls, doc_id: str, start: int, end: int, text: str) -> EvidenceSpan:
         if len(text) != end - start:
             raise ValueError(f"evidence {doc_id}[{start}:{end}]: the quoted text has "
                              f"{len(text)} characters, the offsets {end - start}")
-        counts = tuple(accumulate((not ch.isspace() for ch in text), initial=0))
-        if counts[-1] == 0:
+        blank = "".join(sorted(set(text) & WHITESPACE))
+        size = len(text) - _blank_count(text, blank)
+        if size == 0:
             raise ValueError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
                              "quote the words that answer the question")
-        return cls(doc_id, start, end, counts)
-
-    @property
-    def size(self) -> int:
-        """Non-whitespace characters of the span."""
-        return self.nonblank[-1]
+        return cls(doc_id, start, end, text, blank, size)
 
     def count(self, start: int, end: int) -> int:
         """Non-whitespace span characters in ``[start, end)`` (document offsets)."""
         a, b = max(start, self.start), min(end, self.end)
-        return self.nonblank[b - self.start] - self.nonblank[a - self.start] if a < b else 0
+        if a >= b:
+            return 0
+        if not self.blank_chars:
+            return b - a
+        return b - a - _blank_count(self.text[a - self.start:b - self.start], self.blank_chars)
 
     def needed(self, threshold: float) -> int:
         """Characters to cover before the span counts as found."""
         return max(1, math.ceil(threshold * self.size - 1e-9))
+
+
+def _blank_count(text: str, blank_chars: str) -> int:
+    if len(blank_chars) == 1:
+        return text.count(blank_chars)
+    return sum(text.count(ch) for ch in blank_chars)
 
 
 class ChunkIndex:
@@ -117,41 +128,89 @@ class ChunkIndex:
         for cid, c in chunks:
             self.where[cid] = (c.doc_id, c.start, c.end)
             by_doc.setdefault(c.doc_id, []).append((c.start, c.end, cid))
-        self._docs: dict[str, tuple[np.ndarray, np.ndarray, list[str], int]] = {}
+        self._docs: dict[str, tuple[list[int], list[tuple[int, int, str]], int]] = {}
         for doc, rows in by_doc.items():
             rows.sort()
-            starts = np.array([r[0] for r in rows], dtype=np.int64)
-            ends = np.array([r[1] for r in rows], dtype=np.int64)
-            longest = int((ends - starts).max()) if len(rows) else 0
-            self._docs[doc] = (starts, ends, [r[2] for r in rows], longest)
+            longest = max(e - s for s, e, _ in rows)
+            self._docs[doc] = ([r[0] for r in rows], rows, longest)
 
     def __contains__(self, cid: object) -> bool:
         return cid in self.where
 
     def meeting(self, span: EvidenceSpan) -> list[str]:
         """Ids of chunks sharing at least one non-whitespace character with ``span``."""
+        return [cid for cid, _, _ in self.pieces(span)]
+
+    def pieces(self, span: EvidenceSpan) -> list[tuple[str, int, int]]:
+        """(chunk id, start, end) of each chunk sharing a non-whitespace character with
+        ``span``, clipped to the span, in document order."""
         if span.doc_id not in self._docs:
             return []
-        starts, ends, ids, longest = self._docs[span.doc_id]
-        lo = int(np.searchsorted(starts, span.start - longest, side="left"))
-        hi = int(np.searchsorted(starts, span.end, side="left"))
-        return [ids[i] for i in range(lo, hi)
-                if ends[i] > span.start and span.count(int(starts[i]), int(ends[i])) > 0]
+        starts, rows, longest = self._docs[span.doc_id]
+        lo = bisect_left(starts, span.start - longest)
+        hi = bisect_left(starts, span.end)
+        out = []
+        first, last = span.start, span.end
+        for i in range(lo, hi):
+            s, e, cid = rows[i]
+            if e > first:
+                a, b = (s if s > first else first), (e if e < last else last)
+                if span.count(a, b) > 0:
+                    out.append((cid, a, b))
+        return out
+
+    def item(self, spans: Sequence[EvidenceSpan]) -> ItemEvidence:
+        """The item evidence of ``spans`` under this chunking."""
+        candidates: dict[str, tuple[str, int, int]] = {}
+        pieces: dict[str, list[tuple[int, int, int]]] = {}
+        by_span = []
+        for j, span in enumerate(spans):
+            held = self.pieces(span)
+            by_span.append(tuple(held))
+            for cid, a, b in held:
+                candidates[cid] = self.where[cid]
+                pieces.setdefault(cid, []).append((j, a, b))
+        return ItemEvidence(tuple(spans), candidates,
+                            pieces={c: tuple(p) for c, p in pieces.items()},
+                            by_span=tuple(by_span))
 
 
 @dataclass
 class ItemEvidence:
-    """One item's spans against one chunking: candidate chunks and the ideal ranks."""
+    """One item's spans against one chunking: each candidate chunk (one that meets a span)
+    with the pieces of the spans it holds, and, once asked for, the ideal ranks."""
 
     spans: tuple[EvidenceSpan, ...]
     candidates: dict[str, tuple[str, int, int]]  # chunk id -> location, for chunks meeting a span
     _ideal: list[float] | None = None
+    # chunk id -> ((span index, start, end), ...): the chunk clipped to each span it meets
+    pieces: dict[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    # per span: ((chunk id, start, end), ...), the candidate chunks clipped to it
+    by_span: tuple[tuple[tuple[str, int, int], ...], ...] = ()
+    _needed: dict[float, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.pieces:
+            for cid, (doc, s, e) in self.candidates.items():
+                self.pieces[cid] = tuple((j, *p) for j, span in enumerate(self.spans)
+                                         if span.doc_id == doc and (p := _clip(span, s, e)))
+        if not self.by_span:
+            self.by_span = tuple(tuple((cid, a, b) for cid, parts in self.pieces.items()
+                                       for jj, a, b in parts if jj == j)
+                                 for j in range(len(self.spans)))
+
+    def needed(self, threshold: float) -> tuple[int, ...]:
+        """Per span, the characters to cover before it counts as found."""
+        cached = self._needed.get(threshold)
+        if cached is None:
+            cached = self._needed[threshold] = tuple(s.needed(threshold) for s in self.spans)
+        return cached
 
     def ideal_ranks(self, threshold: float) -> list[float]:
         """``L_t`` for t = 1..m: the fewest chunks that together find t spans (inf if the
         chunking cannot)."""
         if self._ideal is None:
-            self._ideal = _ideal_ranks(self.spans, self.candidates, threshold)
+            self._ideal = _ideal_ranks(self, threshold)
         return self._ideal
 
 
@@ -176,17 +235,6 @@ def _add(union: list[tuple[int, int]], piece: tuple[int, int], span: EvidenceSpa
     keep.sort()
     union[:] = keep
     return added
-
-
-def _found_count(spans: Sequence[EvidenceSpan], chosen: Iterable[tuple[str, int, int]],
-                 needed: Sequence[int]) -> int:
-    unions: list[list[tuple[int, int]]] = [[] for _ in spans]
-    covered = [0] * len(spans)
-    for doc, s, e in chosen:
-        for j, span in enumerate(spans):
-            if span.doc_id == doc and (piece := _clip(span, s, e)) is not None:
-                covered[j] += _add(unions[j], piece, span)
-    return sum(c >= n for c, n in zip(covered, needed, strict=True))
 
 
 def _single_cover(span: EvidenceSpan, pieces: Iterable[tuple[str, int, int]],
@@ -234,14 +282,9 @@ def _single_cost(span: EvidenceSpan, pieces: Iterable[tuple[str, int, int]],
     return _NEVER if cover is None else float(len(cover))
 
 
-def _pieces(span: EvidenceSpan, candidates: Mapping[str, tuple[str, int, int]]
-            ) -> list[tuple[str, int, int]]:
-    """(chunk id, start, end) of each candidate chunk clipped to ``span``."""
-    out = []
-    for cid, (doc, s, e) in candidates.items():
-        if doc == span.doc_id and (p := _clip(span, s, e)) is not None:
-            out.append((cid, *p))
-    return out
+def _span_pieces(item: ItemEvidence, j: int) -> Sequence[tuple[str, int, int]]:
+    """(chunk id, start, end) of each candidate chunk clipped to span ``j``."""
+    return item.by_span[j]
 
 
 def cover_chunks(item: ItemEvidence, threshold: float) -> list[str]:
@@ -249,8 +292,8 @@ def cover_chunks(item: ItemEvidence, threshold: float) -> list[str]:
     span whole where the chunking allows, else to ``threshold``, else as much as the
     chunking holds. The oracle context of generation reads these."""
     out: list[str] = []
-    for span in item.spans:
-        pieces = _pieces(span, item.candidates)
+    for j, span in enumerate(item.spans):
+        pieces = _span_pieces(item, j)
         cover = (_single_cover(span, pieces, span.size)
                  or _single_cover(span, pieces, span.needed(threshold))
                  or sorted({p[0] for p in pieces}, key=lambda c: item.candidates[c][1:]))
@@ -258,12 +301,21 @@ def cover_chunks(item: ItemEvidence, threshold: float) -> list[str]:
     return out
 
 
-def _ideal_ranks(spans: Sequence[EvidenceSpan], candidates: Mapping[str, tuple[str, int, int]],
-                 threshold: float) -> list[float]:
-    needed = [s.needed(threshold) for s in spans]
-    meets = {cid: {j for j, s in enumerate(spans) if s.doc_id == loc[0]
-                   and _clip(s, loc[1], loc[2]) is not None}
-             for cid, loc in candidates.items()}
+def _ideal_ranks(item: ItemEvidence, threshold: float) -> list[float]:
+    spans = item.spans
+    needed = item.needed(threshold)
+    single = []
+    for j, span in enumerate(spans):
+        pieces = item.by_span[j]
+        # fast path: one chunk holds enough of the span
+        if any(span.count(a, b) >= needed[j] for _, a, b in pieces):
+            single.append(1.0)
+        else:
+            single.append(_single_cost(span, pieces, needed[j]))
+    if all(len(parts) == 1 for parts in item.pieces.values()):
+        # no chunk holds two spans: each span is found on its own, cheapest first
+        ordered = sorted(single)
+        return [float(sum(ordered[:t])) for t in range(1, len(spans) + 1)]
     # groups of spans that share a candidate chunk (union-find)
     parent = list(range(len(spans)))
 
@@ -273,20 +325,17 @@ def _ideal_ranks(spans: Sequence[EvidenceSpan], candidates: Mapping[str, tuple[s
             j = parent[j]
         return j
 
-    for js in meets.values():
-        first, *rest = sorted(js)
-        for j in rest:
-            parent[root(j)] = root(first)
+    for parts in item.pieces.values():
+        for j, _, _ in parts[1:]:
+            parent[root(j)] = root(parts[0][0])
     groups: dict[int, list[int]] = {}
     for j in range(len(spans)):
         groups.setdefault(root(j), []).append(j)
 
-    single = [_single_cost(span, _pieces(span, candidates), needed[j])
-              for j, span in enumerate(spans)]
-
     ideal = [0.0] + [_NEVER] * len(spans)  # ideal[t]: fewest chunks finding t spans
     for members in groups.values():
-        costs = _group_costs(members, spans, candidates, meets, needed, single)
+        costs = (_group_costs(members, item, needed, single) if len(members) > 1
+                 else [0.0, single[members[0]]])
         merged = [_NEVER] * len(ideal)
         for t, base in enumerate(ideal):
             if base == _NEVER:
@@ -298,16 +347,13 @@ def _ideal_ranks(spans: Sequence[EvidenceSpan], candidates: Mapping[str, tuple[s
     return ideal[1:]
 
 
-def _group_costs(members: list[int], spans: Sequence[EvidenceSpan],
-                 candidates: Mapping[str, tuple[str, int, int]], meets: Mapping[str, set[int]],
-                 needed: Sequence[int], single: Sequence[float]) -> list[float]:
-    """costs[u]: the fewest chunks finding u spans of this group (costs[0] = 0)."""
-    if len(members) == 1:
-        return [0.0, single[members[0]]]
-    local = [spans[j] for j in members]
-    need = [needed[j] for j in members]
-    pool = [candidates[cid] for cid, js in meets.items() if js & set(members)]
-    pool = _undominated(pool, local)
+def _group_costs(members: list[int], item: ItemEvidence, needed: Sequence[int],
+                 single: Sequence[float]) -> list[float]:
+    """costs[u]: the fewest chunks finding u spans of this group of spans that share
+    chunks (costs[0] = 0); exact up to a dozen undominated chunks, a lower bound beyond."""
+    group = set(members)
+    pool = _undominated([parts for parts in item.pieces.values()
+                         if any(j in group for j, _, _ in parts)], group)
     costs = [0.0] + [_NEVER] * len(members)
     if len(pool) > _EXACT_IDEAL_LIMIT:
         # a lower bound (any set finding u spans finds each of them alone): keeps nDCG <= 1
@@ -316,7 +362,7 @@ def _group_costs(members: list[int], spans: Sequence[EvidenceSpan],
         return costs
     for size in range(1, len(pool) + 1):
         for combo in combinations(pool, size):
-            found = _found_count(local, combo, need)
+            found = _found_count(item.spans, combo, needed, group)
             for u in range(1, found + 1):
                 costs[u] = min(costs[u], size)
         if costs[-1] != _NEVER:
@@ -324,25 +370,34 @@ def _group_costs(members: list[int], spans: Sequence[EvidenceSpan],
     return costs
 
 
-def _undominated(pool: list[tuple[str, int, int]],
-                 spans: Sequence[EvidenceSpan]) -> list[tuple[str, int, int]]:
+def _found_count(spans: Sequence[EvidenceSpan], chosen: Iterable[Sequence[tuple[int, int, int]]],
+                 needed: Sequence[int], group: set[int]) -> int:
+    unions: dict[int, list[tuple[int, int]]] = {j: [] for j in group}
+    covered = dict.fromkeys(group, 0)
+    for parts in chosen:
+        for j, a, b in parts:
+            if j in group:
+                covered[j] += _add(unions[j], (a, b), spans[j])
+    return sum(covered[j] >= needed[j] for j in group)
+
+
+def _undominated(pool: list[tuple[tuple[int, int, int], ...]], group: set[int]
+                 ) -> list[tuple[tuple[int, int, int], ...]]:
     """Drop chunks whose evidence another chunk holds entirely (never needed by an ideal)."""
-    def pieces(loc: tuple[str, int, int]) -> tuple[tuple[int, int] | None, ...]:
-        return tuple(_clip(s, loc[1], loc[2]) if s.doc_id == loc[0] else None for s in spans)
+    def shape(parts: tuple[tuple[int, int, int], ...]) -> dict[int, tuple[int, int]]:
+        return {j: (a, b) for j, a, b in parts if j in group}
 
-    shapes = list(dict.fromkeys(pieces(loc) for loc in pool))
-    by_shape = {pieces(loc): loc for loc in pool}
+    unique = list({tuple(sorted(shape(p).items())): p for p in pool}.values())
+    shapes = [shape(p) for p in unique]
 
-    def inside(a: tuple[tuple[int, int] | None, ...], b: tuple[tuple[int, int] | None, ...]
-               ) -> bool:
-        return all(x is None or (y is not None and y[0] <= x[0] and x[1] <= y[1])
-                   for x, y in zip(a, b, strict=True))
+    def inside(x: dict[int, tuple[int, int]], y: dict[int, tuple[int, int]]) -> bool:
+        return all(j in y and y[j][0] <= a and b <= y[j][1] for j, (a, b) in x.items())
 
-    kept = [s for s in shapes if not any(o != s and inside(s, o) for o in shapes)]
-    return [by_shape[s] for s in kept]
+    return [p for p, sh in zip(unique, shapes, strict=True)
+            if not any(o is not sh and inside(sh, o) for o in shapes)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Progress:
     """How one ranking covers one item's spans.
 
@@ -351,78 +406,89 @@ class Progress:
     ``adds``: (rank, spans it added coverage to) for each rank that added any."""
 
     found: tuple[float, ...]
-    steps: tuple[tuple[tuple[int, int], ...], ...]
-    adds: tuple[tuple[int, frozenset[int]], ...]
+    steps: Sequence[Sequence[tuple[int, int]]]
+    adds: Sequence[tuple[int, frozenset[int]]]
 
 
-def trace_ranking(item: ItemEvidence, ranked: Sequence[str], threshold: float) -> Progress:
+def trace_ranking(item: ItemEvidence, ranked: Sequence[str] | list[str], threshold: float
+                  ) -> Progress:
     """Walk ``ranked`` (chunk ids, best first) and record when each span is covered."""
     spans = item.spans
-    at = dict(zip(reversed(ranked), range(len(ranked), 0, -1), strict=True))  # first wins
-    first = {cid: rank for cid in item.candidates if (rank := at.get(cid)) is not None}
-    needed = [s.needed(threshold) for s in spans]
+    hits = []
+    for cid, parts in item.pieces.items():
+        try:
+            hits.append((ranked.index(cid) + 1, parts))  # the first occurrence keeps its rank
+        except ValueError:
+            continue
+    hits.sort(key=lambda hit: hit[0])
+    needed = item.needed(threshold)
     unions: list[list[tuple[int, int]]] = [[] for _ in spans]
     covered = [0] * len(spans)
     found = [_NEVER] * len(spans)
     steps: list[list[tuple[int, int]]] = [[] for _ in spans]
     adds: list[tuple[int, frozenset[int]]] = []
-    for cid, rank in sorted(first.items(), key=lambda pair: pair[1]):
-        doc, s, e = item.candidates[cid]
-        gained = set()
-        for j, span in enumerate(spans):
-            if span.doc_id != doc or (piece := _clip(span, s, e)) is None:
-                continue
-            added = _add(unions[j], piece, span)
+    for rank, parts in hits:
+        gained = []
+        for j, a, b in parts:
+            union = unions[j]
+            if not union:  # the first piece of this span: nothing to merge
+                union.append((a, b))
+                added = spans[j].count(a, b)
+            else:
+                added = _add(union, (a, b), spans[j])
             if added > 0:
                 covered[j] += added
-                gained.add(j)
+                gained.append(j)
                 steps[j].append((rank, covered[j]))
                 if found[j] == _NEVER and covered[j] >= needed[j]:
                     found[j] = rank
         if gained:
             adds.append((rank, frozenset(gained)))
-    return Progress(tuple(found), tuple(tuple(s) for s in steps), tuple(adds))
+    return Progress(tuple(found), steps, adds)
 
 
-def _discount(rank: float) -> float:
-    return 1.0 / math.log2(rank + 1.0)
+def _useful(progress: Progress, k: float) -> int:
+    found = progress.found
+    return sum(1 for rank, js in progress.adds
+               if rank <= k and any(found[j] <= k for j in js))
 
 
-def _useful(progress: Progress, k: int) -> int:
-    hit = {j for j, f in enumerate(progress.found) if f <= k}
-    return sum(1 for rank, js in progress.adds if rank <= k and js & hit)
-
-
-def metric_value(kind: str, k: int | None, item: ItemEvidence, progress: Progress,
-                 threshold: float, depth: int) -> float:
-    """One evidence metric of one ranking; ``k=None`` means the whole ranking (``depth``)."""
-    cut = depth if k is None else k
+def metric_values(specs: Sequence[tuple[str, int | None]], item: ItemEvidence,
+                  progress: Progress, threshold: float, depth: int) -> list[float]:
+    """Evidence metrics ``(kind, k)`` of one ranking (``k=None``: the whole ranking, of
+    ``depth`` ranks), from one walk of it (:func:`trace_ranking`)."""
     found = progress.found
     m = len(found)
-    if kind == "recall":
-        return sum(f <= cut for f in found) / m
-    if kind == "hit_rate":
-        return float(any(f <= cut for f in found))
-    if kind == "mrr":
-        best = min(found)
-        return 1.0 / best if best <= cut else 0.0
-    if kind == "precision":
-        return _useful(progress, cut) / cut
-    if kind == "r_precision":
-        return sum(f <= m for f in found) / m
-    if kind == "ap":
-        return sum(_useful(progress, int(f)) / f for f in found if f <= cut) / m
-    if kind == "ndcg":
-        dcg = sum(_discount(f) for f in found if f <= cut)
-        ideal_cut = _NEVER if k is None else k  # uncut nDCG: the ideal finds every span
-        ideal = sum(_discount(r) for r in item.ideal_ranks(threshold) if r <= ideal_cut)
-        return dcg / ideal if ideal > 0 else 0.0
-    if kind == "coverage":
-        total = sum(s.size for s in item.spans)
-        held = 0
-        for steps in progress.steps:
-            within = [c for r, c in steps if r <= cut]
-            held += within[-1] if within else 0
-        return held / total
-    raise ValueError(f"{kind!r} is not an evidence metric; evidence metrics: "
-                     f"{', '.join(sorted(EVIDENCE_KINDS))}")
+    ranks = sorted(f for f in found if f != _NEVER)  # ranks at which spans were found
+    out = []
+    for kind, k in specs:
+        cut = depth if k is None else k
+        n_found = bisect_right(ranks, cut)
+        if kind == "recall":
+            out.append(n_found / m)
+        elif kind == "hit_rate":
+            out.append(1.0 if n_found else 0.0)
+        elif kind == "mrr":
+            out.append(1.0 / ranks[0] if n_found else 0.0)
+        elif kind == "precision":
+            out.append(_useful(progress, cut) / cut)
+        elif kind == "r_precision":
+            out.append(bisect_right(ranks, m) / m)
+        elif kind == "ap":
+            out.append(sum(_useful(progress, f) / f for f in ranks[:n_found]) / m)
+        elif kind == "ndcg":
+            dcg = sum(1.0 / math.log2(f + 1.0) for f in ranks[:n_found])
+            ideal_cut = _NEVER if k is None else k  # uncut nDCG: the ideal finds every span
+            ideal = sum(1.0 / math.log2(r + 1.0) for r in item.ideal_ranks(threshold)
+                        if r <= ideal_cut)
+            out.append(dcg / ideal if ideal > 0 else 0.0)
+        elif kind == "coverage":
+            held = 0
+            for steps in progress.steps:
+                within = [c for r, c in steps if r <= cut]
+                held += within[-1] if within else 0
+            out.append(held / sum(s.size for s in item.spans))
+        else:
+            raise ValueError(f"{kind!r} is not an evidence metric; evidence metrics: "
+                             f"{', '.join(sorted(EVIDENCE_KINDS))}")
+    return out

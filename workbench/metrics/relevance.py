@@ -26,7 +26,7 @@ from workbench.metrics.evidence import (
     EvidenceSpan,
     ItemEvidence,
     cover_chunks,
-    metric_value,
+    metric_values,
     trace_ranking,
 )
 from workbench.metrics.registry import (
@@ -125,9 +125,7 @@ class Relevance:
             span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
-        candidates = {cid: self.index.where[cid] for span in spans
-                      for cid in self.index.meeting(span)}
-        return ItemEvidence(tuple(spans), candidates)
+        return self.index.item(spans)
 
     # ----- what each item is judged by -------------------------------------------------------
 
@@ -225,27 +223,30 @@ class Relevance:
                 for q, v in zip(trec.qids, trec.values[m.name], strict=True):
                     values[m.name][q] = float(v)
         span_kinds = {"span_precision", "span_iou", "span_precision_omega"}
+        plain = [m for m in metrics if m.defined_for("evidence") and m.kind not in span_kinds]
+        by_spans = [m for m in metrics if m.kind in span_kinds]
+        specs = [(m.kind, m.k) for m in plain]
+        for m in metrics:
+            if not m.defined_for("evidence") and self._evidence:
+                excluded[f"not defined for evidence ({m.name})"] = list(self._evidence)
+        if by_spans and self._evidence:
+            assert self._chunks is not None
+            if self._ranges is None:
+                self._ranges = RangeIndex(self._chunks)
+        threshold = self.evidence_threshold
         for qid, item in self._evidence.items():
-            ranking = list(ranked.get(qid, ()))
-            progress = trace_ranking(item, ranking, self.evidence_threshold)
-            for m in metrics:
-                if m.kind in span_kinds:
-                    continue
-                if not m.defined_for("evidence"):
-                    excluded.setdefault(f"not defined for evidence ({m.name})", []).append(qid)
-                    continue
-                values[m.name][qid] = metric_value(m.kind, m.k, item, progress,
-                                                   self.evidence_threshold, max(len(ranking), 1))
-            wanted = [m for m in metrics if m.kind in span_kinds]
-            if wanted:
-                assert self.index is not None and self._chunks is not None
-                if self._ranges is None:
-                    self._ranges = RangeIndex(self._chunks)
-                refs = [(s.doc_id, s.start, s.end) for s in item.spans]
-                for m in wanted:
+            got = ranked.get(qid, ())
+            ranking = got if isinstance(got, list) else list(got)
+            progress = trace_ranking(item, ranking, threshold)
+            depth = max(len(ranking), 1)
+            for m, v in zip(plain, metric_values(specs, item, progress, threshold, depth),
+                            strict=True):
+                values[m.name][qid] = v
+            if by_spans:
+                assert self.index is not None
+                refs = [(sp.doc_id, sp.start, sp.end) for sp in item.spans]
+                for m in by_spans:
                     cut = [self.index.where[c] for c in ranking[: m.k or 0]]
                     values[m.name][qid] = span_value(m.kind, cut, refs, self._ranges)
-        order = {q: i for i, q in enumerate(self.items)}
-        values = {name: dict(sorted(v.items(), key=lambda kv: order[kv[0]]))
-                  for name, v in values.items()}
+        values = {name: {q: v[q] for q in self.items if q in v} for name, v in values.items()}
         return Scores(values, {r: tuple(q) for r, q in excluded.items()})

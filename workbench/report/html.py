@@ -39,11 +39,13 @@ def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] 
                           system: str | None = None, mode: str = "live") -> Evaluation:
     """A GenerationResult as an Evaluation with one 0/1 metric ``answer_pass`` per decided
     question (undecided answers are left out), so ``compare``, ``by("source")`` and the gate
-    apply to answers as they do to retrieval. ``golden`` supplies each question's source."""
+    apply to answers as they do to retrieval; its relevance label is ``answer_grade`` (judged
+    by grading, not by retrieval). ``golden`` supplies each question's source."""
     items = {i.qid: i for i in golden} if golden is not None else {}
     rows = [{"system": system or result.model_id, "qid": r["qid"], "category": r["category"],
              "source": items[r["qid"]].source if r["qid"] in items else "n/a",
-             "metric": "answer_pass", "value": float(bool(r["passed"]))}
+             "relevance": "answer_grade", "metric": "answer_pass",
+             "value": float(bool(r["passed"]))}
             for r in result.frame[result.frame["mode"] == mode].to_dict("records")
             if r["passed"] is not None and not pd.isna(r["passed"])]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
