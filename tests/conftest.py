@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,20 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
 SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
+# One cache folder for the whole run (library, CLI, notebooks and their subprocesses): the
+# checkout's own, so tests reuse each other's embeddings and never write to the user's home.
+os.environ.setdefault("WORKBENCH_CACHE", str(ROOT / ".workbench_cache"))
+
+
+def load_benchmark(name: str) -> types.ModuleType:
+    """A script of ``benchmarks/`` as a module, for tests that reuse its functions."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up here
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,13 @@
+import re
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from workbench.corpus import Chunk
 from workbench.retrieval import BM25Retriever, CallableRetriever, Hit, Retriever, tokenize
+from workbench.text import CJK, HANGUL
 
 
 def chunks(texts):
@@ -12,6 +20,69 @@ def test_tokenize_english_vietnamese_chinese_codes():
     assert "lỗi" in tokens and "đăng" in tokens  # diacritics kept
     assert {"公", "司", "年", "假", "公司", "司年", "年假"} <= set(tokens)
     assert "the" not in tokens and "refund" in tokens
+
+
+HAN_RUN = "的退款政策在上海适用"
+
+
+@pytest.mark.parametrize("text, words, han_run", [
+    ("2024年的退款政策在上海适用", ["2024"], "年" + HAN_RUN),  # digits, then Han
+    ("API的速率限制是多少", ["api"], "的速率限制是多少"),  # Latin, then Han
+    ("ＡＰＩ的速率限制是多少", ["api"], "的速率限制是多少"),  # full-width Latin (NFKC)
+    ("２０２４年的退款政策在上海适用", ["2024"], "年" + HAN_RUN),  # full-width digits
+    ("退款政策v2版", ["v2"], None),  # Han, Latin, Han
+    ("ERR-4031错误", ["err-4031", "err", "4031"], "错误"),  # a code, then Han
+])
+def test_a_word_never_runs_into_han(text, words, han_run):
+    tokens = tokenize(text)
+    for word in words:
+        assert word in tokens
+    cjk = re.compile(rf"[{CJK}]{{1,2}}")  # Han gives unigrams and bigrams, never longer or mixed
+    assert all(cjk.fullmatch(t) for t in tokens if re.search(f"[{CJK}]", t)), tokens
+    if han_run:
+        assert {*han_run, *(han_run[i:i + 2] for i in range(len(han_run) - 1))} <= set(tokens)
+
+
+def test_japanese_kana_and_kanji_become_character_ngrams():
+    tokens = tokenize("東京タワーは333メートル")
+    assert "333" in tokens
+    assert {"東京", "タワ", "ワー", "メー", "トル", "は"} <= set(tokens)
+    assert tokenize("ｶﾀｶﾅ") == tokenize("カタカナ")  # half-width katakana (NFKC)
+    assert "・" not in "".join(tokenize("ジョン・スミス"))  # the middle dot is punctuation
+
+
+def test_korean_words_stay_whole_and_match_with_particles():
+    tokens = tokenize("서울에서 API를 호출")
+    assert {"서울에서", "서울", "에서", "api", "를", "호출"} <= set(tokens)
+    r = BM25Retriever(chunks(["서울에서 회의가 열립니다", "부산에서 회의가 열립니다"]))
+    assert r.search("서울 회의", 1)[0].chunk_id == "d#0"
+
+
+SCRIPTS = st.sampled_from(["abc", "ERR-4031", "2024", "年", "退款", "タワー", "かな", "서울",
+                           "에서", "ＡＰＩ", "２０", "lỗi", "đăng", " ", "。", ",", "-", "_"])
+
+
+@given(st.lists(SCRIPTS, max_size=12))
+def test_every_token_is_one_script(parts):
+    """No token mixes CJK with anything else, or Hangul with anything else."""
+    cjk, hangul = re.compile(rf"[{CJK}]"), re.compile(rf"[{HANGUL}]")
+    for token in tokenize("".join(parts)):
+        for cls in (cjk, hangul):
+            assert not cls.search(token) or all(cls.fullmatch(c) for c in token), token
+
+
+@given(st.lists(SCRIPTS, max_size=12))
+def test_full_width_forms_tokenise_as_their_ascii(parts):
+    text = "".join(parts)
+    assert tokenize(text) == tokenize(unicodedata.normalize("NFKC", text))
+
+
+def test_bm25_finds_han_after_a_digit_or_latin_word():
+    """The issue's failure: '2024年的...' was one token, so a query on '退款政策' missed it."""
+    r = BM25Retriever(chunks(["2024年的退款政策在上海适用", "员工手册的其他内容",
+                              "API的速率限制是多少"]))
+    assert r.search("退款政策", 1)[0].chunk_id == "d#0"
+    assert r.search("速率限制", 1)[0].chunk_id == "d#2"
 
 
 def test_bm25_ranks_exact_code_first_and_breaks_ties_by_id():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,8 @@ import numpy as np
 import pytest
 
 from workbench.corpus import Chunk
-from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, text_hash
+from workbench.retrieval import cache as cache_module
+from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, cache_dir, text_hash
 
 
 class CountingEncoder:
@@ -160,9 +162,12 @@ def test_writes_are_atomic_and_leave_no_temp_files(tmp_path: Path):
     cache = EmbeddingCache(tmp_path, batch_size=4, shard_size=4)
     cache.embed(enc, TEXTS, progress=False)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert files and all(p.suffix == ".npz" and not p.name.startswith(".tmp") for p in files)
+    assert not [p for p in files if p.name.startswith(".tmp")]
+    assert {p.name for p in files if p.suffix != ".npz"} == {"model.json", ".lock"}
+    shards = [p for p in files if p.suffix == ".npz"]
+    assert len(shards) == 5
     # a shard's name carries the sha256 of its bytes
-    for p in files:
+    for p in shards:
         assert p.name.split(".")[1] == hashlib.sha256(p.read_bytes()).hexdigest()
 
 
@@ -247,3 +252,133 @@ def test_many_small_shards_are_compacted(tmp_path: Path):
     assert fresh.stats.embedded == 0
     np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS[:5]))
     assert fresh.compact(enc.model_id) == 0 and merged.exists()
+
+
+class SlowEncoder(CountingEncoder):
+    """The fake, taking ``per_text`` seconds per text and recording each batch's size."""
+
+    def __init__(self, per_text: float = 0.0, per_call: float = 0.0, fail_after: int = -1):
+        super().__init__()
+        self.per_text, self.per_call, self.fail_after = per_text, per_call, fail_after
+        self.batches: list[int] = []
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if len(self.batches) == self.fail_after:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of a run
+        time.sleep(self.per_call + self.per_text * len(texts))
+        self.batches.append(len(texts))
+        return super().encode_documents(texts)
+
+
+def test_checkpoints_by_time_before_shard_size_is_reached(tmp_path: Path):
+    enc = SlowEncoder(per_call=0.12)
+    cache = EmbeddingCache(tmp_path, batch_size=2, shard_size=10_000, checkpoint_s=0.1)
+    cache.embed(enc, TEXTS[:8], progress=False)
+    # every batch took longer than the checkpoint interval, so each was written at once
+    assert len(enc.batches) == 4
+    assert len(cache.shard_files(enc.model_id)) == 4
+
+
+def test_an_interrupted_run_keeps_what_it_embedded(tmp_path: Path):
+    enc = SlowEncoder(fail_after=3)
+    cache = EmbeddingCache(tmp_path, batch_size=2, shard_size=10_000, checkpoint_s=3600)
+    with pytest.raises(KeyboardInterrupt):
+        cache.embed(enc, TEXTS, progress=False)
+    assert sum(enc.batches) == 6
+    resumed = EmbeddingCache(tmp_path)
+    again = CountingEncoder()
+    out = resumed.embed(again, TEXTS, progress=False)
+    assert resumed.stats.reused == 6 and len(again.embedded) == len(TEXTS) - 6
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+
+
+def test_batches_are_sized_by_time_and_texts_go_longest_first(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(cache_module, "_BATCH_SECONDS", 0.05)
+    texts = [f"text {'x' * i}" for i in range(40)]
+    enc = SlowEncoder(per_text=0.01)  # at most 100 texts/s: batches of at most 5 (0.05 s)
+    EmbeddingCache(tmp_path, batch_size=64).embed(enc, texts, progress=False)
+    assert enc.batches[0] == 8  # the first batch, before any timing
+    assert sum(enc.batches) == 40 and max(enc.batches[1:]) <= 5
+    assert enc.embedded == sorted(texts, key=len, reverse=True)
+
+
+def test_writes_wait_for_the_lock(tmp_path: Path):
+    from filelock import FileLock
+
+    enc = CountingEncoder()
+    folder = tmp_path / cache_module.model_slug(enc.model_id) / "document"
+    folder.mkdir(parents=True)
+    held = FileLock(str(folder / ".lock"))
+    held.acquire()
+    worker = threading.Thread(target=EmbeddingCache(tmp_path).embed,
+                              args=(enc, TEXTS[:3]), kwargs={"progress": False})
+    worker.start()
+    worker.join(0.5)
+    assert worker.is_alive() and not list(folder.glob("*.npz"))  # waiting for the lock
+    held.release()
+    worker.join(10)
+    assert not worker.is_alive() and len(list(folder.glob("*.npz"))) == 1
+
+
+def test_progress_bar_once_a_step_takes_a_second_and_clean(tmp_path: Path, capsys):
+    EmbeddingCache(tmp_path / "quick").embed(CountingEncoder(), TEXTS, progress=True)
+    assert capsys.readouterr().err == ""  # instant: no bar
+    enc = SlowEncoder(per_call=0.35)
+    EmbeddingCache(tmp_path / "slow", batch_size=2).embed(enc, TEXTS[:8], progress=True)
+    err = capsys.readouterr().err
+    assert "embedding documents (fake/counting)" in err and "8/8" in err
+    assert "\x1b[" not in err  # one bar, no cursor movement of nested bars
+
+
+def test_one_default_location(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "workbench"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "workbench"
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    assert cache_dir(tmp_path / "given") == tmp_path / "given"
+    monkeypatch.chdir(tmp_path)  # wherever the command runs: the same folder
+    assert EmbeddingCache().root == tmp_path / "mine" / "embeddings"
+
+
+def test_inventory_counts_vectors_per_model_and_kind(tmp_path: Path):
+    cache = EmbeddingCache(tmp_path, batch_size=3, shard_size=4)
+    cache.embed(CountingEncoder("model/a"), TEXTS, progress=False)
+    cache.embed(CountingEncoder("model/a"), TEXTS[:2], kind="query", progress=False)
+    cache.embed(CountingEncoder("model/b", dim=4), TEXTS[:5], progress=False)
+    rows = {(r["model_id"], r["kind"]): r for r in EmbeddingCache(tmp_path).inventory()}
+    assert set(rows) == {("model/a", "document"), ("model/a", "query"), ("model/b", "document")}
+    assert rows[("model/a", "document")]["vectors"] == 20
+    assert rows[("model/a", "query")]["vectors"] == 2
+    assert rows[("model/b", "document")]["vectors"] == 5
+    assert all(r["bytes"] > 0 and r["shards"] >= 1 for r in rows.values())
+    assert EmbeddingCache(tmp_path / "empty").inventory() == []
+
+
+@pytest.mark.slow
+def test_a_killed_real_embedding_run_loses_at_most_the_last_checkpoint_interval(tmp_path):
+    """MiniLM embeds the handbook's 200-character windows in a child process, checkpointing
+    every 2 s; SIGKILL after 8 s of embedding. What was embedded before the last checkpoint
+    survives (well under the 4,096-text shard size), the loss is bounded by the interval plus
+    the batch in flight, and the survivors are the real vectors."""
+    from tests.conftest import load_benchmark
+    from workbench.retrieval.encoders import get_encoder
+
+    bench = load_benchmark("bench_interrupt")
+    texts = bench.load_texts("handbook")
+    run = bench.killed_run(texts, tmp_path, "minilm", checkpoint_s=2.0, kill_after_s=8.0)
+    assert not run.finished, "the run ended before the kill: give it more texts"
+    assert 0 < run.kept <= run.embedded < len(texts)
+    assert run.kept in run.checkpoints  # whole batches, as they were written
+    assert run.lost_seconds <= 2.0 + run.max_batch_seconds + 1.0, run
+    # resuming reuses the survivors: they are the real vectors of the longest texts
+    kept = sorted(texts, key=len, reverse=True)[: run.kept]
+    sample = kept[:: max(1, len(kept) // 5)][:5]
+    encoder = get_encoder("minilm")
+    cache = EmbeddingCache(tmp_path)
+    np.testing.assert_allclose(cache.embed(encoder, sample, progress=False),
+                               encoder.encode_documents(sample), atol=1e-5)
+    assert cache.stats.reused == len(sample) and cache.stats.embedded == 0

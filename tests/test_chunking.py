@@ -16,11 +16,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from workbench.chunking import (
     Chunker,
     ContextualHeader,
+    DocumentChunker,
     FixedChunker,
     MarkdownChunker,
     ParentChildChunker,
     RecursiveChunker,
     SentenceChunker,
+    chunk_corpus,
     diagnose_chunking,
     near_duplicate_pairs,
     parse_chunker,
@@ -212,6 +214,47 @@ def test_label_round_trips(doc: Document, chunker: Chunker) -> None:
     assert parsed == chunker
     assert repr(parsed) == chunker.label
     assert parsed.chunk(doc) == chunker.chunk(doc)
+
+
+@FAST
+@given(doc=documents(), title=st.booleans())
+def test_document_chunker_is_the_whole_document(doc: Document, title: bool) -> None:
+    chunker = DocumentChunker(title)
+    chunks = chunker.chunk(doc)
+    assert len(chunks) == (1 if doc.text.strip() else 0)
+    for c in chunks:
+        assert c.id == f"{doc.id}#0" and c.doc_id == doc.id
+        assert c.text == doc.text.strip() == doc.text[c.start : c.end]
+        first_line = c.text.split("\n", 1)[0].lstrip("# ").strip()
+        expected = "Handbook " + c.text if title and first_line != "Handbook" else c.text
+        assert c.embed_text == expected
+    assert parse_chunker(chunker.label) == chunker
+
+
+def test_document_chunker_indexes_a_title_only_when_asked() -> None:
+    doc = Document("MED-10", "  Statins lower cholesterol.\n", "Statin use")
+    (plain,) = DocumentChunker().chunk(doc)
+    (titled,) = DocumentChunker(title=True).chunk(doc)
+    assert plain.embed_text == plain.text == "Statins lower cholesterol."
+    assert titled.text == plain.text and (titled.start, titled.end) == (2, 28)
+    assert titled.embed_text == "Statin use Statins lower cholesterol."
+    headed = Document("h", "# Statin use\n\nStatins lower cholesterol.", "Statin use")
+    assert DocumentChunker(title=True).chunk(headed)[0].embed_text == headed.text
+    untitled = Document("MED-11", "No title here.")
+    assert DocumentChunker(title=True).chunk(untitled)[0].embed_text == "No title here."
+    assert DocumentChunker(title=True).chunk(Document("x", " \n ", "T")) == []
+
+
+def test_document_ids_may_contain_hash() -> None:
+    """Chunk ids stay unique and chunks carry their document when ids contain '#'."""
+    docs = [Document("a#1", "first text"), Document("a", "second text. More."),
+            Document("a#1#0", "third")]
+    for chunker in (DocumentChunker(), FixedChunker(8, 2), RecursiveChunker(10)):
+        chunks = chunk_corpus(chunker, docs)
+        assert len({c.id for c in chunks}) == len(chunks)
+        for doc in docs:
+            mine = [c for c in chunks if c.doc_id == doc.id]
+            assert mine and all(doc.text[c.start : c.end] == c.text for c in mine)
 
 
 @SLOW
@@ -652,6 +695,9 @@ def test_editing_one_section_leaves_the_others_unchanged(chunker: Chunker) -> No
             ContextualHeader(RecursiveChunker(300, 0, "tokens")),
         ),
         ("markdown:size=400", MarkdownChunker(400)),
+        ("document", DocumentChunker()),
+        ("document:title=true", DocumentChunker(title=True)),
+        ("document:header=title", ContextualHeader(DocumentChunker(), ("title",))),
         ("parent:child=200,size=1000", ParentChildChunker(RecursiveChunker(1000), 200)),
         (
             "parent:child=100,parent=markdown,size=500,unit=tokens",
@@ -700,6 +746,9 @@ def test_labels_are_compact_specs() -> None:
         ("recursive:size=0", "positive"),
         ("parent:child=10,parent=(recursive:size=50", "unbalanced"),
         ("", "empty"),
+        ("document:size=800", "unknown parameter"),
+        ("document:unit=tokens", "unknown parameter"),
+        ("document:title=maybe", "title must be"),
     ],
 )
 def test_bad_specs_say_what_is_valid(spec: str, message: str) -> None:

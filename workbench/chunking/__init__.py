@@ -26,15 +26,17 @@ Every chunker is a frozen dataclass whose ``repr`` / ``label`` is a spec string 
 Parent/child ids: :class:`ParentChildChunker` returns the *child* chunks (the ones to
 index); they are numbered ``{doc_id}#{i}`` like any chunks and carry ``parent_id``. Its
 ``parents(document)`` returns the enclosing parent chunks with ids
-``{doc_id}#parent#{j}``: document ids may not contain ``#``, so a parent id (two ``#``)
-never equals a child or ordinary chunk id (one ``#``), ``Chunk.ordinal`` still gives ``j``
-and ``Chunk.doc_id`` is the real document.
+``{doc_id}#parent#{j}``; ``Chunk.ordinal`` still gives ``j`` and ``Chunk.doc_id`` is the
+real document. Document ids may contain ``#``: ids stay unique within a chunking (two
+documents' ``{doc_id}#{i}`` can only meet if one ordinal is not a number), and nothing reads
+the document out of an id, because every chunk carries its ``doc_id``.
 
 The package is split by concern: :mod:`~workbench.chunking.base` (the :class:`Chunker`
 protocol, :func:`chunk_corpus`, the chunker base and the shared option checks),
 :mod:`~workbench.chunking.units` (windows, sentences, paragraphs, markdown structure, as exact
 offsets), :mod:`~workbench.chunking.packing` (measuring in chars or tokens, packing units into
-chunks), :mod:`~workbench.chunking.chunkers` (the fixed, sentence and recursive chunkers),
+chunks), :mod:`~workbench.chunking.chunkers` (the whole-document, fixed, sentence and recursive
+chunkers),
 :mod:`~workbench.chunking.structured` (markdown, contextual header, parent/child),
 :mod:`~workbench.chunking.specs` (spec strings) and :mod:`~workbench.chunking.diagnostics`
 (split rate, cost, near duplicates). The building blocks of units and packing (``Ruler``,
@@ -58,7 +60,12 @@ from workbench.chunking.base import (
     chunk_corpus,
     unit_spec,
 )
-from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
+from workbench.chunking.chunkers import (
+    DocumentChunker,
+    FixedChunker,
+    RecursiveChunker,
+    SentenceChunker,
+)
 from workbench.chunking.diagnostics import (
     ChunkingDiagnostics,
     diagnose_chunking,
@@ -92,6 +99,7 @@ __all__ = [
     "ChunkingDiagnostics",
     "ContextualHeader",
     "Docs",
+    "DocumentChunker",
     "FixedChunker",
     "Heading",
     "MarkdownChunker",

@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
-from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
+from workbench.chunking.chunkers import (
+    DocumentChunker,
+    FixedChunker,
+    RecursiveChunker,
+    SentenceChunker,
+)
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
@@ -14,6 +19,7 @@ from workbench.chunking.structured import (
 
 SPEC_HELP = (
     "valid chunker specs: "
+    "'document' (one chunk per document; 'document:title=true' also indexes the title) | "
     "'fixed:size=800,overlap=100,unit=chars' | "
     "'sentence:size=300,overlap_sentences=0,unit=chars' | "
     "'recursive:size=300,overlap=0,unit=tokens' | "
@@ -89,7 +95,17 @@ class _Params:
             )
 
 
+_BOOLEANS = {"true": True, "yes": True, "1": True, "on": True,
+             "false": False, "no": False, "0": False, "off": False}
+
+
 def _build(kind: str, p: _Params) -> Chunker:
+    if kind == "document":  # no budget: no unit or counter
+        title = p.text("title", "false").lower()
+        p.done("title, header")
+        if title not in _BOOLEANS:
+            raise ValueError(f"chunker spec {p.spec!r}: title must be true or false, got {title!r}")
+        return DocumentChunker(_BOOLEANS[title])
     unit = p.text("unit", "chars").lower()
     counter = p.text("counter", DEFAULT_COUNTER)
     if unit not in UNITS:
@@ -146,7 +162,8 @@ def _build(kind: str, p: _Params) -> Chunker:
 def parse_chunker(spec: str | Chunker) -> Chunker:
     """A chunker from its spec string (the inverse of ``chunker.label``); see ``SPEC_HELP``.
 
-    ``fixed:size=800,overlap=100``, ``fixed:size=200,unit=tokens``, ``sentence:size=300``,
+    ``document``, ``document:title=true``, ``fixed:size=800,overlap=100``,
+    ``fixed:size=200,unit=tokens``, ``sentence:size=300``,
     ``recursive:size=300,unit=tokens,overlap=0,header=true``, ``markdown:size=400``,
     ``parent:child=200,size=1000``. Defaults: size 800 (parent: 1000), unit chars,
     counter minilm; fixed overlap 100 (size // 8 when size <= 100), other overlaps 0.

@@ -237,7 +237,8 @@ class ContextualHeader(ChunkerBase):
     @property
     def label(self) -> str:
         value = "true" if self.fields == HEADER_FIELDS else "+".join(self.fields)
-        return f"{self.base.label},header={value}"
+        joiner = "," if ":" in self.base.label else ":"  # 'document' has no parameters
+        return f"{self.base.label}{joiner}header={value}"
 
     def header(self, document: Document, section_path: Sequence[str]) -> str:
         """The header block put in front of a chunk of ``document`` in ``section_path``."""

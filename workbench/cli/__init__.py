@@ -1,4 +1,4 @@
-"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report.
+"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report, cache.
 
 User errors (bad files, bad specs) print one clear message and exit 2 (validate: 1 when
 the golden set has problems); never a traceback. torch is imported only when a dense
@@ -6,8 +6,9 @@ model is asked for.
 
 The package owns every command: :func:`build_parser` and :func:`main` here, the commands in
 :mod:`~workbench.cli.retrieval` (trec, validate, eval, chunks), :mod:`~workbench.cli.sweep`,
-:mod:`~workbench.cli.gate` and :mod:`~workbench.cli.report`. A command's module is imported
-only when that command runs, so ``import workbench.cli`` stays fast.
+:mod:`~workbench.cli.gate`, :mod:`~workbench.cli.report` and :mod:`~workbench.cli.cache`. A
+command's module is imported only when that command runs, so ``import workbench.cli`` stays
+fast. Warnings print as one ``workbench: warning: ...`` line.
 ``python -m workbench.cli`` runs :func:`main` (:mod:`workbench.cli.__main__`).
 
 Layer: the top; may import anything in the package. Nothing imports it.
@@ -68,6 +69,24 @@ def _report(args: argparse.Namespace) -> int:
     return run_report_command(args)
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from workbench.cli.cache import run_cache_command
+
+    return run_cache_command(args)
+
+
+CHUNKER_HELP = ("chunker spec, e.g. recursive:size=300,unit=tokens,header=true (default: "
+                "document:title=true for a BEIR folder, fixed:size=800,overlap=100 otherwise)")
+ENCODER_HELP = ("minilm | e5 | any model name/path (default: chosen for the language, "
+                "e5 unless corpus and questions are Latin-script)")
+
+
+def cache_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache", metavar="DIR",
+                   help="cache folder (default: $WORKBENCH_CACHE, else ~/.cache/workbench; "
+                        "embeddings go in DIR/embeddings). See `workbench cache info`")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,13 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate a retriever on a golden set")
     corpus_args(p)
-    p.add_argument("--chunker", default="fixed:size=800,overlap=100",
-                   help="chunker spec, e.g. recursive:size=300,unit=tokens,header=true")
+    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
-    p.add_argument("--encoder", default=None, help="minilm (default) | e5 | any model name/path")
+    p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
     p.add_argument("-m", "--metric", action="append", help="metric such as recall@5; repeatable")
-    p.add_argument("--level", choices=["chunk", "document"], default="chunk")
+    p.add_argument("--level", choices=["chunk", "document"], default=None,
+                   help="chunk, or document (the default for a BEIR folder, which judges "
+                        "documents)")
     p.add_argument("--evidence-threshold", type=float, default=DEFAULT_EVIDENCE_THRESHOLD,
                    help="share of a span's non-blank characters the retrieved chunks must hold "
                         f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
@@ -115,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-run", metavar="PATH",
                    help="write the run that was scored: a run JSONL, or a TREC run for "
                         ".trec/.txt/.run files")
+    p.add_argument("--by-category", action="store_true",
+                   help="also print the per-category table however long it is (by default it "
+                        "is printed when it has 2 to 12 rows)")
+    cache_arg(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(fn=_eval)
 
@@ -137,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="one-sided test level (0.05)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write the baseline (create it, or ratchet it upward only)")
+    cache_arg(p)
     p.add_argument("--golden-changed", action="store_true",
                    help="acknowledge an edited golden set: compare the common questions")
     p.add_argument("--force", action="store_true", help="with --update-baseline: allow lower")
@@ -149,9 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", required=True, help="grid YAML: parameter: [values], + metrics")
     p.add_argument("--executor", help="dask://HOST:PORT or processes:N (default: in process)")
     p.add_argument("--state", help="JSONL of finished configs: a rerun skips them (resume)")
-    p.add_argument("--cache", default=".workbench_cache/embeddings",
-                   help="embedding cache folder (shared by workers; a network folder for a "
-                        "multi-machine Dask cluster)")
+    p.add_argument("--cache", metavar="DIR",
+                   help="cache folder, shared by workers (a network folder for a multi-machine "
+                        "Dask cluster); default: $WORKBENCH_CACHE, else ~/.cache/workbench")
     p.add_argument("-k", type=int, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
     p.set_defaults(fn=_sweep)
@@ -159,10 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="one standalone HTML report: retrieval metrics, answers "
                                       "(extractive reader), triage and failing traces")
     corpus_args(p)
-    p.add_argument("--chunker", default="fixed:size=800,overlap=100", help="chunker spec")
+    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
-    p.add_argument("--encoder", default=None, help="minilm (default) | e5 | any model name/path")
+    p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=int, default=5, help="chunks the generator receives (default 5)")
+    cache_arg(p)
     p.add_argument("--budget-tokens", type=int, default=None, help="context budget in tokens")
     p.add_argument("--user-group", action="append", default=None,
                    help="enforce access as a user in this group; repeatable")
@@ -171,14 +197,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="report title")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
     p.set_defaults(fn=_report)
+
+    p = sub.add_parser("cache", help="what the cache folder holds (info), or empty it (clear)")
+    p.add_argument("action", choices=["info", "clear"])
+    cache_arg(p)
+    p.add_argument("--model", help="clear: only this model's embeddings (a name such as "
+                                   "minilm or e5, or a model id from `cache info`)")
+    p.add_argument("--only", choices=["embeddings", "generations", "models"],
+                   help="clear: only the embeddings, the generated answers or the local "
+                        "generator's converted model")
+    p.add_argument("--json", action="store_true", help="info: machine-readable output")
+    p.set_defaults(fn=_cache)
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, line: str | None = None) -> str:
+    return f"workbench: warning: {message}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
     args = build_parser().parse_args(argv)
+    saved, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
         return int(args.fn(args))
     except (ValueError, FileNotFoundError, KeyError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = saved
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import DEFAULTS, Baseline, gate_config
 
@@ -28,7 +29,7 @@ def run_gate_command(args: Any) -> int:
     if not merged.get("corpus"):
         raise ValueError("give --corpus (and --golden) to create a baseline")
     config = gate_config(**{k: v for k, v in merged.items() if k in ("corpus", *DEFAULTS)})
-    ev, golden = evaluate_pipeline(config)
+    ev, golden = evaluate_pipeline(config, progress=show_progress(), cache=embedding_cache(args))
     forced = bool(args.update_baseline and args.force)
     out: dict[str, Any] = {"baseline": str(path), "config": config}
     code, result = 0, None

@@ -12,19 +12,25 @@ __all__ = ["run_report_command"]
 def run_report_command(args: Any) -> int:
     """``workbench report``: evaluate retrieval, answer every question with the extractive
     reader (instant, deterministic), triage, and write the report with the failing traces."""
-    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.cli.retrieval import (
+        build_retriever,
+        chunk_with_progress,
+        chunker_spec,
+        show_progress,
+    )
     from workbench.diagnose import save_traces, traces_from_result, triage
     from workbench.evaluation import evaluate
     from workbench.generation import ExtractiveReader, run_generation_eval
     from workbench.golden import load_dataset
     from workbench.report import write_report
-    from workbench.retrieval import make_retriever
 
     corpus, golden = load_dataset(args.corpus, args.golden)
     golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
-    retriever = make_retriever(args.retriever, chunks, encoder=args.encoder)
-    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever)
+    spec, _ = chunker_spec(args, corpus)
+    chunks = chunk_with_progress(spec, corpus)
+    retriever, _ = build_retriever(args, chunks, golden)
+    ev = evaluate(retriever, golden, chunks, k=args.k, system=args.retriever,
+                  progress=show_progress())
     generation = tri = traces = None
     if not args.no_generation:
         generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
@@ -35,7 +41,7 @@ def run_report_command(args: Any) -> int:
                                     run=ev.runs.get(args.retriever), system=args.retriever)
         if args.traces:
             save_traces(args.traces, traces)
-    title = args.title or f"{args.retriever} over {args.chunker}, k={args.k}"
+    title = args.title or f"{args.retriever} over {spec}, k={args.k}"
     notes = (f"corpus {args.corpus}; golden {args.golden or '(from the dataset)'}; "
              f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
              + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")

@@ -2,12 +2,14 @@
 
 ``trec`` prints trec_eval-style scores of a TREC run against TREC qrels; ``validate`` checks
 a golden set against a corpus (and a chunking); ``eval`` evaluates a retriever on a golden
-set (table or ``--json``), or a logged production run (``--run RUN.jsonl``), and can write
-the run it scored (``--export-run``: run JSONL or TREC); ``chunks`` prints chunking
-diagnostics and the extraction warnings of PDF / HTML / DOCX documents (scanned pages,
-columns read across, hyphenation). Heavy
+set (a table that fits a terminal, or ``--json``), or a logged production run (``--run
+RUN.jsonl``), and can write the run it scored (``--export-run``: run JSONL or TREC);
+``chunks`` prints chunking diagnostics and the extraction warnings of PDF / HTML / DOCX
+documents (scanned pages, columns read across, hyphenation).
+The helpers shared with ``report`` pick the chunker (BEIR folders: whole documents with
+their titles), the encoder (for the language) and the cache folder (``--cache``). Heavy
 modules are imported inside each command, so ``import workbench.cli`` stays fast and never
-imports torch.
+imports torch. ``trec`` reads TREC qrels and BEIR ``qrels/*.tsv`` alike.
 """
 
 from __future__ import annotations
@@ -60,6 +62,67 @@ def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     return load_dataset(args.corpus, getattr(args, "golden", None))
 
 
+def show_progress() -> bool:
+    """Progress bars on the command line: when stderr is a terminal."""
+    return sys.stderr.isatty()
+
+
+def chunker_spec(args: argparse.Namespace, corpus: Any) -> tuple[str, str]:
+    """The chunker spec to use and a note on it: ``--chunker``, else ``document:title=true``
+    for a BEIR folder (title + text, whole documents, as BEIR scores them), else fixed
+    800-character windows."""
+    from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
+
+    beir = dataset_kind(args.corpus, getattr(args, "golden", None)) == "beir"
+    if args.chunker:
+        titled = beir and any(d.title for d in corpus.documents) and "title" not in args.chunker
+        note = (" (BEIR titles are not indexed by this chunker: use document:title=true, or "
+                "add header=title)" if titled else "")
+        return args.chunker, note
+    if beir:
+        return BEIR_CHUNKER, " (the BEIR default: whole documents, title + text indexed)"
+    return "fixed:size=800,overlap=100", " (the default)"
+
+
+def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
+    from tqdm.auto import tqdm
+
+    from workbench.chunking import chunk_corpus, parse_chunker
+
+    docs = tqdm(corpus.documents, desc="chunking", unit="doc", delay=1.0,
+                disable=not show_progress(), dynamic_ncols=True)
+    return chunk_corpus(parse_chunker(spec), docs)
+
+
+def embedding_cache(args: argparse.Namespace) -> Any:
+    from workbench.retrieval import EmbeddingCache, cache_dir
+
+    return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / "embeddings")
+
+
+def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) -> tuple[Any, str]:
+    """The retriever ``--retriever`` names, with the encoder ``--encoder`` names or the one
+    chosen for the language; and a line saying which encoder it uses (and why)."""
+    from workbench.retrieval import choose_encoder, get_encoder, make_retriever
+
+    questions = [i.question for i in golden]
+    encoder, why = args.encoder, "given with --encoder"
+    if args.retriever != "bm25" and encoder is None:
+        encoder, why = choose_encoder([c.embed_text for c in chunks], questions)
+    enc = get_encoder(encoder) if args.retriever != "bm25" else None
+    retriever = make_retriever(args.retriever, chunks, encoder=enc, cache=embedding_cache(args),
+                               queries=questions, progress=show_progress())
+    line = f"encoder {enc.model_id}: {why}" if enc is not None else ""
+    return retriever, line
+
+
+def print_table(table: Any) -> None:
+    """A table wrapped to the terminal's width."""
+    import shutil
+
+    print(table.to_string(line_width=shutil.get_terminal_size((100, 24)).columns))
+
+
 def run_validate_command(args: argparse.Namespace) -> int:
     from workbench.corpus import load_corpus
     from workbench.golden import GoldenSet, GoldenSetError
@@ -92,71 +155,89 @@ def _jsonable(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 6)
 
 
+MAX_CATEGORY_ROWS = 12
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
-    from workbench.chunking import chunk_corpus, parse_chunker
     from workbench.evaluation import (
         INTERVAL_NOTE,
         default_metrics,
         describe_relevance,
         evaluate,
     )
-    from workbench.retrieval import make_retriever
+    from workbench.golden.datasets import dataset_kind
 
     corpus, golden = _load_inputs(args)
     golden.validate(corpus)
-    chunking = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+    spec, note = chunker_spec(args, corpus)
+    chunks = chunk_with_progress(spec, corpus)
     metrics = args.metric or default_metrics(args.k)
+    beir = dataset_kind(args.corpus, args.golden) == "beir"
+    level = args.level or ("document" if beir else "chunk")
+    retriever: Any = None
     if args.run:  # logged results: the hits carry their located chunks
         metrics = _loggable(metrics, given=bool(args.metric))
-        source: Any = _logged_run(args, corpus, chunking)
-        chunks, name = None, source.system
+        source: Any = _logged_run(args, corpus, chunks)
+        name, encoder_line, scored = source.system, "", None
         described = f"logged run {args.run} ({name})"
     else:
-        source = make_retriever(args.retriever, chunking, encoder=args.encoder)
-        chunks, name = chunking, args.retriever
-        described = f"{args.retriever} over {len(chunking)} chunks ({args.chunker})"
-    ev = evaluate(source, golden, chunks, metrics=metrics, k=args.k, level=args.level,
-                  evidence_threshold=args.evidence_threshold, system=name)
+        retriever, encoder_line = build_retriever(args, chunks, golden)
+        source, name, scored = retriever, args.retriever, chunks
+        described = f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}"
+    ev = evaluate(source, golden, scored, metrics=metrics, k=args.k, level=level,
+                  evidence_threshold=args.evidence_threshold, system=name,
+                  progress=show_progress())
     if args.export_run:
         from workbench.evaluation.run_files import write_run
 
-        written = write_run(ev.runs[name], args.export_run, chunks=chunking)
+        written = write_run(ev.runs[name], args.export_run, chunks=chunks)
         print(f"run of {len(ev.runs[name].hits)} questions written to {written}",
               file=sys.stderr)
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
+    excluded = {k: len(v) for k, v in ev.excluded.items()}
+    # evaluate scores document labels at document level by itself (with a warning)
+    level = "document" if all(r.startswith("document") for r in ev.relevance) else level
     if args.json:
+        latency = [{k: v for k, v in row.items() if k != "system"}
+                   for row in ev.latency().to_dict("records")]  # a logged run has none
         out: dict[str, Any] = {
             "n": ev.n, "k": args.k, **({"run": args.run, "system": name} if args.run else {
-                "chunker": args.chunker, "retriever": args.retriever,
-                "chunks": len(chunking)}),
-            "level": args.level,
+                "chunker": spec, "retriever": args.retriever,
+                "encoder": getattr(getattr(retriever, "encoder", None), "model_id", None),
+                "chunks": len(chunks)}),
+            "level": level,
             "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
             "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
                           for r in summary},
             "relevance": {r["metric"]: r["relevance"] for r in summary},
             "interval": INTERVAL_NOTE,
             "by_category": {},
-            "excluded": {k: len(v) for k, v in ev.excluded.items()},
-            "latency_ms": [{k: v for k, v in row.items() if k != "system"}
-                           for row in ev.latency().to_dict("records")],
+            "excluded": excluded,
+            "latency_ms": latency[0] if latency else None,
         }
         for r in by_cat:
             cat = out["by_category"].setdefault(str(r["category"]), {"n": int(r["n"])})
             cat[str(r["metric"])] = _jsonable(float(r["mean"]))
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    import pandas as pd
-
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(f"{described}; n={ev.n} questions; "
-              f"excluded: {ev.excluded and {k: len(v) for k, v in ev.excluded.items()}}")
-        for label in ev.relevance:
-            print(f"relevance {label}: {describe_relevance(label)}")
-        print(f"mean [{INTERVAL_NOTE}]")
-        print(ev.table(column=None).to_string())
+    dropped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items() if v)
+    print(f"{described}; k={args.k}, {level} level")
+    if encoder_line:
+        print(encoder_line)
+    print(f"n={ev.n} questions" + (f"; excluded: {dropped}" if dropped else ""))
+    for label in ev.relevance:
+        print(f"relevance {label}: {describe_relevance(label)}")
+    print(f"mean [{INTERVAL_NOTE}]")
+    summary_table = ev.table(column=None).T  # one column per system: fits a terminal
+    summary_table.index.name = summary_table.columns.name = None
+    print_table(summary_table)
+    categories = len({r["category"] for r in by_cat})
+    if args.by_category or 2 <= categories <= MAX_CATEGORY_ROWS:
         print()
-        print(ev.table(column="category").to_string())
+        print_table(ev.table(column="category"))
+    elif categories > MAX_CATEGORY_ROWS:
+        print(f"({categories} categories: --by-category prints the per-category table)")
     return 0
 
 

@@ -44,6 +44,7 @@ def run_sweep_command(args: Any) -> int:
     """``workbench sweep``: see the module docstring for the grid file."""
     import sys
 
+    from workbench.cli.retrieval import embedding_cache
     from workbench.golden.datasets import load_dataset
 
     grid, metrics = load_grid(args.grid)
@@ -52,7 +53,8 @@ def run_sweep_command(args: Any) -> int:
     executor, close = make_executor(args.executor)
     try:
         result = sweep(grid, corpus, golden, metrics=metrics, k=args.k, executor=executor,
-                       cache=args.cache, progress=sys.stderr.isatty(), state_path=args.state)
+                       cache=embedding_cache(args), progress=sys.stderr.isatty(),
+                       state_path=args.state)
     finally:
         close()
     metric = result.metrics[0]

@@ -40,8 +40,6 @@ def _parse_front_matter(raw: str, path: Path) -> tuple[dict[str, Any], str]:
 def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: str) -> Document:
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise ValueError(f"{where}: field 'id' must be a non-empty string")
-    if "#" in doc_id:
-        raise ValueError(f"{where}: document id {doc_id!r} contains '#', which chunk ids reserve")
     if not isinstance(text, str):
         raise ValueError(f"{where}: field 'text' must be a string")
     meta = {k: (str(v) if k == "effective_date" else v) for k, v in meta.items()}

@@ -65,9 +65,10 @@ class BaselineRefused(ValueError):
         self.reason = reason
 
 
-def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
+def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False, cache: Any = None
                       ) -> tuple[Evaluation, GoldenSet]:
-    """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``)."""
+    """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``;
+    dense embeddings through ``cache``, default ``EmbeddingCache()``)."""
     from workbench.chunking import chunk_corpus, parse_chunker
     from workbench.golden import load_dataset
     from workbench.retrieval import make_retriever
@@ -76,7 +77,8 @@ def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False
     corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
     golden.validate(corpus)
     chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
-    retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"])
+    retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"], cache=cache,
+                               queries=[i.question for i in golden], progress=progress)
     ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
                   level=cfg["level"], threshold=cfg["threshold"],
                   evidence_threshold=cfg["evidence_threshold"], system=cfg["retriever"],

@@ -13,6 +13,7 @@ from typing import Any
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
 from workbench.io import atomic_write_text
+from workbench.retrieval import cache_dir
 
 
 def cache_key(generator: Any, question: str, context: AssembledContext) -> str:
@@ -32,10 +33,12 @@ def cache_key(generator: Any, question: str, context: AssembledContext) -> str:
 
 class GenerationCache:
     """Answers on disk, one JSON file per key (``{root}/{key[:2]}/{key}.json``), written
-    atomically. Errors are never cached. ``hits`` / ``misses`` count lookups."""
+    atomically. Errors are never cached. ``hits`` / ``misses`` count lookups. ``root``
+    defaults to ``generations/`` in the one cache folder
+    (:func:`~workbench.retrieval.cache_dir`)."""
 
-    def __init__(self, root: str | Path = ".workbench_cache/generations"):
-        self.root = Path(root)
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else cache_dir() / "generations"
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -75,8 +78,7 @@ class CachedGenerator:
 
     def __init__(self, generator: Any, cache: GenerationCache | str | Path | None = None):
         self.generator = generator
-        self.cache = cache if isinstance(cache, GenerationCache) else GenerationCache(
-            cache or ".workbench_cache/generations")
+        self.cache = cache if isinstance(cache, GenerationCache) else GenerationCache(cache or None)
         self.calls = 0
 
     def __repr__(self) -> str:

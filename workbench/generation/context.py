@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
-from workbench.text import CJK, CJK_CHAR
+from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
 
 __all__ = [
     "ASSEMBLIES",
@@ -47,7 +47,7 @@ DROP_REASONS = ("acl", "superseded", "duplicate", "budget")
 ASSEMBLIES = ("workbench", "passthrough")
 RESTRICTED = "<restricted>"
 
-_APPROX_TOKEN = re.compile(rf"[{CJK}]|[^\W_]+|[^\w\s]", re.UNICODE)
+_APPROX_TOKEN = re.compile(rf"[{CJK}]|{WORD}+|[{HANGUL}]+|[^\w\s]", re.UNICODE)
 
 
 def approx_tokens(text: str) -> int:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from workbench.text import CJK
+from workbench.text import CJK, HANGUL, WORD
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",
@@ -67,7 +67,7 @@ _NUMBER_WORD = re.compile(
     r"\b(?:(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(_UNITS[1:10]) + r"))?|("
     + "|".join(_UNITS) + r"))\b")
 _THOUSANDS = re.compile(r"(?<=\d)[,.\u00a0\u202f ](?=\d{3}(?!\d))")
-_TOKEN = re.compile(rf"[{CJK}]|\d+(?:\.\d+)?|[^\W_]+|[$%€£¥₫]", re.UNICODE)
+_TOKEN = re.compile(rf"[{CJK}]|\d+(?:\.\d+)?|{WORD}+|[{HANGUL}]+|[$%€£¥₫]", re.UNICODE)
 
 
 def _number_word(m: re.Match[str]) -> str:

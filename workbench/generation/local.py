@@ -24,6 +24,7 @@ from workbench.generation.prompt import (
     build_messages,
     make_answer,
 )
+from workbench.retrieval import cache_dir
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -43,8 +44,10 @@ def smollm2_gguf_path() -> Path:
 
 
 def model_cache_root() -> Path:
+    """Converted models: ``$WORKBENCH_MODEL_CACHE``, else ``models/`` in the one cache folder
+    (:func:`~workbench.retrieval.cache_dir`)."""
     env = os.environ.get("WORKBENCH_MODEL_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "workbench" / "models"
+    return Path(env) if env else cache_dir() / "models"
 
 
 def convert_gguf(gguf: Path, target: Path) -> Path:

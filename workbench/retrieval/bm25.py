@@ -1,9 +1,26 @@
-"""BM25 over chunks (bm25s), with tokenisation that works for English, Vietnamese and Chinese.
+"""BM25 over chunks (bm25s), with tokenisation that works for English, Vietnamese, Chinese,
+Japanese and Korean.
 
-Tokenisation (change it by passing ``tokenizer=`` any ``str -> list[str]``): NFC, lower-case,
-word runs kept whole (Vietnamese syllables keep their diacritics), hyphenated codes such as
-``ERR-4031`` kept whole and also split into parts, runs of Han/kana characters turned into
-character unigrams and bigrams (no segmenter needed), a small English stop list dropped.
+Tokenisation (change it by passing ``tokenizer=`` any ``str -> list[str]``): NFKC and case
+folding (:func:`~workbench.text.fold`: full-width ``ＡＰＩ２０２４`` reads as ``api2024``), then
+by script (:mod:`workbench.text.scripts`):
+
+* runs of Han and kana become character unigrams and bigrams (no segmenter needed);
+  the unigrams of Chinese question words and particles (什 么 哪 谁 吗 呢) are dropped, as
+  English question words are, while the bigrams that hold them (什么, 哪吒) are kept;
+* a Hangul word is kept whole and also gives its syllable bigrams, so ``서울`` matches
+  ``서울에서`` (a word with its particle);
+* a word of an alphabetic script is kept whole (Vietnamese syllables keep their diacritics);
+  codes joined by ``-``, ``_`` or ``.`` (``ERR-4031``, ``v2.1``) are kept whole and also split
+  into their parts; a small English stop list is dropped.
+
+The stop list (:data:`STOPWORDS`: English words and the Chinese characters above) is a
+parameter. Measured on CMRC 2018 (``benchmarks/bench_bm25_chinese.py``), dropping the
+Chinese question characters raised MRR@5 from 0.977 to 0.984 on dev, and from 0.983 to 0.987
+on the trial split that was held out while choosing them.
+
+A word never runs across a change of script: ``2024年的退款政策`` is ``2024`` then the Han run,
+``API的速率`` is ``api`` then the Han run.
 """
 
 from __future__ import annotations
@@ -16,9 +33,10 @@ import numpy as np
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import Hit
-from workbench.text import CJK, CJK_RUN, nfc
+from workbench.text import CJK, HANGUL, WORD, fold
 
-_TOKEN = re.compile(rf"[{CJK}]+|[^\W_]+(?:[-_.][^\W_]+)*")
+_TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<hangul>[{HANGUL}]+)|{WORD}+(?:[-_.]{WORD}+)*")
+_CODE_JOINER = re.compile(r"[-_.]")
 
 ENGLISH_STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "does", "for",
@@ -27,24 +45,34 @@ ENGLISH_STOPWORDS = frozenset({
     "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where",
     "which", "who", "why", "will", "with", "would", "you", "your"
 })
+#: Chinese question words and particles, dropped as unigrams (their bigrams are kept).
+CHINESE_STOPWORDS = frozenset("什么哪谁吗呢")
+#: The default stop list of :func:`tokenize`.
+STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 
 
-def tokenize(text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> list[str]:
-    """The default BM25 tokeniser (see module docstring)."""
+def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """The default BM25 tokeniser (see the module docstring)."""
     out: list[str] = []
-    for match in _TOKEN.finditer(nfc(text).lower()):
+    for match in _TOKEN.finditer(fold(text)):
         token = match.group(0)
-        if CJK_RUN.fullmatch(token):
-            out.extend(token)
-            out.extend(token[i : i + 2] for i in range(len(token) - 1))
-            continue
-        if token in stopwords:
-            continue
-        out.append(token)
-        parts = re.split(r"[-_.]", token)
-        if len(parts) > 1:
-            out.extend(p for p in parts if p and p not in stopwords)
+        if match.group("cjk"):
+            out.extend(c for c in token if c not in stopwords)
+            out.extend(_bigrams(token))
+        elif match.group("hangul"):
+            out.append(token)
+            if len(token) > 2:
+                out.extend(_bigrams(token))
+        elif token not in stopwords:
+            out.append(token)
+            parts = _CODE_JOINER.split(token)
+            if len(parts) > 1:
+                out.extend(p for p in parts if p not in stopwords)
     return out
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 class BM25Retriever:

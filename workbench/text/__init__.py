@@ -1,16 +1,20 @@
 """Text: what every step needs to read text the same way.
 
-Owns the one Unicode normal form (:func:`nfc`, :mod:`~workbench.text.normalize`), the one CJK
-character class (:mod:`~workbench.text.scripts`) and the token counters that measure chunk
-budgets and prompt sizes (:func:`get_counter`, :mod:`~workbench.text.tokens`).
+Owns the one Unicode normal form (:func:`nfc`, :mod:`~workbench.text.normalize`), the
+character classes of the writing systems that tokenisers treat apart (CJK, Hangul, alphabetic
+words) and the folding tokenisers compare under (:func:`fold`, :mod:`~workbench.text.scripts`),
+language detection from scripts (:func:`detect_languages`, :mod:`~workbench.text.languages`)
+and the token counters that measure chunk budgets and prompt sizes (:func:`get_counter`,
+:mod:`~workbench.text.tokens`).
 
 Layer: the lowest with :mod:`workbench.io`; imports nothing else from the package.
 """
 
 from __future__ import annotations
 
+from workbench.text.languages import LANGUAGE_NAMES, detect_language, detect_languages
 from workbench.text.normalize import nfc
-from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN
+from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN, HAN, HANGUL, KANA, WORD, fold
 from workbench.text.tokens import (
     COUNTER_NAMES,
     CharCounter,
@@ -21,5 +25,7 @@ from workbench.text.tokens import (
     minilm_tokenizer_path,
 )
 
-__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "CharCounter", "Cl100kCounter",
-           "HFTokenizerCounter", "TokenCounter", "get_counter", "minilm_tokenizer_path", "nfc"]
+__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "HAN", "HANGUL", "KANA",
+           "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter", "HFTokenizerCounter",
+           "TokenCounter", "detect_language", "detect_languages", "fold", "get_counter",
+           "minilm_tokenizer_path", "nfc"]
