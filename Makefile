@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# onnxruntime (pulled in by chromadb) sends telemetry unless this is set before it is imported.
+export ORT_DISABLE_TELEMETRY := 1
 
 .PHONY: install lab test lint browser
 

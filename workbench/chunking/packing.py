@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.chunking.units import is_blank, trim_span, window_spans
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, provenance
 from workbench.text import TokenCounter, get_counter
 
 __all__ = ["Piece", "Ruler", "Splitter", "descend", "fallback_windows", "pack", "settle",
@@ -228,7 +228,8 @@ def settle(pieces: Iterable[Piece], r: Ruler, size: int) -> list[Piece]:
 
 def to_chunks(doc: Document, pieces: Iterable[Piece]) -> list[Chunk]:
     """The chunks of ``doc`` for ``pieces`` in order: ids ``{doc_id}#{i}``, ``text`` the exact
-    slice, ``embed_text`` the piece's prefix plus the text, ``metadata`` the piece's."""
+    slice, ``embed_text`` the piece's prefix plus the text, ``metadata`` the piece's plus
+    where the slice came from (:func:`~workbench.corpus.provenance`: pages, heading path)."""
     chunks = []
     for i, p in enumerate(pieces):
         text = doc.text[p.start : p.end]
@@ -240,7 +241,7 @@ def to_chunks(doc: Document, pieces: Iterable[Piece]) -> list[Chunk]:
                 end=p.end,
                 text=text,
                 embed_text=p.prefix + text if p.prefix else "",
-                metadata=MappingProxyType(dict(p.meta)) if p.meta else MappingProxyType({}),
+                metadata=MappingProxyType({**p.meta, **provenance(doc, p.start, p.end)}),
             )
         )
     return chunks

@@ -140,6 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence-threshold", type=share, default=DEFAULT_EVIDENCE_THRESHOLD,
                    help="share of a span's non-blank characters the retrieved chunks must hold "
                         f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
+    p.add_argument("--run", metavar="RUN.jsonl",
+                   help="score logged retrieval results instead of running a retriever: one "
+                        '{"qid", "hits": [{"doc_id", "text"} | {"doc_id", "start", "end"} | '
+                        '{"chunk_id"}, ...]} per line (see workbench.evaluation.run_files)')
+    p.add_argument("--run-scores", choices=["similarity", "distance", "ignore"],
+                   default="similarity", help="what the run's scores are (default similarity)")
+    p.add_argument("--run-offsets", choices=["body", "raw"], default="body",
+                   help="the run's offsets are into the document text (default) or into the "
+                        "raw files of --corpus (front matter included)")
+    p.add_argument("--export-run", metavar="PATH",
+                   help="write the run that was scored: a run JSONL, or a TREC run for "
+                        ".trec/.txt/.run files")
     p.add_argument("--by-category", action="store_true",
                    help="also print the per-category table however long it is (by default it "
                         "is printed when it has 2 to 12 rows)")

@@ -2,7 +2,10 @@
 
 ``trec`` prints trec_eval-style scores of a TREC run against TREC qrels; ``validate`` checks
 a golden set against a corpus (and a chunking); ``eval`` evaluates a retriever on a golden
-set (a table that fits a terminal, or ``--json``); ``chunks`` prints chunking diagnostics.
+set (a table that fits a terminal, or ``--json``), or a logged production run (``--run
+RUN.jsonl``), and can write the run it scored (``--export-run``: run JSONL or TREC);
+``chunks`` prints chunking diagnostics and the extraction warnings of PDF / HTML / DOCX
+documents (scanned pages, columns read across, hyphenation).
 The helpers shared with ``report`` pick the chunker (BEIR folders: whole documents with
 their titles), the encoder (for the language) and the cache folder (``--cache``). Heavy
 modules are imported inside each command, so ``import workbench.cli`` stays fast and never
@@ -185,24 +188,42 @@ def run_eval_command(args: argparse.Namespace) -> int:
     spec, note = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus)
     check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
-    retriever, encoder_line = build_retriever(args, chunks, golden)
     metrics = args.metric or default_metrics(args.k)
     beir = dataset_kind(args.corpus, args.golden) == "beir"
     level = args.level or ("document" if beir else "chunk")
-    ev = evaluate(retriever, golden, chunks, metrics=metrics, k=args.k, level=level,
-                  evidence_threshold=args.evidence_threshold, system=args.retriever,
+    retriever: Any = None
+    if args.run:  # logged results: the hits carry their located chunks
+        metrics = _loggable(metrics, given=bool(args.metric))
+        source: Any = _logged_run(args, corpus, chunks)
+        name, encoder_line, scored = source.system, "", None
+        described = f"logged run {args.run} ({name})"
+    else:
+        retriever, encoder_line = build_retriever(args, chunks, golden)
+        source, name, scored = retriever, args.retriever, chunks
+        described = f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}"
+    ev = evaluate(source, golden, scored, metrics=metrics, k=args.k, level=level,
+                  evidence_threshold=args.evidence_threshold, system=name,
                   progress=show_progress())
+    if args.export_run:
+        from workbench.evaluation.run_files import write_run
+
+        written = write_run(ev.runs[name], args.export_run, chunks=chunks)
+        print(f"run of {len(ev.runs[name].hits)} questions written to {written}",
+              file=sys.stderr)
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
     excluded = {k: len(v) for k, v in ev.excluded.items()}
     # evaluate scores document labels at document level by itself (with a warning)
     level = "document" if all(r.startswith("document") for r in ev.relevance) else level
     if args.json:
-        latency = ev.latency().drop(columns=["system"]).to_dict("records")
+        latency = [{k: v for k, v in row.items() if k != "system"}
+                   for row in ev.latency().to_dict("records")]  # a logged run has none
         out: dict[str, Any] = {
-            "n": ev.n, "k": args.k, "chunker": spec, "retriever": args.retriever,
-            "encoder": getattr(getattr(retriever, "encoder", None), "model_id", None),
-            "level": level, "chunks": len(chunks),
+            "n": ev.n, "k": args.k, **({"run": args.run, "system": name} if args.run else {
+                "chunker": spec, "retriever": args.retriever,
+                "encoder": getattr(getattr(retriever, "encoder", None), "model_id", None),
+                "chunks": len(chunks)}),
+            "level": level,
             "metrics": {r["metric"]: _jsonable(r["mean"]) for r in summary},
             "intervals": {r["metric"]: [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])]
                           for r in summary},
@@ -218,8 +239,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     dropped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items() if v)
-    print(f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}; k={args.k}, "
-          f"{level} level")
+    print(f"{described}; k={args.k}, {level} level")
     if encoder_line:
         print(encoder_line)
     print(f"n={ev.n} questions" + (f"; excluded: {dropped}" if dropped else ""))
@@ -238,11 +258,53 @@ def run_eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
+# metrics that need the production system's whole chunking, which a run log does not hold
+_NEED_THE_CHUNKING = ("ndcg", "span_precision_omega")
+
+
+def _loggable(metrics: list[str], given: bool) -> list[str]:
+    """The metrics a run log can be scored on: nDCG's ideal ranking (and omega precision)
+    need every chunk of the production chunking, not only the logged ones; asked for, they
+    are refused; by default, left out."""
+    from workbench.metrics import parse_metric
+
+    needs = [m for m in metrics if parse_metric(m).kind in _NEED_THE_CHUNKING]
+    if needs and given:
+        raise ValueError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
+                         "ranking needs the production system's whole chunking, and a log "
+                         "holds only the chunks it retrieved. Score the log on the other "
+                         "metrics, or wrap the retriever (workbench.retrieval.adapters) and "
+                         "pass its chunking")
+    if needs:
+        print(f"note: {', '.join(needs)} left out: a run log does not hold the whole "
+              "production chunking its ideal ranking needs", file=sys.stderr)
+    return [m for m in metrics if m not in needs]
+
+
+def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
+    """The run of ``--run``: text and offsets located in the corpus (offsets into the raw
+    files with ``--run-offsets raw``), chunk ids resolved in ``--chunker``'s chunking."""
+    from pathlib import Path
+
+    from workbench.corpus import raw_texts
+    from workbench.evaluation.run_files import read_run
+
+    raw = None
+    if args.run_offsets == "raw":
+        if not Path(args.corpus).is_dir():
+            raise ValueError(f"--run-offsets raw needs --corpus to be the folder of the raw "
+                             f"files, not {args.corpus}")
+        raw = raw_texts(args.corpus, corpus.documents)
+    return read_run(args.run, corpus, chunks=chunking, scores=args.run_scores, raw=raw)
+
+
 def run_chunks_command(args: argparse.Namespace) -> int:
     from workbench.chunking import diagnose_chunking, parse_chunker
+    from workbench.corpus import extraction_warnings
 
     corpus, golden = _load_inputs(args)
     spans = [ev for item in golden for ev in item.evidence]
+    warnings = [w for doc in corpus.documents for w in extraction_warnings(doc)]
     rows = []
     for spec in args.chunker:
         d = diagnose_chunking(parse_chunker(spec), corpus.documents, spans)
@@ -251,9 +313,17 @@ def run_chunks_command(args: argparse.Namespace) -> int:
                      "cost_multiplier": round(d.cost_multiplier, 3),
                      "split_rate": round(d.split_rate, 4), "near_duplicates": d.near_duplicates})
     if args.json:
-        print(json.dumps(rows, indent=2))
+        listed = [{"doc_id": w.doc_id, "kind": w.kind, "pages": list(w.pages),
+                   "message": w.message} for w in warnings]
+        print(json.dumps([{**row, "extraction_warnings": listed} for row in rows], indent=2,
+                         ensure_ascii=False))
     else:
         import pandas as pd
 
         print(pd.DataFrame(rows).to_string(index=False))
+        if warnings:
+            print(f"\n{len(warnings)} extraction warning(s): chunks of these pages or "
+                  "documents may miss or misorder text")
+            for w in warnings:
+                print(f"  {w}")
     return 0

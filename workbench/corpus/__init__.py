@@ -2,8 +2,11 @@
 
 Owns :class:`Document`, :class:`Span`, :class:`Chunk`, :class:`Corpus`
 (:mod:`~workbench.corpus.types`), the loaders (:mod:`~workbench.corpus.loaders`: folders of
-md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``) and the access and version
-rules (:mod:`~workbench.corpus.access`). Public datasets that bring their own questions
+md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``), the PDF / HTML / DOCX
+extractors with their page numbers, heading paths and warnings
+(:mod:`~workbench.corpus.extract`), locating production chunks in the documents
+(:mod:`~workbench.corpus.locate`) and the access and version rules
+(:mod:`~workbench.corpus.access`). Public datasets that bring their own questions
 (BEIR, SQuAD) load in :mod:`workbench.golden.datasets`, one layer up.
 
 Layer: may import :mod:`workbench.io` and :mod:`workbench.text` only.
@@ -22,6 +25,13 @@ from workbench.corpus.access import (
     parse_acl,
     user_groups_of,
 )
+from workbench.corpus.extract import (
+    EXTRACTED_SUFFIXES,
+    ExtractionWarning,
+    extraction_warnings,
+    load_document,
+    provenance,
+)
 from workbench.corpus.loaders import (
     HEADER_KEYS,
     STATUSES,
@@ -30,9 +40,12 @@ from workbench.corpus.loaders import (
     load_folder,
     load_jsonl,
 )
+from workbench.corpus.locate import LocateError, Location, Locator, RawOffsets, raw_texts
 from workbench.corpus.types import Chunk, Corpus, Document, Span
 
-__all__ = ["EVERYONE", "HEADER_KEYS", "STATUSES", "Chunk", "Corpus", "Document",
-           "FrontMatterWarning", "HasMetadata", "Span", "acl_of", "can_read", "can_read_chunk",
-           "declared_current", "is_superseded", "load_corpus", "load_folder", "load_jsonl",
-           "parse_acl", "user_groups_of"]
+__all__ = ["EVERYONE", "EXTRACTED_SUFFIXES", "HEADER_KEYS", "STATUSES", "Chunk", "Corpus",
+           "Document", "ExtractionWarning", "FrontMatterWarning", "HasMetadata", "LocateError",
+           "Location", "Locator", "RawOffsets", "Span", "acl_of", "can_read", "can_read_chunk",
+           "declared_current", "extraction_warnings", "is_superseded", "load_corpus",
+           "load_document", "load_folder", "load_jsonl", "parse_acl", "provenance", "raw_texts",
+           "user_groups_of"]

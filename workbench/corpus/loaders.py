@@ -1,5 +1,6 @@
-"""Loading a corpus: folders of ``.md`` / ``.txt`` files with YAML front matter, documents
-JSONL and BEIR folders (``corpus.jsonl``). Every problem names the file (and line) and the
+"""Loading a corpus: folders of ``.md`` / ``.txt`` files with YAML front matter, PDF / HTML /
+DOCX files (:mod:`~workbench.corpus.extract`), documents JSONL and BEIR folders
+(``corpus.jsonl``). Every problem names the file (and line) and the
 field; ids and text get the one normal form here, once (:func:`~workbench.text.normalize_text`).
 
 Front matter is a YAML mapping between a first line ``---`` and a closing ``---`` or ``...``
@@ -26,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus.access import parse_acl
+from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, iter_jsonl, read_text
 from workbench.text import normalize_text
@@ -215,21 +217,27 @@ def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
 
 
 def load_folder(folder: str | Path) -> Corpus:
-    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path); see the
-    module docstring for the front matter. A folder named like a document is an error."""
+    """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path; see the module
+    docstring for the front matter), and every PDF, HTML and DOCX file through
+    :func:`~workbench.corpus.extract.load_document`. A folder named like a document is an
+    error."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(str(folder), "not a folder of .md/.txt documents; check the path")
-    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt"))
+    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".md", ".txt")
+                   or p.suffix.lower() in EXTRACTED_SUFFIXES)
     unknown: dict[str, list[str]] = {}
     docs = []
     for path in paths:
         if path.is_dir():
             raise InputError(str(path), "is a folder named like a document; rename it (its "
                              "files are read either way)")
+        if path.suffix.lower() in EXTRACTED_SUFFIXES:
+            docs.append(load_document(path))
+            continue
         docs.append(_load_file(path, unknown))
     if not docs:
-        raise InputError(str(folder), "no .md or .txt files found")
+        raise InputError(str(folder), "no .md, .txt, .pdf, .html or .docx files found")
     for key, files in unknown.items():
         closest = _closest(key)
         hint = (f"the closest known key is {closest!r}" if closest
@@ -270,6 +278,9 @@ def load_corpus(path: str | Path) -> Corpus:
     if path.suffix == ".jsonl":
         return load_jsonl(path)
     if not path.exists():
-        raise InputError(str(path), "corpus not found; give a folder of .md/.txt files or a "
-                         ".jsonl of documents")
-    raise InputError(str(path), "expected a folder of .md/.txt files or a .jsonl of documents")
+        raise InputError(str(path), "corpus not found; give a folder of documents, a .jsonl of "
+                         "documents or one .pdf/.html/.docx file")
+    if path.suffix.lower() in EXTRACTED_SUFFIXES:
+        return Corpus([load_document(path)], source=str(path))
+    raise InputError(str(path), "expected a folder of documents, a .jsonl of documents or one "
+                     ".pdf/.html/.docx file")

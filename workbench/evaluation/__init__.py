@@ -1,6 +1,8 @@
 """Evaluation: scoring a retriever on a golden set, and telling a real difference from noise.
 
-Owns :class:`Run` (qid -> ranked hits, :mod:`~workbench.evaluation.run`), the tidy
+Owns :class:`Run` (qid -> ranked hits, :mod:`~workbench.evaluation.run`), run files
+(logged production results read and our runs written, :mod:`~workbench.evaluation.run_files`),
+the tidy
 :class:`Evaluation` table with :func:`evaluate` (:mod:`~workbench.evaluation.evaluation`)
 and the paired statistics for small golden sets (:mod:`workbench.evaluation.stats`:
 Clopper-Pearson and bootstrap intervals, McNemar, permutation test, Holm, minimal
@@ -24,6 +26,7 @@ from workbench.evaluation.evaluation import (
     evaluate,
 )
 from workbench.evaluation.run import Run
+from workbench.evaluation.run_files import RUN_FORMATS, read_run, write_run
 from workbench.evaluation.stats import (
     EXACT_MAX,
     SMALL_N,
@@ -46,10 +49,10 @@ from workbench.evaluation.stats import (
     sign_test,
 )
 
-__all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "SMALL_MARK", "SMALL_N",
-           "Evaluation", "Flip", "McNemarResult", "PairedComparison", "Run", "bootstrap_ci",
-           "clopper_pearson", "compare_many",
+__all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK",
+           "SMALL_N", "Evaluation", "Flip", "McNemarResult", "PairedComparison", "Run",
+           "bootstrap_ci", "clopper_pearson", "compare_many",
            "compare_paired", "comparison_table", "default_metrics", "describe_relevance",
            "evaluate", "holm", "mcnemar_exact", "mean_interval",
            "minimal_detectable_difference", "one_question", "paired_bootstrap_ci",
-           "paired_permutation_test", "questions_needed", "sign_test"]
+           "paired_permutation_test", "questions_needed", "read_run", "sign_test", "write_run"]

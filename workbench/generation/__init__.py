@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from workbench.generation.cache import CachedGenerator, GenerationCache, cache_key
 from workbench.generation.context import (
+    ASSEMBLIES,
     DROP_REASONS,
     RESTRICTED,
     AssembledContext,
@@ -42,6 +43,7 @@ from workbench.generation.context import (
     approx_tokens,
     assemble_context,
     context_from_passages,
+    passthrough_context,
     resolve_citations,
 )
 from workbench.generation.evaluation import (
@@ -100,15 +102,15 @@ from workbench.generation.prompt import (
 )
 
 __all__ = [
-    "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION", "RESTRICTED",
-    "SMOLLM2_FILE", "SYSTEM_PROMPT", "Answer", "AssembledContext", "CachedGenerator", "ChatReply",
-    "CitationCheck", "ExtractiveReader", "GenerationCache", "GenerationResult", "Generator",
-    "Grade", "Judge", "LLMJudge", "LocalGenerator", "OpenAIChatGenerator", "Passage",
+    "ASSEMBLIES", "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION",
+    "RESTRICTED", "SMOLLM2_FILE", "SYSTEM_PROMPT", "Answer", "AssembledContext", "CachedGenerator",
+    "ChatReply", "CitationCheck", "ExtractiveReader", "GenerationCache", "GenerationResult",
+    "Generator", "Grade", "Judge", "LLMJudge", "LocalGenerator", "OpenAIChatGenerator", "Passage",
     "PositionItem", "PositionResult", "approx_tokens", "assemble_context", "best_subspan_em",
     "build_messages", "cache_key", "context_from_passages", "context_swap", "convert_gguf",
-    "default_positions", "find_lost_in_the_middle", "fold_plural", "generate_all",
-    "grade_answer", "handbook_position_items", "is_refusal", "load_nq_open",
-    "load_reference_curves", "make_answer", "missing_mentions", "model_cache_root",
-    "must_mention", "normalize", "oracle_context", "place_gold", "position_experiment",
+    "default_positions", "find_lost_in_the_middle", "fold_plural", "generate_all", "grade_answer",
+    "handbook_position_items", "is_refusal", "load_nq_open", "load_reference_curves",
+    "make_answer", "missing_mentions", "model_cache_root", "must_mention", "normalize",
+    "oracle_context", "passthrough_context", "place_gold", "position_experiment",
     "resolve_citations", "run_generation_eval", "smollm2_gguf_path", "split_claims",
 ]

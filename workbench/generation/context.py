@@ -40,6 +40,7 @@ from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, use
 from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
 
 __all__ = [
+    "ASSEMBLIES",
     "DROP_REASONS",
     "RESTRICTED",
     "AssembledContext",
@@ -50,10 +51,12 @@ __all__ = [
     "assemble_context",
     "citation_marks",
     "context_from_passages",
+    "passthrough_context",
     "resolve_citations",
 ]
 
 DROP_REASONS = ("acl", "unknown_document", "superseded", "duplicate", "budget")
+ASSEMBLIES = ("workbench", "passthrough")
 RESTRICTED = "<restricted>"
 
 _APPROX_TOKEN = re.compile(rf"[{CJK}]|{WORD}+|[{HANGUL}]+|[^\w\s]", re.UNICODE)
@@ -159,13 +162,19 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
                      user_groups: Iterable[str] | None = None, budget_tokens: int | None = None,
                      count_tokens: Any = None,
-                     include_superseded: bool = False) -> AssembledContext:
+                     include_superseded: bool = False,
+                     assembly: str = "workbench") -> AssembledContext:
     """Filter (ACL, version), deduplicate, cut to the budget and label ``hits``.
 
     ``hits`` are Hits, Chunks or chunk ids, best first. ``documents`` gives ACL, status and
     titles (a Corpus or any mapping/iterable of Documents); it is required. Returns the
-    final context.
+    final context. ``assembly="passthrough"`` reproduces a production prompt instead
+    (:func:`passthrough_context`: the hits in order, no filters but access control).
     """
+    if assembly not in ASSEMBLIES:
+        raise ValueError(f"assembly must be one of {', '.join(ASSEMBLIES)}, not {assembly!r}")
+    if assembly == "passthrough":
+        return passthrough_context(hits, chunks_by_id, documents, user_groups, count_tokens)
     by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
     if documents is None:
         raise ValueError("assemble_context needs documents= (the corpus): without them no "
@@ -220,6 +229,42 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
     return AssembledContext(tuple(passages), tuple(dropped), budget_tokens, used,
                             {"user_groups": None if groups is None else sorted(groups),
                              "include_superseded": include_superseded})
+
+
+def passthrough_context(hits: Sequence[Any],
+                        chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
+                        documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                        user_groups: Iterable[str] | None = None,
+                        count_tokens: Any = None) -> AssembledContext:
+    """The prompt a production pipeline without our filters builds: every hit in rank order,
+    labelled ``P1..Pn``; superseded versions, duplicates and an over-long context are all
+    kept. Access control is not one of the filters: with ``user_groups`` given, chunks the
+    user may not read are still dropped first (``(RESTRICTED, "acl")``). A hit that carries its
+    chunk (``Hit.chunk``) needs no entry in ``chunks_by_id``."""
+    by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
+    docs: Mapping[str, Document] = ({} if documents is None else documents
+                                    if isinstance(documents, Mapping)
+                                    else {d.id: d for d in documents})
+    groups = None if user_groups is None else frozenset(user_groups)
+    counter = _as_counter(count_tokens)
+    passages: list[Passage] = []
+    dropped: list[tuple[str, str]] = []
+    for hit in hits:
+        cid = _chunk_id(hit)
+        chunk = by_id.get(cid) or getattr(hit, "chunk", None)
+        if chunk is None:
+            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
+                             "retriever indexed")
+        doc = docs.get(chunk.doc_id)
+        if not can_read_chunk(groups, chunk, doc):
+            dropped.append((RESTRICTED, "acl"))
+            continue
+        passages.append(Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text,
+                                doc.title if doc is not None else ""))
+    used = sum(counter(p.render()) for p in passages)
+    return AssembledContext(tuple(passages), tuple(dropped), None, used,
+                            {"user_groups": None if groups is None else sorted(groups),
+                             "assembly": "passthrough"})
 
 
 def context_from_passages(items: Iterable[Any]) -> AssembledContext:

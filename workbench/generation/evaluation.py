@@ -131,8 +131,8 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
                         threshold: int = 1, progress: bool = False,
                         include_superseded: bool = False,
-                        evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD
-                        ) -> GenerationResult:
+                        evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
+                        assembly: str = "workbench") -> GenerationResult:
     """Answer every golden question in oracle mode (the gold evidence: the fewest chunks of
     this chunking that hold it, at most ``k``, as the live run gets) and live mode (the
     retriever's top ``k``), both through the same context assembly (ACL, versions, dedup,
@@ -143,8 +143,10 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
     source, so no retrieved or gold id of the result names one (a gold chunk the user may not
     read does not count as retrieved: from their side the answer is out of reach).
-    ``include_superseded=True`` models a pipeline without the version filter. ``documents``
-    is required (see :func:`~workbench.generation.context.assemble_context`)."""
+    ``include_superseded=True`` models a pipeline without the version filter;
+    ``assembly="passthrough"`` one without any of our filters but access control (the
+    production prompt as it was: :func:`~workbench.generation.context.passthrough_context`).
+    ``documents`` is required (see :func:`~workbench.generation.context.assemble_context`)."""
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}: use 'oracle' and/or 'live'")
@@ -168,7 +170,7 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
 
     assemble = {"chunks_by_id": by_id, "documents": docs, "user_groups": groups,
                 "budget_tokens": budget_tokens, "count_tokens": count_tokens,
-                "include_superseded": include_superseded}
+                "include_superseded": include_superseded, "assembly": assembly}
     requests: list[tuple[str, AssembledContext]] = []
     keys: list[tuple[str, str]] = []
     retrieved: dict[str, list[str]] = {}

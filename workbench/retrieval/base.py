@@ -1,32 +1,76 @@
-"""The Retriever protocol, the Hit type, and wrapping any callable as a retriever.
+"""The Retriever protocol, the Hit type, and wrapping any production retriever.
 
-Conventions: ``search(query, k)`` returns at most ``k`` hits, best first, ranks 1-based,
-ties on score broken by chunk id in *descending* order (trec_eval's rule, the one tie rule
-everywhere, so a run scores the same as a ranked list and as a scored dict).
+Conventions: ``search(query, k)`` returns at most ``k`` hits, best first, ranks 1-based;
+``Hit.score`` is higher-is-better; ties on score are broken by chunk id in *descending*
+order (trec_eval's rule, the one tie rule everywhere, so a run scores the same as a ranked
+list and as a scored dict). A hit may carry its :class:`~workbench.corpus.Chunk`
+(``Hit.chunk``), so what reads it (evaluation, diagnosis, traces, the chunk preview) has
+real offsets and the document without parsing the chunk id.
+
+:class:`CallableRetriever` wraps a production retriever, any callable
+``question[, k] -> hits``. A hit may be a workbench chunk id (``str``), a ``(hit, score)``
+pair, a :class:`Hit`, a :class:`~workbench.corpus.Chunk`, a dict ``{"chunk_id"}`` /
+``{"doc_id", "text"}`` / ``{"doc_id", "start", "end"}`` (``"score"``, ``"metadata"`` and the
+production id as ``"id"`` or ``"chunk_id"`` optional; text and offsets are located when
+documents are given),
+or the production library's own object: a LangChain ``Document``, a LlamaIndex
+``NodeWithScore`` or node (read by their attributes; :mod:`~workbench.retrieval.adapters` wraps
+the retrievers themselves). Text and offsets are located in the documents
+(:class:`~workbench.corpus.Locator`: exact, then normalised; ambiguous or missing texts
+are errors naming the hit, or, with ``unlocated="keep"``, ranks that hold no evidence).
+
+The rules of its ranking, the same everywhere:
+
+* the hits keep the order the callable returned them in (what the generator receives) and
+  are cut at ``k``; **duplicates are kept** as ranks (``[junk] * 10 + [gold]`` at ``k=2`` is
+  two junk chunks, not junk and gold);
+* scores are declared: ``scores="similarity"`` (higher is better), ``"distance"`` (lower
+  is better, e.g. Chroma's; ``Hit.score`` is then ``-distance`` and ``details["distance"]``
+  the raw value) or ``"ignore"``. Declared scores must agree with the order (a list whose
+  similarities rise is refused: it is usually a distance declared as a similarity);
+* **ties** on score are ordered by chunk id, descending (trec_eval's rule), so a run scores
+  the same as a list and as a TREC file.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document, LocateError, Locator, provenance
+
+__all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
+           "production_chunks", "rank_hits"]
+
+SCORE_KINDS = ("similarity", "distance", "ignore")
+_DOC_KEYS = ("doc_id", "document_id", "ref_doc_id")
+_PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
+_START_KEYS = ("start_index", "start_char_idx", "start")
+_END_KEYS = ("end_index", "end_char_idx", "end")
+
+Docs = Mapping[str, Document] | Iterable[Document]
+DocIdRule = str | Callable[[Mapping[str, Any]], str | None] | None
 
 
 @dataclass(frozen=True)
 class Hit:
     """One retrieved chunk: ``rank`` is 1-based; ``source`` names the retriever;
     ``details`` carries provenance (e.g. per-input ranks after fusion, rank before rerank);
-    ``chunk`` is the chunk itself when the retriever knows it (a production system's hit
-    located in its document), so nothing downstream needs the workbench's own chunking."""
+    ``chunk`` the chunk itself when the retriever knows it (production hits located in the
+    documents always carry it)."""
 
     chunk_id: str
     score: float
     rank: int
     source: str = ""
     details: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    chunk: Chunk | None = field(default=None, compare=False, repr=False)
+    chunk: Chunk | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @runtime_checkable
@@ -45,37 +89,345 @@ def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[
     return [Hit(cid, float(score), rank, source) for rank, (cid, score) in enumerate(ordered, 1)]
 
 
-class CallableRetriever:
-    """Wrap a production retriever: any ``question -> list of chunk ids`` (best first),
-    or ``question -> list of (chunk_id, score)``. It is scored exactly like ours."""
+class UnreadableHit(ValueError):
+    """A production hit that cannot be read or located (the message names the retriever,
+    the question and the hit's position)."""
 
-    def __init__(self, fn: Callable[[str], Sequence[Any]], name: str = "callable"):
+
+@dataclass
+class _Read:
+    """A production hit as read, before it is located."""
+
+    chunk_id: str | None = None
+    doc_id: str | None = None
+    text: str | None = None
+    start: int | None = None
+    end: int | None = None
+    score: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    chunk: Chunk | None = None
+    raw_score: float | None = None
+
+
+def _offset(meta: Mapping[str, Any], keys: Sequence[str]) -> int | None:
+    for key in keys:
+        value = meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _looks_like_a_printed_object(text: str) -> str | None:
+    for mark, what in (("page_content=", "a LangChain Document"),
+                       ("Node ID:", "a LlamaIndex node"), ("node=", "a LlamaIndex NodeWithScore")):
+        if mark in text[:200]:
+            return what
+    return None
+
+
+def _read(item: Any, score: float | None = None) -> _Read:
+    """One hit as the callable returned it (see the module doc for the shapes)."""
+    if isinstance(item, str):
+        what = _looks_like_a_printed_object(item)
+        if what:
+            raise TypeError(f"a string that looks like {what} turned into str ({item[:60]!r}): "
+                            "return the object itself, not str() of it")
+        return _Read(chunk_id=item, score=score)
+    if isinstance(item, Hit):
+        return _Read(chunk_id=item.chunk_id, score=item.score if score is None else score,
+                     chunk=item.chunk)
+    if isinstance(item, Chunk):
+        return _Read(chunk_id=item.id, score=score, chunk=item)
+    if isinstance(item, tuple | list):
+        if len(item) == 2 and not isinstance(item[1], bool) and isinstance(item[1], int | float):
+            return _read(item[0], float(item[1]))
+        raise TypeError(f"a {type(item).__name__} of {len(item)} items: return (hit, score) "
+                        "pairs")
+    if isinstance(item, Mapping):
+        return _from_mapping(item, score)
+    if hasattr(item, "page_content") and hasattr(item, "metadata"):  # LangChain Document
+        meta = dict(item.metadata or {})
+        return _Read(chunk_id=getattr(item, "id", None) or None, text=item.page_content,
+                     start=_offset(meta, _START_KEYS), end=_offset(meta, _END_KEYS),
+                     score=score, metadata=meta)
+    if hasattr(item, "node") and hasattr(item, "score"):  # LlamaIndex NodeWithScore
+        node_score = None if item.score is None else float(item.score)
+        return _read(item.node, node_score if score is None else score)
+    if hasattr(item, "node_id") and hasattr(item, "get_content"):  # LlamaIndex node
+        meta = dict(getattr(item, "metadata", None) or {})
+        text = getattr(item, "text", None)
+        start = getattr(item, "start_char_idx", None)
+        end = getattr(item, "end_char_idx", None)
+        ref = getattr(item, "ref_doc_id", None)
+        if ref and "ref_doc_id" not in meta:
+            meta["ref_doc_id"] = ref
+        return _Read(chunk_id=item.node_id, text=text if isinstance(text, str)
+                     else item.get_content(),
+                     start=start if start is not None else _offset(meta, _START_KEYS),
+                     end=end if start is not None else _offset(meta, _END_KEYS),
+                     score=score, metadata=meta)
+    raise TypeError(f"{type(item).__name__} is not a hit this wrapper reads: return chunk "
+                    "ids, (hit, score) pairs, Hits, Chunks, {'doc_id', 'text'} dicts, LangChain "
+                    "Documents or LlamaIndex nodes")
+
+
+def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
+    raw_score = item.get("score", score)
+    if raw_score is not None and (isinstance(raw_score, bool)
+                                  or not isinstance(raw_score, int | float)):
+        raise TypeError(f"field 'score' is {raw_score!r}: give a number")
+    value = None if raw_score is None else float(raw_score)
+    fields = {k: item.get(k) for k in ("chunk_id", "doc_id", "text", "start", "end", "id")}
+    for name in ("chunk_id", "doc_id", "text", "id"):
+        if fields[name] is not None and not isinstance(fields[name], str):
+            raise TypeError(f"field {name!r} must be a string")
+    for name in ("start", "end"):
+        v = fields[name]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise TypeError(f"field {name!r} must be an integer offset")
+    if fields["chunk_id"] is not None and fields["doc_id"] is None and fields["text"] is None:
+        return _Read(chunk_id=fields["chunk_id"], score=value)
+    if fields["doc_id"] is None and fields["text"] is None:
+        raise TypeError("a hit dict needs 'chunk_id', 'text', or 'doc_id' with 'start' and "
+                        "'end'")
+    if fields["text"] is None and (fields["start"] is None or fields["end"] is None):
+        raise TypeError("a hit dict with 'doc_id' and no 'text' needs 'start' and 'end'")
+    meta = item.get("metadata") or {}
+    meta = meta if isinstance(meta, Mapping) else {}
+    start = fields["start"] if fields["start"] is not None else _offset(meta, _START_KEYS)
+    end = fields["end"] if fields["start"] is not None else _offset(meta, _END_KEYS)
+    return _Read(chunk_id=fields["chunk_id"] or fields["id"], doc_id=fields["doc_id"],
+                 text=fields["text"], start=start, end=end, score=value, metadata=meta)
+
+
+def _takes_k(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` can be called as ``fn(question, k)``."""
+    try:
+        inspect.signature(fn).bind("question", 5)
+    except TypeError:
+        return False
+    except ValueError:  # no signature (a builtin): call it with the question only
+        return False
+    return True
+
+
+class _Resolver:
+    """Turns read hits into chunks: chunk ids through the chunks given, text and offsets
+    through the documents (located once per production chunk)."""
+
+    def __init__(self, name: str, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
+                 doc_id: DocIdRule, unlocated: str):
+        if unlocated not in ("raise", "keep"):
+            raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
+        self.name = name
+        self.locator = (documents if isinstance(documents, Locator) or documents is None
+                        else Locator(documents))
+        self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
+        self.doc_id = doc_id
+        self.unlocated = unlocated
+        self.located: dict[tuple[Any, ...], Chunk] = {}
+        self.by_id: dict[str, Chunk] = {}
+        self._raw: dict[tuple[str, str], str | None] = {}
+
+    def chunk(self, r: _Read, where: str) -> tuple[Chunk | None, dict[str, Any]]:
+        """The chunk of a hit (None for a bare chunk id when no chunks were given) and the
+        details to record; ``where`` names the hit in errors."""
+        if r.chunk is not None:
+            return r.chunk, {}
+        by_id = r.text is None and r.doc_id is None
+        if r.chunk_id is not None and (by_id or self.locator is None):
+            if self.chunks is None:
+                return None, {}
+            chunk = self.chunks.get(r.chunk_id)
+            if chunk is None:
+                raise UnreadableHit(
+                    f"{where}: chunk id {r.chunk_id!r} is not among the chunks given "
+                    f"({len(self.chunks)}): return the chunk's text and document (or pass "
+                    "documents=) instead")
+            return chunk, {}
+        if self.locator is None:
+            raise UnreadableHit(f"{where}: a hit given as text or offsets needs the documents: "
+                                "pass documents= (the corpus the production system indexed)")
+        doc_id = r.doc_id or self._doc_id(r.metadata)
+        key = (r.chunk_id, doc_id, r.text, r.start, r.end)
+        if key in self.located:
+            chunk = self.located[key]
+            return chunk, ({"unlocated": chunk.metadata["unlocated_kind"]}
+                           if "unlocated_kind" in chunk.metadata else {})
+        try:
+            found = self.locator.locate(r.text, doc_id, r.start, r.end,
+                                        raw=self._raw_text(r.metadata, doc_id))
+        except LocateError as exc:
+            if self.unlocated == "raise":
+                raise UnreadableHit(f"{where}: {exc}") from None
+            empty = Chunk(r.chunk_id or f"unlocated:{len(self.located)}", doc_id or "", 0, 0,
+                          "", embed_text=r.text or "", metadata=MappingProxyType(
+                              {"unlocated": str(exc), "unlocated_kind": exc.kind}))
+            self.located[key] = empty
+            return empty, {"unlocated": exc.kind}
+        doc = self.locator.document(found.doc_id)
+        cid = r.chunk_id or f"{found.doc_id}@{found.start}-{found.end}"
+        chunk = Chunk(cid, found.doc_id, found.start, found.end, doc.text[found.start:found.end],
+                      embed_text=r.text or "", metadata=MappingProxyType(
+                          {"located": found.how, **provenance(doc, found.start, found.end)}))
+        before = self.by_id.setdefault(cid, chunk)
+        if (before.doc_id, before.start, before.end) != (chunk.doc_id, chunk.start, chunk.end):
+            raise UnreadableHit(f"{where}: chunk id {cid!r} was located at "
+                                f"{before.doc_id}[{before.start}:{before.end}] before and at "
+                                f"{chunk.doc_id}[{chunk.start}:{chunk.end}] now: production "
+                                "chunk ids must name one passage")
+        self.located[key] = before
+        return before, {}
+
+    def _doc_id(self, meta: Mapping[str, Any]) -> str | None:
+        if callable(self.doc_id):
+            return self.doc_id(meta)
+        keys = (self.doc_id,) if isinstance(self.doc_id, str) else _DOC_KEYS
+        for key in keys:
+            value = meta.get(key)
+            if isinstance(value, str) and value:
+                return value
+        docs = self.locator.documents if self.locator is not None else {}
+        for key in _PATH_KEYS:
+            value = meta.get(key)
+            if isinstance(value, str) and value:
+                for candidate in (value, Path(value).stem, Path(value).name):
+                    if candidate in docs:
+                        return candidate
+        return None
+
+    def _raw_text(self, meta: Mapping[str, Any], doc_id: str | None) -> str | None:
+        """The raw file a hit's offsets may refer to: its ``source`` when that is a markdown
+        or text file on disk that holds the document's text (read and checked once)."""
+        path = next((meta[k] for k in _PATH_KEYS if isinstance(meta.get(k), str)), None)
+        if path is None or doc_id is None or self.locator is None \
+                or Path(path).suffix not in (".md", ".txt"):
+            return None
+        if (path, doc_id) not in self._raw:
+            raw: str | None
+            try:
+                with open(path, encoding="utf-8", newline="") as fh:
+                    raw = fh.read()
+                self.locator.raw_map(doc_id, raw)
+            except (OSError, UnicodeDecodeError, LocateError):
+                raw = None
+            self._raw[path, doc_id] = raw
+        return self._raw[path, doc_id]
+
+
+class CallableRetriever:
+    """Wrap a production retriever ``fn(question[, k]) -> hits`` (``k`` is passed when ``fn``
+    takes a second argument). It is scored exactly like ours (rules in the module doc).
+
+    ``documents`` (a Corpus, Documents or a :class:`~workbench.corpus.Locator`) is needed for
+    hits given as text or offsets; ``chunks`` resolves chunk-id hits to their chunks (an id
+    not among them is then an error). ``doc_id`` names the metadata key holding a hit's
+    document id, or is a function ``metadata -> doc id`` (default: ``doc_id``, then the stem
+    of ``source`` / ``file_path``, else the text is searched in the whole corpus).
+    ``unlocated="keep"`` keeps a hit that cannot be located as a rank with no evidence (an
+    empty chunk, ``details["unlocated"]`` says why) instead of raising."""
+
+    def __init__(self, fn: Callable[..., Any], name: str = "callable", *,
+                 documents: Docs | Locator | None = None, chunks: Iterable[Chunk] | None = None,
+                 scores: str = "similarity", doc_id: DocIdRule = None,
+                 unlocated: str = "raise"):
+        if scores not in SCORE_KINDS:
+            raise ValueError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
         self.fn = fn
         self.name = name
+        self.scores = scores
+        self._resolver = _Resolver(name, documents, chunks, doc_id, unlocated)
+        self._takes_k = _takes_k(fn)
 
     def __repr__(self) -> str:
         return f"CallableRetriever({self.name})"
 
+    @property
+    def located_chunks(self) -> list[Chunk]:
+        """Every production chunk located so far, in document order."""
+        return sorted(self._resolver.by_id.values(),
+                      key=lambda c: (c.doc_id, c.start, c.end, c.id))
+
     def search(self, query: str, k: int) -> list[Hit]:
-        out = self.fn(query)
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        for i, item in enumerate(out):
-            if isinstance(item, str):
-                cid, score = item, -float(i)
-            elif isinstance(item, Hit):
-                cid, score = item.chunk_id, item.score
-            elif isinstance(item, tuple | list) and len(item) == 2:
-                cid, score = str(item[0]), float(item[1])
-            else:
-                raise ValueError(
-                    f"retriever {self.name!r} returned {type(item).__name__} at position {i}: "
-                    "return chunk ids (str) or (chunk_id, score) pairs"
-                )
-            if cid in seen:
-                continue
-            seen.add(cid)
-            hits.append(Hit(cid, score, len(hits) + 1, self.name))
-            if len(hits) == k:
-                break
+        out = self.fn(query, k) if self._takes_k else self.fn(query)
+        return self.rank(out, k, f"retriever {self.name!r}, question {query[:60]!r}")
+
+    def rank(self, items: Any, k: int | None = None, where: str = "") -> list[Hit]:
+        """The hits of one result as this retriever ranks them (the module doc's rules),
+        cut at ``k`` (all of them with None); ``where`` names the result in errors."""
+        where = where or f"retriever {self.name!r}"
+        reads = self._ordered(_read_all(items, where), where)[:k]
+        hits = []
+        for rank, r in enumerate(reads, start=1):
+            chunk, details = self._resolver.chunk(r, f"{where}, hit {rank}")
+            if r.raw_score is not None and self.scores == "distance":
+                details["distance"] = r.raw_score
+            score = -float(rank) if r.score is None else r.score
+            hits.append(Hit(chunk.id if chunk else str(r.chunk_id), score, rank, self.name,
+                            MappingProxyType(details), chunk))
         return hits
+
+    def _ordered(self, reads: list[_Read], where: str) -> list[_Read]:
+        """Scores declared and checked against the order; ties by chunk id descending."""
+        scored = [r.score is not None for r in reads]
+        if self.scores == "ignore" or not any(scored):
+            for r in reads:
+                r.score = None
+            return reads
+        if not all(scored):
+            raise UnreadableHit(f"{where}: the hits come with and without scores: give every "
+                                "hit a score, or none")
+        values = [float(r.score) for r in reads if r.score is not None]
+        if any(math.isnan(v) for v in values):
+            raise UnreadableHit(f"{where}: a score is NaN")
+        sign = -1.0 if self.scores == "distance" else 1.0
+        for r, v in zip(reads, values, strict=True):
+            r.raw_score, r.score = v, sign * v
+        for i in range(1, len(reads)):
+            if sign * values[i] > sign * values[i - 1]:
+                other = "similarity" if self.scores == "distance" else "distance"
+                raise UnreadableHit(
+                    f"{where}: the scores get better down the list ({values[i - 1]:g} at rank "
+                    f"{i}, {values[i]:g} at rank {i + 1}) although they are declared as "
+                    f"{self.scores}s: declare scores={other!r}, or scores='ignore' to rank by "
+                    "the order returned")
+        # equal scores are now consecutive: order each run by chunk id, descending
+        return [r for _, run in itertools.groupby(reads, key=lambda r: r.score)
+                for r in sorted(run, key=self._tie_key, reverse=True)]
+
+    @staticmethod
+    def _tie_key(r: _Read) -> str:
+        if r.chunk is not None:
+            return r.chunk.id
+        if r.chunk_id:
+            return r.chunk_id
+        return f"{r.doc_id}@{r.start}-{r.end}:{r.text}"
+
+
+
+def _read_all(out: Any, where: str) -> list[_Read]:
+    if isinstance(out, str | bytes | Mapping) or not isinstance(out, Iterable):
+        raise UnreadableHit(f"{where}: got {type(out).__name__}: return a list of hits, best "
+                            "first")
+    reads = []
+    for i, item in enumerate(out, start=1):
+        try:
+            reads.append(_read(item))
+        except TypeError as exc:
+            raise UnreadableHit(f"{where}, hit {i}: {exc}") from None
+    return reads
+
+
+def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
+                      doc_id: DocIdRule = None, name: str = "production") -> list[Chunk]:
+    """The workbench chunks of a production chunking: LangChain ``Document`` splits,
+    LlamaIndex nodes, ``{"doc_id", "text"}`` dicts, ... (any hit shape of the module doc),
+    located in ``documents``, one chunk per distinct production chunk, in the given order.
+    A chunk that cannot be located is an error naming it."""
+    resolver = _Resolver(name, documents, None, doc_id, "raise")
+    out: dict[str, Chunk] = {}
+    for n, r in enumerate(_read_all(items, name), start=1):
+        chunk, _ = resolver.chunk(r, f"{name}, chunk {n}")
+        if chunk is not None:
+            out.setdefault(chunk.id, chunk)
+    return list(out.values())

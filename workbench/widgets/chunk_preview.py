@@ -2,8 +2,11 @@
 
 ``chunk_preview_html`` is the static form: alternating chunk backgrounds, overlap regions
 hatched, each chunk's id and token count on hover, golden spans underlined, spans that no
-single chunk holds whole in red, and a count ("3 of 12 answer spans are cut"). All document
-text is HTML-escaped. ``ChunkPreview`` adds controls (chunker, unit, size, overlap,
+single chunk holds whole in red, and a count ("3 of 12 answer spans are cut"). The hover
+also names the page(s) and heading path a chunk came from, and the extraction warnings of a
+PDF / HTML / DOCX document (scanned pages, columns read across, hyphenation) head the view.
+Chunks are ordered by their offsets, never by their ids (production ids are uuids). All
+document text is HTML-escaped. ``ChunkPreview`` adds controls (chunker, unit, size, overlap,
 document, chunk) and exposes ``selected_chunk_id``; ``ChunkPreviewPair`` shows two configs
 side by side.
 """
@@ -18,7 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.chunking import parse_chunker, split_spans
-from workbench.corpus import Chunk, Document, Span
+from workbench.corpus import Chunk, Document, Span, extraction_warnings
 from workbench.text.tokens import get_counter
 
 STYLE = """<style>
@@ -39,7 +42,9 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
                        selected: str | None = None, label: str = "",
                        token_counts: dict[str, int] | None = None) -> str:
     """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``."""
-    chunks = sorted((c for c in chunks if c.doc_id == doc.id), key=lambda c: (c.start, c.ordinal))
+    chunks = sorted((c for c in chunks if c.doc_id == doc.id and c.end > c.start),
+                    key=lambda c: (c.start, c.end, c.id))
+    shade = {c.id: n % 2 for n, c in enumerate(chunks)}
     spans = [s for s in spans if s.doc_id == doc.id]
     cut = {(s.start, s.end) for s in split_spans(chunks, spans)}
     counts = token_counts or {}
@@ -64,15 +69,14 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
         if len(active) > 1:
             classes.append("wb-ov")
         elif active:
-            classes.append(f"wb-c{active[0].ordinal % 2}")
+            classes.append(f"wb-c{shade[active[0].id]}")
         if selected and any(c.id == selected for c in active):
             classes.append("wb-sel")
         for s in spans:
             if s.start <= a and b <= s.end:
                 classes.append("wb-cut" if (s.start, s.end) in cut else "wb-gold")
                 break
-        title = " | ".join(f"{c.id} · {counts[c.id]} tokens" if c.id in counts else c.id
-                           for c in active)
+        title = " | ".join(_hover(c, counts) for c in active)
         parts.append(f'<span class="{" ".join(classes)}" title="{html.escape(title)}">'
                      f"{html.escape(doc.text[a:b])}</span>")
     n_cut = len(cut)
@@ -81,7 +85,24 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
     summary = (f'<div class="wb-summary"><b>{html.escape(label or "chunks")}</b> · '
                f"{html.escape(doc.id)} · {len(doc.text):,} characters · {len(chunks)} chunks · "
                f"{verdict}</div>")
-    return f'{STYLE}{summary}<div class="wb-preview">{"".join(parts)}</div>'
+    warnings = "".join(f'<div class="wb-summary"><span class="bad">extraction: '
+                       f"{html.escape(w.kind)}</span> {html.escape(w.message)}</div>"
+                       for w in extraction_warnings(doc))
+    return f'{STYLE}{summary}{warnings}<div class="wb-preview">{"".join(parts)}</div>'
+
+
+def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
+    """A chunk's id, token count and where it came from (pages, heading path)."""
+    parts = [chunk.id]
+    if chunk.id in counts:
+        parts.append(f"{counts[chunk.id]} tokens")
+    pages = chunk.metadata.get("pages")
+    if pages:
+        parts.append(f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}-{pages[-1]}")
+    path = chunk.metadata.get("heading_path") or chunk.metadata.get("section_path")
+    if path:
+        parts.append(" > ".join(str(h) for h in path))
+    return " · ".join(parts)
 
 
 KINDS = ("fixed", "sentence", "recursive", "markdown")

@@ -1,0 +1,217 @@
+"""Locating production chunks in documents: exact, normalised, front matter, raw offsets;
+ambiguous and missing hits are reported, never guessed; located offsets round-trip."""
+
+from __future__ import annotations
+
+import itertools
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import HANDBOOK
+from workbench.corpus import Document, load_folder
+from workbench.corpus.locate import LocateError, Locator, RawOffsets, normalise, raw_texts
+
+TEXT = ("Refunds are paid within 30 days.\n\nThe  item must be unused.\tKeep the receipt.\n"
+        "Caf\u00e9 staff ﬁle returns. Refunds are paid within 30 days.\n")
+
+
+def locator(text: str = TEXT) -> Locator:
+    return Locator([Document("d", text), Document("e", "Another document, other words.")])
+
+
+def test_exact_match_is_the_first_rule():
+    loc = locator().locate("The  item must be unused.", "d")
+    assert (loc.how, TEXT[loc.start:loc.end]) == ("exact", "The  item must be unused.")
+
+
+def test_a_repeated_text_is_ambiguous_and_names_where_it_occurs():
+    with pytest.raises(LocateError, match=r"occurs 2 times .* \(at 0, 102\)") as err:
+        locator().locate("Refunds are paid within 30 days.", "d")
+    assert err.value.kind == "ambiguous"
+
+
+def test_an_offset_hint_resolves_ambiguity_only_when_it_points_at_an_occurrence():
+    loc = locator().locate("Refunds are paid within 30 days.", "d", start=102)
+    assert (loc.start, loc.how) == (102, "offsets")
+    with pytest.raises(LocateError, match="occurs 2 times"):
+        locator().locate("Refunds are paid within 30 days.", "d", start=5)
+
+
+@pytest.mark.parametrize("hit", [
+    "The item must be unused. Keep the receipt.",          # whitespace collapsed
+    "The\u00a0 item must\nbe unused.  Keep the\u200b receipt.",  # nbsp, newline, zero width
+    unicodedata.normalize("NFD", "Café staff file returns."),  # NFD and an unligatured fi
+])
+def test_whitespace_and_unicode_differences_are_matched_after_normalisation(hit):
+    loc = locator().locate(hit, "d")
+    assert loc.how == "normalised"
+    assert normalise(TEXT[loc.start:loc.end]) == normalise(hit)
+    assert not TEXT[loc.start].isspace() and not TEXT[loc.end - 1].isspace()
+
+
+def test_missing_text_and_unknown_documents_are_errors_naming_them():
+    with pytest.raises(LocateError, match="not found in document 'd'") as err:
+        locator().locate("Refunds are paid within 45 days.", "d")
+    assert err.value.kind == "missing"
+    with pytest.raises(LocateError, match="'nope' is not in the corpus") as err:
+        locator().locate("x", "nope")
+    assert err.value.kind == "unknown_document"
+    for bad in ("", "  \n"):
+        with pytest.raises(LocateError, match="empty"):
+            locator().locate(bad, "d")
+
+
+def test_offsets_alone_are_offsets_into_the_document_text_and_are_checked():
+    assert locator().locate(doc_id="d", start=0, end=7).start == 0
+    for start, end in [(-1, 3), (5, 5), (0, len(TEXT) + 1)]:
+        with pytest.raises(LocateError, match="not a non-empty range") as err:
+            locator().locate(doc_id="d", start=start, end=end)
+        assert err.value.kind == "bad_offsets"
+    with pytest.raises(LocateError, match="integers"):
+        locator().locate(doc_id="d", start="0", end=3)  # type: ignore[arg-type]
+
+
+def test_without_a_document_id_the_text_is_searched_in_the_whole_corpus():
+    loc = locator().locate("other words")
+    assert (loc.doc_id, loc.start) == ("e", 18)
+    with pytest.raises(LocateError, match="more than once in the corpus"):
+        locator().locate("Refunds are paid")
+    assert locator().locate("The item must be unused.").how == "normalised"
+
+
+# ------------------------------------------------------------------ raw files and front matter
+
+def test_a_chunk_of_the_raw_file_that_starts_with_the_front_matter_starts_the_body():
+    corpus = load_folder(HANDBOOK / "docs")
+    raw = (HANDBOOK / "docs" / "policy-refunds.md").read_text(encoding="utf-8")
+    body = corpus["policy-refunds"].text
+    loc = Locator(corpus).locate(raw[:500], "policy-refunds")
+    assert loc.how == "front_matter" and loc.start == 0
+    assert body[loc.start:loc.end] == raw[raw.index("\n---\n") + 5:500]
+    # a chunk that starts inside the header (overlap) is located the same way
+    assert Locator(corpus).locate(raw[40:300], "policy-refunds").start == 0
+    # a chunk of header only holds no document text
+    with pytest.raises(LocateError):
+        Locator(corpus).locate(raw[10:60], "policy-refunds")
+
+
+def test_raw_offsets_map_through_bom_crlf_front_matter_and_nfc(tmp_path):
+    body = "# Café\n\nLine one.\nLine two, naïve.\n"
+    raw = "\ufeff---\nid: doc\n---\n" + unicodedata.normalize("NFD", body).replace("\n", "\r\n")
+    doc = Document("doc", body)  # what the loader makes of the file
+    mapping = RawOffsets(raw, doc.text, "doc")
+    assert mapping.to_body(0) == 0 and mapping.to_body(len(raw)) == len(body)
+    assert raw[mapping.body_start:].startswith("# Cafe")
+    start = raw.index("Line two")
+    loc = Locator([doc], raw={"doc": raw}).locate(doc_id="doc", start=start, end=len(raw))
+    assert doc.text[loc.start:loc.end] == "Line two, naïve.\n"
+    assert mapping.to_raw(loc.start) == start
+    end = raw.index("two")
+    assert doc.text[mapping.to_body(start):mapping.to_body(end)] == "Line "
+    with pytest.raises(LocateError, match="front matter") as err:
+        Locator([doc], raw={"doc": raw}).locate(doc_id="doc", start=1, end=10)
+    assert err.value.kind == "front_matter"
+    (tmp_path / "doc.md").write_bytes(raw.encode("utf-8"))
+    assert raw_texts(tmp_path, [doc]) == {"doc": raw}
+
+
+def test_raw_offsets_of_a_loaded_file_with_crlf_and_front_matter(tmp_path):
+    body = "# Title\n\nSome text here.\nMore text.\n"
+    raw = "---\nid: doc\ntitle: T\n---\n" + body.replace("\n", "\r\n")
+    (tmp_path / "doc.md").write_bytes(raw.encode("utf-8"))
+    corpus = load_folder(tmp_path)
+    assert corpus["doc"].text == body
+    files = raw_texts(tmp_path, corpus.documents)
+    start = raw.index("More")
+    loc = Locator(corpus, raw=files).locate("More text.", "doc", start=start)
+    assert (loc.how, corpus["doc"].text[loc.start:loc.end]) == ("offsets", "More text.")
+
+
+def test_raw_texts_match_every_handbook_file_to_its_document():
+    corpus = load_folder(HANDBOOK / "docs")
+    found = raw_texts(HANDBOOK / "docs", corpus.documents)
+    assert set(found) == set(corpus)
+    for doc_id, raw in found.items():
+        assert raw.endswith(corpus[doc_id].text)
+
+
+def test_a_raw_file_that_does_not_hold_the_document_is_refused():
+    with pytest.raises(LocateError, match="not found once in the raw file"):
+        RawOffsets("something else", "the body", "d")
+
+
+# ------------------------------------------------------------------ round trip (hypothesis)
+
+ALPHABET = st.sampled_from([*"abcab  \n\t.,", "\u00a0", "\u00e9", "\ufb01", "\u0301", "\u4e2d"])
+
+
+@st.composite
+def chunked_document(draw):
+    text = unicodedata.normalize("NFC", "".join(draw(st.lists(ALPHABET, min_size=20,
+                                                              max_size=300))))
+    assume(text.strip())
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=12))))
+    overlap = draw(st.integers(0, 5))
+    spans = [(max(0, a - overlap), b) for a, b in itertools.pairwise(cuts)]
+    spans = [(a, b) for a, b in spans if text[a:b].strip()]
+    assume(spans)
+    perturb = draw(st.sampled_from(["none", "whitespace", "nfd", "zero_width"]))
+    return text, spans, perturb
+
+
+def _perturbed(text: str, how: str) -> str:
+    if how == "whitespace":
+        return " ".join(text.split())
+    if how == "nfd":
+        return unicodedata.normalize("NFD", text)
+    if how == "zero_width":
+        return text.replace(" ", " \u200b")
+    return text
+
+
+def occurrences(haystack: str, needle: str) -> int:
+    """Occurrences, overlapping ones included (``str.count`` skips those)."""
+    return sum(haystack.startswith(needle, i) for i in range(len(haystack)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunked_document())
+def test_located_offsets_round_trip_over_generated_chunkings(case):
+    """Every chunk is located to a span whose text equals the hit text (exactly for an
+    unperturbed chunk, after normalisation otherwise), or it is reported ambiguous because
+    its text really occurs more than once: never missing, never a wrong span."""
+    text, spans, perturb = case
+    loc = Locator([Document("d", text)])
+    for a, b in spans:
+        hit = _perturbed(text[a:b], perturb)
+        if not normalise(hit):
+            continue
+        try:
+            got = loc.locate(hit, "d")
+        except LocateError as exc:
+            assert exc.kind == "ambiguous", str(exc)
+            assert occurrences(text, hit) > 1 or occurrences(normalise(text), normalise(hit)) > 1
+            continue
+        assert normalise(text[got.start:got.end]) == normalise(hit)
+        if got.how == "exact":
+            assert text[got.start:got.end] == hit
+            if perturb == "none" and occurrences(text, hit) == 1:
+                assert (got.start, got.end) == (a, b)
+        # the offsets as a hint always give back a span with the same text
+        again = loc.locate(hit, "d", start=got.start)
+        assert normalise(text[again.start:again.end]) == normalise(hit)
+
+
+@settings(max_examples=100, deadline=None)
+@given(chunked_document())
+def test_offsets_of_the_raw_file_round_trip(case):
+    text, spans, _ = case
+    raw = "---\nid: d\n---\n" + text.replace("\n", "\r\n")
+    mapping = RawOffsets(raw, text, "d")
+    for a, b in spans:
+        ra, rb = mapping.to_raw(a), mapping.to_raw(b)
+        assert (mapping.to_body(ra), mapping.to_body(rb)) == (a, b)
+        assert raw[ra:rb].replace("\r\n", "\n") == text[a:b]

@@ -1,0 +1,187 @@
+"""Run files: logged production results read (three hit shapes, file:line errors) and our
+runs written (JSONL, TREC), round trips, and ``workbench eval --run / --export-run``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import HANDBOOK
+from workbench.chunking import FixedChunker, chunk_corpus
+from workbench.cli import main
+from workbench.corpus import Document, load_folder
+from workbench.evaluation import evaluate, read_run, write_run
+from workbench.metrics import read_trec_run
+from workbench.retrieval import BM25Retriever
+
+DOCS = [Document("leave", "Annual leave is 25 days. Carry over up to 5 days. Carry over up "
+                          "to 5 days."),
+        Document("refunds", "Refunds are paid within 30 days of the request.")]
+
+
+def write(tmp_path, *lines, name="run.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join((ln if isinstance(ln, str) else json.dumps(ln)) + "\n"
+                            for ln in lines), encoding="utf-8")
+    return path
+
+
+def test_the_three_hit_shapes_become_ranked_hits_with_their_chunks(tmp_path):
+    path = write(tmp_path, {"qid": "q1", "system": "prod", "hits": [
+        {"doc_id": "refunds", "text": "Refunds are paid within 30 days", "score": 0.9},
+        {"doc_id": "leave", "start": 0, "end": 24, "score": 0.8},
+        {"doc_id": "leave", "start": 0, "end": 24, "score": 0.8},
+    ]}, {"qid": "q2", "hits": []})
+    run = read_run(path, DOCS)
+    assert run.system == "prod"
+    hits = run.hits["q1"]
+    assert [(h.chunk_id, h.rank) for h in hits] == [("refunds@0-31", 1), ("leave@0-24", 2),
+                                                   ("leave@0-24", 3)]  # duplicates are ranks
+    assert hits[0].chunk.text == "Refunds are paid within 30 days"
+    assert run.hits["q2"] == ()
+
+
+def test_chunk_id_hits_are_resolved_in_the_chunks_given(tmp_path):
+    chunks = chunk_corpus(FixedChunker(size=20, overlap=0), DOCS)
+    path = write(tmp_path, {"qid": "q1", "hits": [{"chunk_id": chunks[1].id}]})
+    (hit,) = read_run(path, chunks=chunks).hits["q1"]
+    assert hit.chunk is chunks[1]
+    bad = write(tmp_path, {"qid": "q1", "hits": [{"chunk_id": "leave#99"}]}, name="bad.jsonl")
+    with pytest.raises(ValueError, match=r"bad.jsonl:1, hit 1: chunk id 'leave#99' is not "):
+        read_run(bad, chunks=chunks)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{not json", r"run.jsonl:2: malformed JSON"),
+    ('["q1"]', r"run.jsonl:2: each line must be a JSON object"),
+    ({"hits": []}, r"run.jsonl:2: field 'qid'"),
+    ({"qid": " q1", "hits": []}, r"run.jsonl:2: field 'qid'"),
+    ({"qid": "q9", "hits": {"doc_id": "x"}}, r"run.jsonl:2: field 'hits' must be a list"),
+    ({"qid": "q9", "hit": []}, r"run.jsonl:2: unknown field\(s\) \['hit'\]"),
+    ({"qid": "q9", "hits": ["leave#0"]}, r"run.jsonl:2: hit 1 must be an object"),
+    ({"qid": "q9", "hits": [{"doc": "leave", "text": "x"}]}, r"run.jsonl:2: hit 1 has unknown"),
+    ({"qid": "q0", "hits": []}, r"run.jsonl:2: qid 'q0' is already on .*run.jsonl:1"),
+    ({"qid": "q9", "hits": [{"doc_id": "leave", "text": "Sick leave"}]},
+     r"run.jsonl:2, hit 1: text 'Sick leave' not found in document 'leave'"),
+    ({"qid": "q9", "hits": [{"doc_id": "leave", "text": "Carry over up to 5 days."}]},
+     r"run.jsonl:2, hit 1: text .* occurs 2 times"),
+    ({"qid": "q9", "hits": [{"doc_id": "nope", "start": 0, "end": 3}]},
+     r"run.jsonl:2, hit 1: document 'nope' is not in the corpus"),
+    ({"qid": "q9", "hits": [{"doc_id": "leave", "start": 0, "end": 999}]},
+     r"run.jsonl:2, hit 1: offsets \[0, 999\)"),
+    ({"qid": "q9", "hits": [{"doc_id": "leave", "start": 0, "end": 5, "score": 0.1},
+                            {"doc_id": "leave", "start": 6, "end": 9, "score": 0.9}]},
+     r"run.jsonl:2: the scores get better down the list .* scores='distance'"),
+    ({"qid": "q9", "hits": [{"doc_id": "leave", "start": 0, "end": 5, "score": 0.1},
+                            {"doc_id": "leave", "start": 6, "end": 9}]},
+     r"run.jsonl:2: the hits come with and without scores"),
+])
+def test_malformed_lines_are_errors_naming_file_and_line(tmp_path, line, message):
+    path = write(tmp_path, {"qid": "q0", "hits": []}, line)
+    with pytest.raises(ValueError, match=message):
+        read_run(path, DOCS)
+
+
+def test_empty_files_and_folders_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="no lines"):
+        read_run(write(tmp_path, ""), DOCS)
+    with pytest.raises(ValueError, match="is a folder"):
+        read_run(tmp_path, DOCS)
+
+
+def test_distances_declared_for_a_logged_run(tmp_path):
+    path = write(tmp_path, {"qid": "q1", "hits": [
+        {"doc_id": "leave", "start": 0, "end": 5, "score": 0.1},
+        {"doc_id": "leave", "start": 6, "end": 9, "score": 0.9}]})
+    hits = read_run(path, DOCS, scores="distance").hits["q1"]
+    assert [h.details["distance"] for h in hits] == [0.1, 0.9]
+
+
+@pytest.fixture(scope="module")
+def bm25(handbook):
+    corpus, golden = handbook
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
+    return corpus, golden, chunks, evaluate(BM25Retriever(chunks), golden, chunks, k=5,
+                                            system="bm25")
+
+
+def test_our_run_round_trips_through_jsonl_and_trec(tmp_path, bm25):
+    corpus, golden, chunks, ev = bm25
+    run = ev.runs["bm25"]
+    write_run(run, tmp_path / "run.jsonl", chunks=chunks)
+    back = read_run(tmp_path / "run.jsonl", corpus)  # offsets alone: no chunking needed
+    assert back.ranked() == run.ranked()
+    assert {q: [h.score for h in hs] for q, hs in back.hits.items()} == {
+        q: [h.score for h in hs] for q, hs in run.hits.items()}
+    again = evaluate(back, golden, chunks, k=5)
+    assert again.to_frame()["value"].tolist() == ev.to_frame()["value"].tolist()
+    write_run(run, tmp_path / "run.trec", chunks=chunks)
+    trec = read_trec_run(tmp_path / "run.trec")
+    assert {q: list(d) for q, d in trec.items()} == {q: ids[:len(trec[q])]
+                                                     for q, ids in run.ranked().items()}
+
+
+def test_a_run_with_a_repeated_chunk_cannot_be_a_trec_file(tmp_path):
+    path = write(tmp_path, {"qid": "q1", "hits": [{"doc_id": "leave", "start": 0, "end": 5}] * 2})
+    with pytest.raises(ValueError, match=r"cannot hold a chunk twice; export it as \.jsonl"):
+        write_run(read_run(path, DOCS), tmp_path / "out.trec")
+    write_run(read_run(path, DOCS), tmp_path / "out.jsonl")
+    assert len(read_run(tmp_path / "out.jsonl", DOCS).hits["q1"]) == 2
+
+
+def cli_json(capsys, *args):
+    assert main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_run_scores_a_logged_run_as_the_retriever_it_came_from(tmp_path, capsys):
+    live = cli_json(capsys, "--export-run", str(tmp_path / "bm25.jsonl"))
+    replayed = cli_json(capsys, "--run", str(tmp_path / "bm25.jsonl"))
+    live["metrics"].pop("ndcg@5")  # needs the whole chunking: not scored from a log
+    assert replayed["metrics"] == live["metrics"] and replayed["system"] == "bm25"
+    # the same run logged as texts, as a production system logs it
+    rows = [json.loads(line) for line in (tmp_path / "bm25.jsonl").read_text().splitlines()]
+    corpus = load_folder(HANDBOOK / "docs")
+    for row in rows:
+        row["hits"] = [{"doc_id": h["doc_id"], "score": h["score"],
+                        "text": corpus[h["doc_id"]].text[h["start"]:h["end"]]}
+                       for h in row["hits"]]
+    texts = write(tmp_path, *rows, name="texts.jsonl")
+    assert cli_json(capsys, "--run", str(texts))["metrics"] == live["metrics"]
+
+
+def test_eval_run_leaves_out_metrics_that_need_the_whole_chunking(tmp_path, capsys):
+    live = cli_json(capsys, "--export-run", str(tmp_path / "bm25.jsonl"))
+    replayed = cli_json(capsys, "--run", str(tmp_path / "bm25.jsonl"))
+    assert "ndcg@5" in live["metrics"] and "ndcg@5" not in replayed["metrics"]
+    code = main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--run", str(tmp_path / "bm25.jsonl"),
+                 "-m", "ndcg@5"])
+    assert code == 2 and "cannot be scored from a run log" in capsys.readouterr().err
+
+
+def test_eval_run_maps_offsets_into_the_raw_files(tmp_path, capsys):
+    live = cli_json(capsys, "--export-run", str(tmp_path / "bm25.jsonl"))
+    rows = [json.loads(line) for line in (tmp_path / "bm25.jsonl").read_text().splitlines()]
+    for row in rows:
+        for h in row["hits"]:
+            raw = (HANDBOOK / "docs" / f"{h['doc_id']}.md").read_text(encoding="utf-8")
+            header = raw.index("\n---\n", 3) + 5
+            h.update(start=h["start"] + header, end=h["end"] + header)
+            del h["chunk_id"]
+    path = write(tmp_path, *rows, name="raw.jsonl")
+    live["metrics"].pop("ndcg@5")
+    assert cli_json(capsys, "--run", str(path), "--run-offsets", "raw")["metrics"] == \
+        live["metrics"]
+
+
+def test_eval_run_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    path = write(tmp_path, {"qid": "q001", "hits": [{"doc_id": "policy-refunds",
+                                                      "text": "not in the handbook"}]})
+    code = main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--run", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{path}:1, hit 1: text 'not in the handbook' not found" in err

@@ -1,0 +1,119 @@
+"""Building blocks of extracted text, shared by the PDF, HTML and DOCX readers.
+
+:class:`TextBuilder` lays out blocks (paragraphs, ``#`` headings, lines of a table or a
+list) and records each heading's offset; :func:`dehyphenate` resolves words broken at line
+ends (marked :data:`BREAK`); :func:`warning` and :func:`page_list` format the warnings that
+:mod:`~workbench.corpus.extract` documents. All text written is NFC, so the recorded offsets
+are offsets into the final ``Document.text``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.text import nfc
+
+__all__ = ["BREAK", "TextBuilder", "dehyphenate", "page_list", "warning"]
+
+BREAK = "\ufffe"  # a line-end hyphen awaiting the join-or-keep decision (pdfium's own marker)
+
+
+class TextBuilder:
+    """Builds a document text from blocks (paragraphs, headings, table rows) while recording
+    each heading's offset. Blocks are separated by a blank line; ``line()`` adds a line to the
+    current block (table rows, list items)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.headings: list[dict[str, Any]] = []
+        self._open = False
+
+    def _write(self, text: str) -> None:
+        text = nfc(text)
+        self.parts.append(text)
+        self.length += len(text)
+
+    def _separate(self, sep: str) -> None:
+        if self.length:
+            self._write(sep)
+
+    def block(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self._separate("\n\n")
+            self._write(text)
+            self._open = False
+
+    def line(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self._separate("\n" if self._open else "\n\n")
+            self._write(text)
+            self._open = True
+
+    def end_lines(self) -> None:
+        self._open = False
+
+    def heading(self, text: str, level: int) -> None:
+        text = " ".join(text.split())
+        if text:
+            level = min(max(level, 1), 6)
+            self._separate("\n\n")
+            self.headings.append({"start": self.length, "level": level, "text": text})
+            self._write("#" * level + " " + text)
+            self._open = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+_BROKEN = re.compile(rf"(\w+){BREAK}\n?(\w+)")
+_WORD = re.compile(r"\w+(?:-\w+)*")
+
+
+def dehyphenate(text: str, context: str | None = None) -> tuple[str, int, int]:
+    """Resolve the line-end breaks marked with ``BREAK`` in ``text``: join ``requ|est`` into
+    "request", keep ``trade|in`` as "trade-in". Returns the text, the joined and the kept count.
+
+    The rule needs no dictionary: keep the hyphen when the document writes ``a-b`` elsewhere;
+    join when it writes ``ab`` elsewhere; keep it when ``b`` starts upper-case or either part
+    is a number, or when both halves are words of the document and ``a`` has at most six
+    letters (follow-up, trade-in); otherwise join. The vocabulary is counted over ``context``
+    (default: ``text``; pass the whole document when fixing one page), with the broken
+    fragments left out."""
+    words = _WORD.findall(_BROKEN.sub(" ", text if context is None else context))
+    plain = {w.lower() for w in words if "-" not in w}
+    hyphenated = {w.lower() for w in words if "-" in w}
+    counts = [0, 0]
+
+    def fix(m: re.Match[str]) -> str:
+        a, b = m.group(1), m.group(2)
+        keep = (f"{a}-{b}".lower() in hyphenated or (
+            (a + b).lower() not in plain and (
+                b[:1].isupper() or a.isdigit() or b.isdigit()
+                or (a.lower() in plain and b.lower() in plain and len(a) <= 6))))
+        counts[bool(keep)] += 1
+        return f"{a}-{b}" if keep else a + b
+
+    fixed = _BROKEN.sub(fix, text)
+    return fixed.replace(BREAK + "\n", "-\n").replace(BREAK, "-"), counts[0], counts[1]
+
+
+def warning(kind: str, message: str, pages: Sequence[int] = ()) -> dict[str, Any]:
+    """One warning as stored in ``metadata["extraction"]["warnings"]``."""
+    return {"kind": kind, "pages": list(pages), "message": message}
+
+
+def page_list(pages: Sequence[int]) -> str:
+    """``[1, 2, 3, 7]`` -> "1-3, 7"."""
+    runs: list[list[int]] = []
+    for p in sorted(set(pages)):
+        if runs and p == runs[-1][-1] + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)

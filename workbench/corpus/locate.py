@@ -1,0 +1,274 @@
+"""Locating production chunks in the documents: text or offsets -> a span of ``Document.text``.
+
+A production system returns, per hit, its own chunk text (LangChain ``page_content``, a
+Chroma document, a LlamaIndex node) and sometimes offsets into the file it chunked. A
+:class:`Locator` turns that into a span of the loaded document, in this order:
+
+1. **offsets** that point at the text: ``start``/``end`` given with the text, and the text is
+   there (exact, or equal after normalisation);
+2. **exact**: the text occurs once in the document (``str.find``);
+3. **normalised**: the text occurs once after both sides are normalised (:func:`normalise`:
+   NFC, NFKC, zero-width characters and soft hyphens removed, each whitespace run one space,
+   ends stripped). The span maps back to code points of the original text;
+4. **front_matter**: the text begins with the file's YAML front matter (``---`` lines), which
+   the loader strips from ``Document.text``; the rest must then start the body.
+
+Several occurrences are *ambiguous*: an offset hint resolves them only when exactly one
+occurrence starts at the hinted position; otherwise :class:`LocateError` says how many there
+are and where. Nothing is ever guessed. Offsets alone (no text) are taken as offsets into
+``Document.text``; offsets into the raw file (front matter, BOM, CRLF line ends, non-NFC
+text) are mapped to the body by :class:`RawOffsets` when the raw text is given
+(``raw={doc_id: raw_text}``, or :func:`raw_texts` for a folder).
+
+Conventions: offsets are half-open code-point ranges; a located span never starts or ends
+on whitespace the hit text does not have (normalised matches are trimmed to the first and
+last matched non-space character).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from workbench.corpus.offsets import (
+    FENCE,
+    PROBLEMS,
+    LocateError,
+    Normalised,
+    RawOffsets,
+    normalise,
+    raw_texts,
+)
+from workbench.corpus.types import Document
+
+__all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "normalise",
+           "raw_texts"]
+
+HOW = ("offsets", "exact", "normalised", "front_matter")
+
+_MAX_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class Location:
+    """A located span ``[start, end)`` of ``Document.text``; ``how`` is one of :data:`HOW`."""
+
+    doc_id: str
+    start: int
+    end: int
+    how: str
+
+
+def _occurrences(haystack: str, needle: str, limit: int = _MAX_CANDIDATES + 1) -> list[int]:
+    found: list[int] = []
+    at = haystack.find(needle)
+    while at >= 0 and len(found) < limit:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
+
+
+def _strip_front_matter(text: str) -> str | None:
+    """The part of ``text`` after a leading front matter block (or after the closing fence of
+    one that began before the hit), None if it has none."""
+    body = text.lstrip("\ufeff")
+    if body.startswith("---"):
+        fence = FENCE.search(body, body.find("\n") + 1) if "\n" in body else None
+    else:
+        fence = FENCE.search(body)  # the hit began inside the header (its first line is cut)
+        if fence is not None and not all(
+                ":" in line or line.startswith(("-", " ")) or not line.strip()
+                for line in body[: fence.start()].splitlines()[1:]):
+            fence = None
+    if fence is None:
+        return None
+    rest = body[fence.end():]
+    return rest[1:] if rest.startswith("\n") else rest
+
+
+class Locator:
+    """Locates hit texts and offsets in ``documents`` (a Corpus or any iterable/mapping of
+    Documents); ``raw`` maps document ids to the raw file text that offsets refer to."""
+
+    def __init__(self, documents: Mapping[str, Document] | Iterable[Document],
+                 raw: Mapping[str, str] | None = None):
+        docs = documents.values() if isinstance(documents, Mapping) else documents
+        self.documents: dict[str, Document] = {}
+        for doc in docs:
+            if doc.id in self.documents:
+                raise ValueError(f"duplicate document id {doc.id!r}: every document needs a "
+                                 "unique id")
+            self.documents[doc.id] = doc
+        self.raw = dict(raw or {})
+        self._norm: dict[str, Normalised] = {}
+        self._maps: dict[tuple[str, int], RawOffsets] = {}
+        self._all: tuple[str, list[int], list[str]] | None = None
+
+    def __repr__(self) -> str:
+        return f"Locator({len(self.documents)} documents, {len(self.raw)} raw files)"
+
+    def document(self, doc_id: str) -> Document:
+        doc = self.documents.get(doc_id)
+        if doc is None:
+            raise LocateError("unknown_document", f"document {doc_id!r} is not in the corpus "
+                              "given: load the documents the production system indexed")
+        return doc
+
+    def raw_map(self, doc_id: str, raw: str | None = None) -> RawOffsets | None:
+        """The raw-offset map of a document (``raw`` overrides the one given at init)."""
+        raw = raw if raw is not None else self.raw.get(doc_id)
+        if raw is None:
+            return None
+        key = (doc_id, hash(raw))
+        if key not in self._maps:
+            self._maps[key] = RawOffsets(raw, self.document(doc_id).text, doc_id)
+        return self._maps[key]
+
+    def _normalised(self, doc: Document) -> Normalised:
+        if doc.id not in self._norm:
+            self._norm[doc.id] = Normalised(doc.text)
+        return self._norm[doc.id]
+
+    def locate(self, text: str | None = None, doc_id: str | None = None,
+               start: int | None = None, end: int | None = None,
+               raw: str | None = None) -> Location:
+        """Locate one hit (see the module doc for the order of the rules). ``start``/``end``
+        are offsets into the raw file when a raw text is known for the document (``raw`` or
+        the Locator's ``raw``), else into ``Document.text``. Raises :class:`LocateError`."""
+        if text is None:
+            if doc_id is None or start is None or end is None:
+                raise LocateError("empty", "a hit needs its text, or a document id with "
+                                  "start and end offsets")
+            return self._by_offsets(doc_id, start, end, raw)
+        if not text.strip():
+            raise LocateError("empty", "the hit text is empty or only whitespace")
+        if doc_id is None:
+            return self._anywhere(text)
+        doc = self.document(doc_id)
+        hint = None
+        if start is not None:
+            mapping = self.raw_map(doc_id, raw)
+            if mapping is not None:
+                hint = mapping.to_body(start)
+            elif 0 <= start <= len(doc.text):
+                hint = start
+            if hint is not None:
+                stop = hint + len(text) if end is None or mapping is not None else end
+                if doc.text[hint:stop] == text:
+                    return Location(doc.id, hint, stop, "offsets")
+                if end is not None and normalise(doc.text[hint:stop]) == normalise(text):
+                    s, e = _trimmed(doc.text, hint, min(stop, len(doc.text)))
+                    return Location(doc.id, s, e, "offsets")
+        return self._in_document(doc, text, hint)
+
+    def _by_offsets(self, doc_id: str, start: int, end: int, raw: str | None) -> Location:
+        doc = self.document(doc_id)
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(
+                start, bool) or isinstance(end, bool):
+            raise LocateError("bad_offsets", f"offsets of a hit in {doc_id!r} must be integers")
+        mapping = self.raw_map(doc_id, raw)
+        limit = len(doc.text) if mapping is None else None
+        if start < 0 or end <= start or (limit is not None and end > limit):
+            raise LocateError("bad_offsets", f"offsets [{start}, {end}) are not a non-empty "
+                              f"range inside document {doc_id!r} ({len(doc.text)} characters)")
+        if mapping is not None:
+            s, e = mapping.to_body(start), mapping.to_body(end)
+            if e <= s:
+                raise LocateError("front_matter", f"offsets [{start}, {end}) of {doc_id!r} "
+                                  "fall in the front matter or outside the text: the hit "
+                                  "holds no document text")
+            return Location(doc_id, s, e, "offsets")
+        return Location(doc_id, start, end, "offsets")
+
+    def _in_document(self, doc: Document, text: str, hint: int | None) -> Location:
+        found = _occurrences(doc.text, text)
+        if found:
+            return self._pick(doc, found, len(text), hint, "exact", text)
+        norm = self._normalised(doc)
+        needle = normalise(text)
+        if not needle:
+            raise LocateError("empty", "the hit text holds no characters after normalisation")
+        spans = [norm.span(i, i + len(needle)) for i in _occurrences(norm.text, needle)]
+        if spans:
+            lead = len(text) - len(text.lstrip())
+            return self._pick_spans(doc, spans, None if hint is None else hint + lead,
+                                    "normalised", text)
+        rest = _strip_front_matter(text)
+        if rest is not None:
+            if not rest.strip():
+                raise LocateError("front_matter", f"the hit holds only front matter of "
+                                  f"{doc.id!r}, no document text")
+            located = self._in_document(doc, rest, None)
+            first = len(doc.text) - len(doc.text.lstrip())
+            if located.start <= first:
+                return Location(doc.id, located.start, located.end, "front_matter")
+        raise LocateError("missing", f"text {_preview(text)} not found in document {doc.id!r} "
+                          "(exactly or after whitespace/Unicode normalisation): was the "
+                          "document changed after it was indexed?")
+
+    def _pick(self, doc: Document, found: list[int], length: int, hint: int | None, how: str,
+              text: str) -> Location:
+        return self._pick_spans(doc, [(s, s + length) for s in found], hint, how, text)
+
+    @staticmethod
+    def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
+                    text: str) -> Location:
+        if len(spans) == 1:
+            return Location(doc.id, spans[0][0], spans[0][1], how)
+        if hint is not None:
+            at = [s for s in spans if s[0] == hint]
+            if len(at) == 1:
+                return Location(doc.id, at[0][0], at[0][1], how)
+        many = f"{len(spans)}" if len(spans) <= _MAX_CANDIDATES else f"more than {_MAX_CANDIDATES}"
+        starts = ", ".join(str(s) for s, _ in spans[:_MAX_CANDIDATES])
+        raise LocateError("ambiguous", f"text {_preview(text)} occurs {many} times in "
+                          f"document {doc.id!r} (at {starts}): give the hit's start offset "
+                          "(and the raw file, if offsets are into it) to choose one")
+
+    def _anywhere(self, text: str) -> Location:
+        if self._all is None:
+            ids = list(self.documents)
+            texts = [self.documents[d].text for d in ids]
+            starts, at = [], 0
+            for t in texts:
+                starts.append(at)
+                at += len(t) + 1
+            self._all = ("\0".join(texts), starts, ids)
+        joined, starts, ids = self._all
+        found = _occurrences(joined, text, 2)
+        if len(found) == 1:
+            i = bisect.bisect_right(starts, found[0]) - 1
+            return Location(ids[i], found[0] - starts[i], found[0] - starts[i] + len(text),
+                            "exact")
+        if len(found) > 1:
+            raise LocateError("ambiguous", f"text {_preview(text)} occurs more than once in "
+                              "the corpus: give the hit's document id")
+        hits = []
+        for doc_id in ids:
+            try:
+                hits.append(self._in_document(self.documents[doc_id], text, None))
+            except LocateError as exc:
+                if exc.kind == "ambiguous":
+                    raise
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise LocateError("ambiguous", f"text {_preview(text)} is found in "
+                              f"{len(hits)} documents ({', '.join(h.doc_id for h in hits[:5])})"
+                              ": give the hit's document id")
+        raise LocateError("missing", f"text {_preview(text)} is not found in any document "
+                          "(exactly or after whitespace/Unicode normalisation)")
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without leading and trailing whitespace."""
+    piece = text[start:end]
+    return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
+
+
+def _preview(text: str, n: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= n else flat[: n - 3] + "...")
+
+

@@ -1,0 +1,203 @@
+"""Normal forms with a map back to the original code points, and offsets into raw files.
+
+:func:`normal_form` is the form the locator's normalised match compares (NFC, NFKC character
+by character, zero-width characters and soft hyphens removed, each whitespace run one space,
+ends stripped) together with, per character, the span of original text it came from, so a
+match maps back exactly. :class:`RawOffsets` maps offsets into a raw file (BOM, front matter,
+CRLF, non-NFC text) to offsets into the document text loaded from it; :func:`raw_texts` finds
+the raw file of each document of a folder. Used by :mod:`~workbench.corpus.locate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from workbench.corpus.types import Document
+
+__all__ = ["FENCE", "PROBLEMS", "LocateError", "Normalised", "RawOffsets", "normal_form",
+           "normalise", "raw_texts"]
+
+PROBLEMS = ("missing", "ambiguous", "unknown_document", "bad_offsets", "empty", "front_matter")
+_ZERO_WIDTH = (0x00AD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)
+_WS_TABLE = np.zeros(0x3001, dtype=bool)
+_WS_TABLE[[c for c in range(0x3001) if chr(c).isspace()]] = True
+FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+
+
+class LocateError(ValueError):
+    """A hit that cannot be located; ``kind`` is one of ``PROBLEMS``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _from_codes(codes: np.ndarray) -> str:
+    return codes.astype(np.uint32).tobytes().decode("utf-32-le")
+
+
+def _nfc(text: str, positions: np.ndarray | None = None) -> tuple[str, np.ndarray, np.ndarray]:
+    """NFC with, per output character, the ``[start, end)`` (in ``positions``, default the
+    indices) of the segment it came from: a starter and the combining marks after it."""
+    base = positions if positions is not None else np.arange(len(text), dtype=np.int64)
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    seg = 0
+    for i in range(1, len(text) + 1):
+        if i < len(text) and unicodedata.combining(text[i]):
+            continue
+        out = unicodedata.normalize("NFC", text[seg:i])
+        parts.append(out)
+        starts.extend([int(base[seg])] * len(out))
+        ends.extend([int(base[i - 1]) + 1] * len(out))
+        seg = i
+    return "".join(parts), np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def normal_form(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """The normalised text (:func:`normalise`) and, per normalised character, the
+    ``[start, end)`` of the original characters it came from."""
+    first = np.arange(len(text), dtype=np.int64)
+    last = first + 1
+    if not unicodedata.is_normalized("NFC", text):
+        text, first, last = _nfc(text)
+    codes = _codes(text)
+    if not unicodedata.is_normalized("NFKC", text):
+        changed = {c: unicodedata.normalize("NFKC", c) for c in set(text) if ord(c) > 0x7F}
+        changed = {c: r for c, r in changed.items() if r != c}
+        if changed:
+            bad = np.isin(codes, np.array([ord(c) for c in changed], dtype=np.uint32))
+            lengths = np.ones(len(codes), dtype=np.int64)
+            where = np.flatnonzero(bad)
+            lengths[where] = [len(changed[chr(codes[i])]) for i in where]
+            offsets = np.cumsum(lengths) - lengths
+            expanded = np.repeat(codes, lengths)
+            for i in where:
+                rep = changed[chr(codes[i])]
+                if rep:
+                    expanded[offsets[i]: offsets[i] + len(rep)] = _codes(rep)
+            codes = expanded
+            first, last = np.repeat(first, lengths), np.repeat(last, lengths)
+    keep = ~np.isin(codes, np.array(_ZERO_WIDTH, dtype=np.uint32))
+    codes, first, last = codes[keep], first[keep], last[keep]
+    space = np.zeros(len(codes), dtype=bool)
+    low = codes < len(_WS_TABLE)
+    space[low] = _WS_TABLE[codes[low]]
+    run_head = ~space | np.r_[True, ~space[:-1]]
+    codes, first, last, space = codes[run_head], first[run_head], last[run_head], space[run_head]
+    solid = np.flatnonzero(~space)
+    if not len(solid):
+        return "", first[:0], last[:0]
+    lo, hi = int(solid[0]), int(solid[-1]) + 1
+    codes = np.where(space[lo:hi], 32, codes[lo:hi])
+    return _from_codes(codes), first[lo:hi], last[lo:hi]
+
+
+def normalise(text: str) -> str:
+    """The form the normalised match compares: NFC, then NFKC character by character,
+    zero-width characters and soft hyphens
+    removed, each run of whitespace one space, leading and trailing whitespace stripped."""
+    return normal_form(text)[0]
+
+
+class Normalised:
+    """A document's normal form with the map back to its code points."""
+
+    __slots__ = ("first", "last", "text")
+
+    def __init__(self, text: str):
+        self.text, self.first, self.last = normal_form(text)
+
+    def span(self, i: int, j: int) -> tuple[int, int]:
+        """Original ``[start, end)`` of normalised ``[i, j)`` (j > i)."""
+        return int(self.first[i]), int(self.last[j - 1])
+
+
+class RawOffsets:
+    """Maps offsets into a raw file to offsets into the document text loaded from it.
+
+    The loader strips a UTF-8 BOM and the front matter, turns CRLF into LF and normalises to
+    NFC; the body is found as the end of the normalised raw text (or, failing that, as its
+    only occurrence). ``body_start`` is where the body begins in the raw file."""
+
+    def __init__(self, raw: str, body: str, doc_id: str = ""):
+        self.doc_id = doc_id
+        self._raw_length = len(raw)
+        positions: np.ndarray | None = None
+        text = raw
+        if "\r\n" in text or text.startswith("\ufeff"):
+            keep = np.ones(len(text), dtype=bool)
+            codes = _codes(text).copy()
+            crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10))
+            codes[crlf] = 10  # a CRLF becomes the LF at the CR's position
+            keep[crlf + 1] = False
+            if text.startswith("\ufeff"):
+                keep[0] = False
+            positions = np.flatnonzero(keep)
+            text = _from_codes(codes[keep])
+        if not unicodedata.is_normalized("NFC", text):
+            text, positions, _ = _nfc(text, positions)
+        if text.endswith(body):
+            offset = len(text) - len(body)
+        else:
+            offset = text.find(body)
+            if offset < 0 or text.find(body, offset + 1) >= 0:
+                raise LocateError("bad_offsets", f"document {doc_id!r}: its text is not found "
+                                  "once in the raw file given for it: give the file it was "
+                                  "loaded from")
+        self._offset = offset
+        self._positions = positions
+        self.body_start = self.to_raw(0)
+        self._length = len(body)
+
+    def to_raw(self, body_offset: int) -> int:
+        """The raw offset of a body offset."""
+        i = self._offset + body_offset
+        if self._positions is None:
+            return i
+        return int(self._positions[i]) if i < len(self._positions) else self._raw_length
+
+    def to_body(self, raw_offset: int) -> int:
+        """The body offset of a raw offset, clipped to ``[0, len(body)]`` (front matter maps
+        to 0)."""
+        i = raw_offset if self._positions is None else int(
+            np.searchsorted(self._positions, raw_offset))
+        return min(max(i - self._offset, 0), self._length)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, str]:
+    """``{doc_id: raw file text}`` for the ``.md`` / ``.txt`` files of ``folder``: each file is
+    matched to the document whose text it ends with (after the loader's BOM, CRLF and NFC
+    changes), so offsets into the files can be mapped (``Locator(docs, raw=...)``)."""
+    by_body: dict[str, list[str]] = {}
+    for doc in documents:
+        by_body.setdefault(_digest(doc.text), []).append(doc.id)
+    out: dict[str, str] = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.suffix not in (".md", ".txt") or not path.is_file():
+            continue
+        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF: offsets count it
+            raw = fh.read()
+        text = unicodedata.normalize("NFC", raw.lstrip("\ufeff").replace("\r\n", "\n"))
+        starts = [0, *(m.end() + 1 for m in FENCE.finditer(text, 0, min(len(text), 65536)))]
+        for start in starts:
+            ids = by_body.get(_digest(text[start:]))
+            if ids and len(ids) == 1:
+                out[ids[0]] = raw
+                break
+    return out

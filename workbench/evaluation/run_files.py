@@ -1,0 +1,146 @@
+"""Run files: logged retrieval results, scored without re-running anything, and our runs
+written for others.
+
+A run JSONL holds one question per line::
+
+    {"qid": "q001", "hits": [{"doc_id": "policy-refunds", "text": "You may request ..."},
+                             {"doc_id": "policy-refunds", "start": 120, "end": 460},
+                             {"chunk_id": "policy-refunds#3", "score": 0.71}]}
+
+Each hit is ``{"chunk_id"}``, ``{"doc_id", "text"}`` or ``{"doc_id", "start", "end"}``, with
+an optional ``"score"`` (every hit of a line has one, or none), the production id as
+``"id"`` and ``"metadata"``. Optional line keys: ``"query"`` (the question as asked) and
+``"system"``. Hits are ranked by the rules of
+:class:`~workbench.retrieval.CallableRetriever`: the logged order, duplicates kept, declared
+scores checked against it, ties by chunk id descending. Text and offsets are located in the
+documents (offsets are into ``Document.text``, or into the raw files given as ``raw``). Any
+problem raises ``ValueError`` naming ``file:line`` (and the hit).
+
+:func:`write_run` writes a :class:`~workbench.evaluation.run.Run` as that JSONL (chunk id,
+document, offsets and score of every hit, so it reads back with the documents alone) or as a
+TREC run file (trec_eval's order; a run that repeats a chunk cannot be one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from workbench.corpus import Chunk, Document, Locator
+from workbench.evaluation.run import Run
+from workbench.io import atomic_write_text, iter_jsonl
+from workbench.metrics.trec_files import write_trec_run
+from workbench.retrieval import CallableRetriever, Hit
+
+__all__ = ["RUN_FORMATS", "read_run", "write_run"]
+
+RUN_FORMATS = ("jsonl", "trec")
+_LINE_KEYS = frozenset({"qid", "hits", "query", "system"})
+_HIT_KEYS = frozenset({"chunk_id", "doc_id", "text", "start", "end", "score", "id", "metadata"})
+
+
+def _line(where: str, row: Any) -> tuple[str, list[Any]]:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: each line must be a JSON object "
+                         '{"qid": ..., "hits": [...]}')
+    unknown = sorted(set(row) - _LINE_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {unknown}: a line has "
+                         f"{', '.join(sorted(_LINE_KEYS))}")
+    qid = row.get("qid")
+    if not isinstance(qid, str) or not qid.strip() or qid != qid.strip():
+        raise ValueError(f"{where}: field 'qid' must be a non-empty string without surrounding "
+                         "spaces")
+    hits = row.get("hits")
+    if not isinstance(hits, list):
+        raise ValueError(f"{where}: field 'hits' must be a list (empty when nothing was "
+                         "retrieved)")
+    for n, hit in enumerate(hits, start=1):
+        if not isinstance(hit, dict):
+            raise ValueError(f"{where}: hit {n} must be an object such as "
+                             '{"doc_id": ..., "text": ...}')
+        extra = sorted(set(hit) - _HIT_KEYS)
+        if extra:
+            raise ValueError(f"{where}: hit {n} has unknown field(s) {extra}: a hit has "
+                             f"{', '.join(sorted(_HIT_KEYS))}")
+    return qid, hits
+
+
+def read_run(path: str | Path,
+             documents: Mapping[str, Document] | Iterable[Document] | Locator | None = None, *,
+             chunks: Iterable[Chunk] | None = None, system: str | None = None,
+             scores: str = "similarity", raw: Mapping[str, str] | None = None,
+             unlocated: str = "raise") -> Run:
+    """A logged run (see the module doc). ``documents`` locates text and offset hits;
+    ``chunks`` resolves chunk-id hits (an id not among them is an error); ``raw``
+    (``{doc_id: raw file text}``, e.g. :func:`~workbench.corpus.raw_texts`) says offsets are
+    into the raw files; ``scores`` declares what the scores are (``similarity``,
+    ``distance`` or ``ignore``)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give the run JSONL file")
+    if raw is not None and documents is not None and not isinstance(documents, Locator):
+        documents = Locator(documents, raw=raw)
+    ranker = CallableRetriever(lambda q: [], system or path.stem, documents=documents,
+                               chunks=chunks, scores=scores, unlocated=unlocated)
+    hits: dict[str, tuple[Hit, ...]] = {}
+    names: set[str] = set()
+    first: dict[str, str] = {}
+    for where, row in iter_jsonl(path):
+        qid, items = _line(where, row)
+        if qid in first:
+            raise ValueError(f"{where}: qid {qid!r} is already on {first[qid]}: one line per "
+                             "question")
+        first[qid] = where
+        if isinstance(row.get("system"), str):
+            names.add(row["system"])
+        hits[qid] = tuple(ranker.rank(items, None, where))
+    if not hits:
+        raise ValueError(f"{path}: no lines: a run file has one JSON object per question")
+    name = system or (names.pop() if len(names) == 1 else path.stem)
+    renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
+               for q, hs in hits.items()}
+    return Run(name, MappingProxyType(renamed))
+
+
+def _hit_row(hit: Hit, chunk: Chunk | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"chunk_id": hit.chunk_id}
+    if chunk is not None and chunk.end > chunk.start:
+        row.update(doc_id=chunk.doc_id, start=chunk.start, end=chunk.end)
+    row["score"] = hit.score
+    return row
+
+
+def write_run(run: Run, path: str | Path, format: str | None = None,
+              chunks: Iterable[Chunk] | None = None, tag: str | None = None) -> Path:
+    """Write ``run`` as a run JSONL or a TREC run file (``format``; by default ``trec`` for
+    ``.trec`` / ``.txt`` / ``.run`` files, ``jsonl`` otherwise), atomically. ``chunks``
+    supply the offsets of hits that do not carry their chunk."""
+    path = Path(path)
+    fmt = format or ("trec" if path.suffix in (".trec", ".txt", ".run") else "jsonl")
+    if fmt not in RUN_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(RUN_FORMATS)}, not {fmt!r}")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give the file to write")
+    by_id = {c.id: c for c in chunks or ()}
+    if fmt == "trec":
+        scored: dict[str, dict[str, float]] = {}
+        for qid, hs in run.hits.items():
+            seen: dict[str, float] = {}
+            for h in hs:
+                if h.chunk_id in seen:
+                    raise ValueError(f"run {run.system!r} returns {h.chunk_id!r} twice for "
+                                     f"{qid!r}: a TREC run cannot hold a chunk twice; export "
+                                     "it as .jsonl")
+                seen[h.chunk_id] = h.score
+            scored[qid] = seen
+        write_trec_run(scored, path, tag=tag or "".join(run.system.split()) or "workbench")
+        return path
+    lines = [json.dumps({"qid": qid, "system": run.system,
+                         "hits": [_hit_row(h, h.chunk or by_id.get(h.chunk_id)) for h in hs]},
+                        ensure_ascii=False) + "\n" for qid, hs in run.hits.items()]
+    atomic_write_text(path, "".join(lines))
+    return path
