@@ -36,6 +36,10 @@ def test_the_callable_receives_k_when_it_takes_it():
     assert len(CallableRetriever(search).search("q", 4)) == 4 and seen == [4]
     assert len(CallableRetriever(lambda q, k=10: ["a#0"] * k).search("q", 3)) == 3
     assert ids(CallableRetriever(lambda q: ["a#0", "b#0"]).search("q", 5)) == ["a#0", "b#0"]
+    # a default under another name is the callable's own (a closure idiom), never k
+    best = {"q": "c#0"}
+    holder = CallableRetriever(lambda q, b=best: [b[q]] if q in b else [])
+    assert ids(holder.search("q", 5)) == ["c#0"]
 
 
 def test_ties_are_ordered_by_chunk_id_descending_before_the_cut():

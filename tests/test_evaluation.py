@@ -246,3 +246,22 @@ def test_one_tie_rule_a_run_scores_the_same_as_a_list_and_as_a_dict():
     b = score_queries(qrels, as_dict, metrics)
     assert all(a.values[m][0] == b.values[m][0] for m in metrics)
     assert as_list["q"] == [f"d#{i}" for i in range(5, -1, -1)]
+
+
+def test_ndcg_is_not_computed_against_the_retrieved_chunks_alone():
+    """A production run whose hits carry their chunks, without the whole chunking: the nDCG
+    ideal would be built from the retrieved chunks only and read too high."""
+    from dataclasses import replace
+
+    chunks, golden = _tiny_evidence()
+    by_id = {c.id: c for c in chunks}
+    hits = {i.qid: tuple(replace(h, chunk=by_id[h.chunk_id])
+                         for h in Run.from_ranked({i.qid: ["d#13", f"d#{i.qid[1:]}"]}).hits[i.qid])
+            for i in golden}
+    run = Run("prod", hits)
+    with pytest.raises(ValueError, match=r"need.*the whole chunking"):
+        evaluate(run, golden, metrics=["ndcg@5"], k=5)
+    with pytest.warns(UserWarning, match="ndcg@5 left out"):
+        ev = evaluate(run, golden, k=5)
+    assert "ndcg@5" not in ev.metrics and "recall@5" in ev.metrics
+    assert evaluate(run, golden, chunks, k=5).metrics[-1] == "ndcg@5"  # with the chunking

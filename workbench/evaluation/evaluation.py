@@ -298,6 +298,25 @@ def _refuse_unknown(run: Run, by_id: Mapping[str, Chunk]) -> None:
             "chunks (workbench.retrieval.adapters)")
 
 
+def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
+    """Only the hits' own chunks are known (a production run, a log): metrics whose ideal or
+    ceiling needs every chunk of the chunking (nDCG, PrecisionΩ) would be computed against
+    the retrieved chunks alone and read too high. Refused when asked for, left out (with a
+    warning) from the defaults."""
+    partial = [m.name for m in parsed if m.spec.needs_chunking]
+    if not partial:
+        return parsed
+    if explicit:
+        raise ValueError(f"{', '.join(partial)} need(s) the whole chunking (the ideal ranking "
+                         "is the best the chunking allows), and only the retrieved chunks are "
+                         "known: pass chunks=... (e.g. the production chunking, located with "
+                         "workbench.retrieval.adapters), or leave these metrics out")
+    warnings.warn(f"{', '.join(partial)} left out: only the retrieved chunks are known, and "
+                  "the ideal ranking needs the whole chunking (pass chunks=...)", UserWarning,
+                  stacklevel=3)
+    return [m for m in parsed if not m.spec.needs_chunking]
+
+
 def _document_qrels(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None
                     ) -> dict[str, dict[str, int]]:
     """qid -> {doc_id: 1}: the documents that hold each answerable item's evidence or
@@ -380,6 +399,9 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     by_id = _chunk_map(given, run)
     if by_id is not None:
         _refuse_unknown(run, by_id)
+    if given is None and by_id is not None and level == "chunk" \
+            and any(i.answerable and i.evidence for i in items):
+        parsed = _without_the_chunking(parsed, explicit=metrics is not None)
     missing = [i.qid for i in items if i.answerable and i.qid not in run.hits]
     if missing:
         raise ValueError(f"run {run.system!r} has no results for {len(missing)} golden "

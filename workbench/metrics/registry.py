@@ -64,6 +64,7 @@ class MetricKind:
     trec_uncut: str | None
     summary: str
     uncut_name: str = ""
+    needs_chunking: bool = False  # under evidence relevance: the ideal needs every chunk
 
     def __post_init__(self) -> None:
         if not self.uncut_name:
@@ -81,7 +82,8 @@ KINDS: dict[str, MetricKind] = {k.kind: k for k in (
     MetricKind("mrr", "optional", _RANKED, False, None, "recip_rank",
                "1 / the first rank at which something relevant is found (0 if none)"),
     MetricKind("ndcg", "optional", _RANKED, False, "ndcg_cut_{k}", "ndcg",
-               "DCG with linear gain and log2(rank + 1) discount over the best DCG possible"),
+               "DCG with linear gain and log2(rank + 1) discount over the best DCG possible",
+               needs_chunking=True),
     MetricKind("ap", "optional", _RANKED, False, "map_cut_{k}", "map",
                "average precision: precision at each rank where a relevant unit is found, "
                "summed and divided by the number of relevant units", uncut_name="map"),
@@ -100,7 +102,7 @@ KINDS: dict[str, MetricKind] = {k.kind: k for k in (
                "(Chroma's IoU)"),
     MetricKind("span_precision_omega", "none", _EVIDENCE, False, None, None,
                "IoU if every chunk meeting the evidence were retrieved: a property of the "
-               "chunking alone (Chroma's PrecisionΩ)"),
+               "chunking alone (Chroma's PrecisionΩ)", needs_chunking=True),
 )}
 
 

@@ -201,14 +201,19 @@ def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
 
 
 def _takes_k(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` can be called as ``fn(question, k)``."""
+    """Whether ``fn`` wants k: its second positional parameter is required, or is named
+    ``k``. A second parameter with a default under another name (``lambda q, cache=...``)
+    is the callable's own business, never overwritten with k."""
     try:
-        inspect.signature(fn).bind("question", 5)
-    except TypeError:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no signature (a builtin): the question only
         return False
-    except ValueError:  # no signature (a builtin): call it with the question only
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 2:
         return False
-    return True
+    second = positional[1]
+    return second.default is inspect.Parameter.empty or second.name == "k"
 
 
 class _Resolver:
@@ -316,8 +321,9 @@ class _Resolver:
 
 
 class CallableRetriever:
-    """Wrap a production retriever ``fn(question[, k]) -> hits`` (``k`` is passed when ``fn``
-    takes a second argument). It is scored exactly like ours (rules in the module doc).
+    """Wrap a production retriever ``fn(question[, k]) -> hits`` (``k`` is passed when the
+    second parameter of ``fn`` is required or named ``k``; one with a default under another
+    name is left alone). It is scored exactly like ours (rules in the module doc).
 
     ``documents`` (a Corpus, Documents or a :class:`~workbench.corpus.Locator`) is needed for
     hits given as text or offsets; ``chunks`` resolves chunk-id hits to their chunks (an id
