@@ -91,11 +91,11 @@ def test_source_slices_side_by_side(pipeline):
 
 
 def test_report_of_a_sweep_draws_its_leaderboard_and_plots(tmp_path):
-    from workbench.sweep import sweep
+    from workbench.sweep import run_sweep
 
-    result = sweep({"chunker": ["fixed"], "size": [120, 300], "overlap": [0],
-                    "retriever": ["bm25"], "k": [3]}, DOCS, GOLDEN, cache=tmp_path / "cache",
-                   progress=False)
+    result = run_sweep({"chunker": ["fixed"], "size": [120, 300], "overlap": [0],
+                        "retriever": ["bm25"], "k": [3]}, GOLDEN, DOCS, cache=tmp_path / "cache",
+                       progress=False)
     page = render_report(sweep=result, title="sweep")
     assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') == 2
     assert '<section id="sweep">' in page and "index_tokens" in page

@@ -12,7 +12,7 @@ from workbench.cli.args import check_cutoffs, require_answerable
 from workbench.evaluation import INTERVAL_NOTE
 from workbench.sweep.grid import load_grid
 from workbench.sweep.result import SweepResult, plain_value
-from workbench.sweep.runner import make_executor, sweep
+from workbench.sweep.runner import make_executor, run_sweep
 
 
 def _num(value: Any) -> Any:
@@ -55,7 +55,7 @@ def run_sweep_command(args: Any) -> int:
     golden.validate(corpus)
     executor, close = make_executor(args.executor)
     try:
-        result = sweep(grid, corpus, golden, metrics=metrics, k=args.k, executor=executor,
+        result = run_sweep(grid, golden, corpus, metrics=metrics, k=args.k, executor=executor,
                        cache=embedding_cache(args), progress=sys.stderr.isatty(),
                        state_path=args.state)
     finally:

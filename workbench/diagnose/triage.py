@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.evaluation import sign_test
-from workbench.generation.evaluation import GenerationResult
+from workbench.generation.oracle import GenerationResult
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
 VERDICTS = ("retrieval", "generation", "can't tell")

@@ -119,26 +119,26 @@ class Evaluation:
         return Evaluation(pd.concat([self._frame, other._frame], ignore_index=True), excluded,
                           {**self._runs, **other._runs})
 
-    def _summarise(self, keys: list[str], level: float) -> pd.DataFrame:
+    def _summarise(self, keys: list[str], confidence: float) -> pd.DataFrame:
         rows = []
         for key, group in self._frame.groupby(keys, sort=False, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             values = group["value"].to_numpy(dtype=float)
-            low, high, method = mean_interval(values, level)
+            low, high, method = mean_interval(values, confidence)
             rows.append({**dict(zip(keys, key, strict=True)), "mean": float(values.mean()),
                          "n": len(values), "ci_low": low, "ci_high": high, "interval": method,
                          "small_n": len(values) < SMALL_N})
         return pd.DataFrame(rows)
 
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, confidence: float = 0.95) -> pd.DataFrame:
         """Mean, n and interval per configuration, metric and relevance (see module doc)."""
-        return self._summarise(["system", *self.params, "metric", "relevance"], level)
+        return self._summarise(["system", *self.params, "metric", "relevance"], confidence)
 
-    def by(self, column: str = "category", level: float = 0.95) -> pd.DataFrame:
+    def by(self, column: str = "category", confidence: float = 0.95) -> pd.DataFrame:
         """The summary split by a column such as ``category`` or ``source``."""
         if column not in self._frame.columns:
             raise ValueError(f"no column {column!r}; choose one of {list(self._frame.columns)}")
-        return self._summarise(["system", *self.params, column, "metric", "relevance"], level)
+        return self._summarise(["system", *self.params, column, "metric", "relevance"], confidence)
 
     def table(self, column: str | None = "category", digits: int = 3) -> pd.DataFrame:
         """Wide view for people: rows = (configuration, group, relevance), columns = metrics,

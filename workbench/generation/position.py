@@ -127,13 +127,13 @@ class PositionResult:
     def n_questions(self) -> int:
         return int(self.frame["qid"].nunique()) if len(self.frame) else 0
 
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, confidence: float = 0.95) -> pd.DataFrame:
         """position (0-based), rank (1-based), n, accuracy, its exact (Clopper-Pearson)
         interval and ``small_n`` (fewer than 10 questions)."""
         rows = []
         for pos in self.positions:
             values = self.frame.loc[self.frame["position"] == pos, "passed"].astype(float)
-            low, high = (mean_interval(values.to_numpy(), level)[:2] if len(values)
+            low, high = (mean_interval(values.to_numpy(), confidence)[:2] if len(values)
                          else (float("nan"), float("nan")))
             rows.append({"position": pos, "rank": pos + 1, "n": len(values),
                          "accuracy": float(values.mean()) if len(values) else float("nan"),

@@ -59,7 +59,8 @@ from workbench.metrics.registry import Metric, parse_metric
 __all__ = ["PerQueryScores", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
-Run = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
+#: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
+Rankings = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
 
 
 def _ranked_grades(
-    run: Run, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
+    run: Rankings, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
 ) -> np.ndarray:
     """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
     non-relevant or past the end of the run. Only positively judged documents are located:
@@ -196,7 +197,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def score_queries(
     qrels: Qrels,
-    run: Run,
+    run: Rankings,
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
@@ -300,7 +301,7 @@ def score_queries(
 
 def mean_scores(
     qrels: Qrels,
-    run: Run,
+    run: Rankings,
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",

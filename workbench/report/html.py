@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import EVERYONE, Chunk, Document, acl_of
-from workbench.diagnose import LABELS, Trace, diagnose
+from workbench.diagnose import LABELS, Trace, diagnose_trace
 from workbench.evaluation import Evaluation
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import atomic_write_text
@@ -62,7 +62,8 @@ def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] 
 
 
 def source_slices(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
-                  metrics: Sequence[str] | None = None, level: float = 0.95) -> pd.DataFrame:
+                  metrics: Sequence[str] | None = None,
+                  confidence: float = 0.95) -> pd.DataFrame:
     """Metrics per golden ``source`` (real / owner / synthetic) side by side: rows are
     metrics, columns ``(source, mean|ci_low|ci_high|n)``. Takes an Evaluation or a
     GenerationResult (``golden`` then gives each question's source). Synthetic questions
@@ -72,7 +73,7 @@ def source_slices(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None =
         sources = {i.qid: i.source for i in golden}
         ev = Evaluation(ev.frame.assign(source=[sources.get(q, s) for q, s in zip(
             ev.frame["qid"], ev.frame["source"], strict=True)]), ev.excluded)
-    table = ev.by("source", level)
+    table = ev.by("source", confidence)
     if metrics:
         table = table[table["metric"].isin(list(metrics))]
     if table.empty:
@@ -182,7 +183,7 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     failing = []
     for t in traces:
         item = items.get(t.qid)
-        d = diagnose(t, item, chunks, corpus) if item is not None else None
+        d = diagnose_trace(t, item, chunks, corpus) if item is not None else None
         if d is not None and (d.passed is False or d.labels):
             failing.append((t, item, d))
     counts = pd.Series([lab for _, _, d in failing for lab in d.labels], dtype=object)

@@ -84,7 +84,7 @@ class SweepResult(Evaluation):
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
 
     def leaderboard(self, metric: str | None = None, category: str | None = None,
-                    level: float = 0.95) -> pd.DataFrame:
+                    confidence: float = 0.95) -> pd.DataFrame:
         """One row per configuration, best ``metric`` first: parameters, mean, interval,
         n and cost. ``category`` restricts the questions to one category."""
         metric = self.metric_name(metric)
@@ -92,7 +92,7 @@ class SweepResult(Evaluation):
         if category is not None:
             frame = frame[frame["category"] == category]
         # one metric, one configuration per system: the summary has one row per system
-        summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(level).set_index("system")
+        summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(confidence).set_index("system")
         cost = self._config_table.drop(columns=["retriever_name", "k_value"])
         table = cost.join(summ[["mean", "ci_low", "ci_high", "n"]], how="inner")
         table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
@@ -143,14 +143,15 @@ class SweepResult(Evaluation):
                            {k: v for k, v in self.found_rank.items() if k in keep},
                            self.resumed)
 
-    def best_by_category(self, metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    def best_by_category(self, metric: str | None = None,
+                         confidence: float = 0.95) -> pd.DataFrame:
         """Per category: the best configuration there, its mean [interval] and n, next to the
         overall best configuration's score in that category."""
         metric = self.metric_name(metric)
         overall = self.best(metric)
         rows = []
         for cat in sorted(self.frame["category"].unique()):
-            board = self.leaderboard(metric, cat, level)
+            board = self.leaderboard(metric, cat, confidence)
             top = board.iloc[0]
             rows.append({"category": cat, "n": int(top["n"]), "best_config": board.index[0],
                          "mean": top["mean"], "ci_low": top["ci_low"], "ci_high": top["ci_high"],
@@ -187,7 +188,7 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
     neighbouring coarse value for every numeric parameter in ``params`` (at an edge of the
     coarse grid, as far beyond the edge: the optimum may lie outside it). Values are integers;
     overlaps given as percentages stay percentages. Other parameters are fixed at the centre's
-    values. Feed the result back to :func:`sweep`."""
+    values. Feed the result back to :func:`~workbench.sweep.run_sweep`."""
     if around is None:
         centre = result.params_of(result.best(metric))
     elif isinstance(around, str):

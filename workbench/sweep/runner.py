@@ -1,4 +1,4 @@
-"""The sweep itself: :func:`sweep` plans one task per distinct chunking, runs the tasks on an
+"""The sweep itself: :func:`run_sweep` plans one task per distinct chunking, runs the tasks on an
 executor (in process, a process pool or Dask: :func:`make_executor`), keeps finished
 configurations in a resume state file and assembles the :class:`SweepResult`."""
 
@@ -84,11 +84,11 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
     return done
 
 
-def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: GoldenSet,
-          metrics: Sequence[str] | None = None, k: int = 5, executor: cf.Executor | None = None,
-          cache: Any = None, progress: bool = True, state_path: str | Path | None = None,
-          position_depth: int = 10,
-          evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
+def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Iterable[Document],
+              metrics: Sequence[str] | None = None, k: int = 5,
+              executor: cf.Executor | None = None, cache: Any = None, progress: bool = True,
+              state_path: str | Path | None = None, position_depth: int = 10,
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
     ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache

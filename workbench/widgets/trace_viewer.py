@@ -28,7 +28,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document, can_read, can_read_chunk
-from workbench.diagnose import LABELS, WITHHELD, Diagnosis, Trace, diagnose, quadrant
+from workbench.diagnose import LABELS, WITHHELD, Diagnosis, Trace, diagnose_trace, quadrant
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
 from workbench.text import neutralise_bidi
@@ -199,7 +199,7 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str
     """Static HTML of one trace (see module doc). ``diagnosis`` is computed when not given."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     if diagnosis is None and item is not None:
-        diagnosis = diagnose(trace, item, list(by_id.values()), corpus)
+        diagnosis = diagnose_trace(trace, item, list(by_id.values()), corpus)
     withheld = item is not None and (trace.evidence_withheld or not can_read_item(
         trace.user_groups, item, corpus, by_id))
     marked_item = None if withheld else item
@@ -282,7 +282,7 @@ class TraceViewer(widgets.VBox):
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
-        self.diagnoses = [diagnose(t, self.items[t.qid], chunks, corpus)
+        self.diagnoses = [diagnose_trace(t, self.items[t.qid], chunks, corpus)
                           if t.qid in self.items else None for t in self.traces]
         cells = _quadrants(triage)
         self.quadrants = [cells.get(t.qid) or _derived(d) for t, d in

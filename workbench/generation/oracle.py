@@ -64,7 +64,7 @@ class GenerationResult:
         n = self.frame["qid"].nunique() if len(self.frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
-    def accuracy(self, by: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    def accuracy(self, by: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
         """Share of decided answers that passed, per mode (and ``by``), with n, an exact
         (Clopper-Pearson) interval, ``small_n`` (fewer than 10 decided answers) and the
         number of undecided answers."""
@@ -73,7 +73,7 @@ class GenerationResult:
         for key, group in self.frame.groupby(keys, sort=False):
             key = key if isinstance(key, tuple) else (key,)
             decided = group["passed"].dropna().astype(float).to_numpy()
-            low, high = mean_interval(decided, level)[:2] if len(decided) else (np.nan,) * 2
+            low, high = mean_interval(decided, confidence)[:2] if len(decided) else (np.nan,) * 2
             rows.append({**dict(zip(keys, key, strict=True)), "n": len(decided),
                          "accuracy": float(decided.mean()) if len(decided) else float("nan"),
                          "ci_low": low, "ci_high": high, "small_n": len(decided) < SMALL_N,
@@ -89,7 +89,7 @@ class GenerationResult:
         wide = wide[list(MODES)].dropna().astype(float).reset_index()
         return wide
 
-    def retrieval_tax(self, by: str | None = "category", level: float = 0.95,
+    def retrieval_tax(self, by: str | None = "category", confidence: float = 0.95,
                       alpha: float = 0.05) -> pd.DataFrame:
         """Oracle accuracy minus live accuracy on the same questions (first row: all
         questions). ``beyond_noise`` comes from the paired test, never from the interval:
@@ -103,7 +103,7 @@ class GenerationResult:
         rows = []
         for name, g in groups:
             diff = (g["oracle"] - g["live"]).to_numpy()
-            low, high = bootstrap_ci(diff, level) if len(diff) else (np.nan, np.nan)
+            low, high = bootstrap_ci(diff, confidence) if len(diff) else (np.nan, np.nan)
             test = mcnemar_exact(g["live"].to_numpy(), g["oracle"].to_numpy()) if len(g) \
                 else None
             p = test.p_value if test is not None else 1.0
