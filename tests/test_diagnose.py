@@ -274,7 +274,7 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     bm25 = BM25Retriever(chunks)
     qids = ["q001", "q034", "q040", "q054"]
-    result = run_generation_eval(golden, ExtractiveReader(), bm25, chunks, corpus, k=5,
+    result = run_generation_eval(ExtractiveReader(), bm25, golden, chunks, corpus, k=5,
                                  budget_tokens=400, qids=qids)
     run = Run.from_retriever(bm25, [golden.get(q) for q in qids], k=5)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks, run=run)
@@ -323,7 +323,7 @@ def test_trace_question_reproduces_a_bug_report(handbook):
         "do i have 30 days to submit my travel receipts after returning from a trip?",
         [("expenses-travel", "Travel receipts must be submitted within 14 days of the date "
                              "you return from the trip.")], ["14 days"], corpus=corpus)
-    t = trace_question(item.question, BM25Retriever(chunks), ExtractiveReader(), chunks,
+    t = trace_question(ExtractiveReader(), BM25Retriever(chunks), item.question, chunks,
                        corpus, item=item, include_superseded=True, budget_tokens=400)
     d = diagnose_trace(t, item, chunks, corpus)
     assert t.qid == item.qid and t.passed is False and "30 days" in t.answer

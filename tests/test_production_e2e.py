@@ -60,8 +60,8 @@ def test_chroma_next_to_bm25_on_the_same_evidence(system):
 @pytest.fixture(scope="module")
 def generation(system):
     s, chroma, chunks = system
-    ours = run_generation_eval(s.golden, ExtractiveReader(), chroma, chunks, s.corpus, k=K)
-    theirs = run_generation_eval(s.golden, ExtractiveReader(), chroma, chunks, s.corpus, k=K,
+    ours = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K)
+    theirs = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K,
                                  modes=["live"], assembly="passthrough")
     return ours, theirs
 
@@ -97,7 +97,7 @@ def test_superseded_versions_reach_the_production_prompt_and_diagnosis_names_the
                    for t in ours_traces)
     trace = next(t for t in traces if t.qid == flagged[0])
     assert {h.doc_id for h in trace.retrieved} & old_docs  # documents from the chunks
-    page = trace_viewer_html(trace, items[trace.qid], s.corpus, chunks)
+    page = trace_viewer_html(trace, items[trace.qid], chunks, s.corpus)
     assert "superseded_source" in page and trace.retrieved[0].chunk_id in page
 
 

@@ -37,8 +37,10 @@ from workbench.generation.context import (
     resolve_citations,
 )
 from workbench.generation.grading import grade_answer
+from workbench.generation.prompt import Generator
 from workbench.golden import GoldenItem, can_read_item
 from workbench.io import InputError, atomic_write_text, iter_jsonl
+from workbench.retrieval import Retriever
 
 SCHEMA = 1
 WITHHELD = "evidence withheld: it is in documents this user may not read"
@@ -269,7 +271,7 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
     text = answer if isinstance(answer, str) else str(getattr(answer, "text", ""))
     check = resolve_citations(text, context)
     withheld = groups is not None and not (item is not None and can_read_item(
-        groups, item, corpus, by_id))
+        groups, item, by_id, corpus))
     g = grade
     details = {"withheld": WITHHELD} if withheld else (
         None if g is None else json.loads(json.dumps(dict(g.details), default=str)))
@@ -330,9 +332,9 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
     return out
 
 
-def trace_question(question: str, retriever: Any, generator: Any, chunks: Sequence[Chunk],
-                   documents: Mapping[str, Document] | None = None, *, k: int = 5,
-                   qid: str = "bug", item: GoldenItem | None = None,
+def trace_question(generator: Generator, retriever: Retriever, question: str,
+                   chunks: Sequence[Chunk], documents: Mapping[str, Document] | None = None, *,
+                   k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
                    corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
     ``item`` if given) and return its trace. ``documents`` is what the pipeline passes to

@@ -22,9 +22,10 @@ from workbench.corpus.access import can_read_chunk
 from workbench.evaluation import SMALL_N, bootstrap_ci, mcnemar_exact, mean_interval
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
-from workbench.generation.prompt import Answer, generate_all
+from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
+from workbench.retrieval import Retriever
 
 MODES = ("oracle", "live")
 UNREADABLE = "<unreadable>"  # stands in a ranking for a hit the user may not read
@@ -122,8 +123,8 @@ class GenerationResult:
         return f"<div><p>{html.escape(repr(self))}</p>{table}</div>"
 
 
-def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any, retriever: Any,
-                        chunks: Sequence[Chunk],
+def run_generation_eval(generator: Generator, retriever: Retriever,
+                        golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
                         user_groups: Iterable[str] | None = None,
@@ -232,7 +233,7 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
                             ", ".join(labels))
 
 
-def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
+def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
                  chunks: Sequence[Chunk],
                  documents: Mapping[str, Document] | Iterable[Document] | None = None,
                  qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,

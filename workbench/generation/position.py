@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -25,9 +24,10 @@ from workbench.corpus import Chunk, Document, can_read, is_superseded
 from workbench.evaluation import SMALL_N, mean_interval
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
-from workbench.generation.prompt import generate_all
+from workbench.generation.prompt import Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import Relevance
+from workbench.retrieval import Retriever
 
 __all__ = [
     "PositionItem",
@@ -152,7 +152,7 @@ class PositionResult:
                 f"{self.summary().to_html(index=False, float_format=lambda v: f'{v:.3f}')}</div>")
 
 
-def position_experiment(items: Sequence[PositionItem], generator: Any, n_positions: int = 5,
+def position_experiment(generator: Generator, items: Sequence[PositionItem], n_positions: int = 5,
                         distractors: str = "own", positions: Sequence[int] | None = None,
                         seed: int = 0, closed_book: bool = False,
                         progress: bool = False) -> PositionResult:
@@ -207,8 +207,8 @@ def position_experiment(items: Sequence[PositionItem], generator: Any, n_positio
 
 # ----------------------------------------------------------------------------- handbook items
 
-def handbook_position_items(golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
-                            retriever: Any,
+def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[GoldenItem],
+                            chunks: Sequence[Chunk],
                             documents: Mapping[str, Document] | Iterable[Document] | None = None,
                             n_distractors: int = 4, qids: Iterable[str] | None = None,
                             user_groups: Iterable[str] | None = None) -> list[PositionItem]:

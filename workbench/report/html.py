@@ -194,7 +194,7 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     body = [f"<p>{len(failing)} of {len(traces)} traces failed or carry a diagnosis label"
             + (f"; the first {len(shown)} are shown" if more else "") + ".</p>",
             _frame(summary)]
-    body += [trace_viewer_html(t, item, corpus, by_id, d, quadrants.get(t.qid))
+    body += [trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid))
              for t, item, d in shown]
     return "".join(body), len(failing)
 
@@ -217,8 +217,7 @@ def _views(generation: Any, traces: Sequence[Trace] | None) -> list[tuple[str, .
     return views
 
 
-def restricted_ids(corpus: Mapping[str, Document], chunks: Sequence[Chunk] | None = None
-                   ) -> list[str]:
+def restricted_ids(chunks: Sequence[Chunk] | None, corpus: Mapping[str, Document]) -> list[str]:
     """Ids of the documents (and chunks) that not everyone may read."""
     ids = [d.id for d in corpus.values() if d.acl and EVERYONE not in d.acl]
     return ids + [c.id for c in chunks or () if "acl" in c.metadata
@@ -238,7 +237,7 @@ def _access_note(generation: Any, traces: Sequence[Trace] | None,
             raise ValueError("answers or traces were produced without user_groups (the "
                              "unrestricted view) and no corpus= was given to check that no "
                              "document is restricted: pass corpus=, or unrestricted=True")
-        if restricted_ids(corpus, chunks):
+        if restricted_ids(chunks, corpus):
             raise ValueError("the corpus has restricted documents or chunks, and answers or "
                              "traces were produced without user_groups, so the report would "
                              "show them to every reader: produce them as a user "

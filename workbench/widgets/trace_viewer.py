@@ -192,16 +192,16 @@ def _evidence_html(item: GoldenItem | None, corpus: Mapping[str, Document],
     return "".join(parts)
 
 
-def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str, Document],
+def trace_viewer_html(trace: Trace, item: GoldenItem | None,
                       chunks: Sequence[Chunk] | Mapping[str, Chunk],
-                      diagnosis: Diagnosis | None = None, quadrant: str | None = None,
-                      snippet: int = 220) -> str:
+                      corpus: Mapping[str, Document], diagnosis: Diagnosis | None = None,
+                      quadrant: str | None = None, snippet: int = 220) -> str:
     """Static HTML of one trace (see module doc). ``diagnosis`` is computed when not given."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     if diagnosis is None and item is not None:
         diagnosis = diagnose_trace(trace, item, list(by_id.values()), corpus)
     withheld = item is not None and (trace.evidence_withheld or not can_read_item(
-        trace.user_groups, item, corpus, by_id))
+        trace.user_groups, item, by_id, corpus))
     marked_item = None if withheld else item
     uid = _uid(trace)
     gold = set() if withheld else {c for unit in (diagnosis.required if diagnosis else ())
@@ -277,7 +277,7 @@ class TraceViewer(widgets.VBox):
     the filters are ``quadrant``, ``category`` and ``label`` dropdowns."""
 
     def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
-                 corpus: Mapping[str, Document], chunks: Sequence[Chunk],
+                 chunks: Sequence[Chunk], corpus: Mapping[str, Document],
                  triage: Any = None, only_failing: bool = False):
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
@@ -373,7 +373,7 @@ class TraceViewer(widgets.VBox):
             return "<div class=\"wb-trace\"><i>no trace matches these filters</i></div>"
         i = self.filtered[self._at]
         trace = self.traces[i]
-        return trace_viewer_html(trace, self.items.get(trace.qid), self.corpus, self.chunks,
+        return trace_viewer_html(trace, self.items.get(trace.qid), self.chunks, self.corpus,
                                  self.diagnoses[i], self.quadrants[i])
 
     def _repaint(self) -> None:
