@@ -8,7 +8,8 @@ the embedding cache (:mod:`~workbench.retrieval.cache`, its files in
 :mod:`~workbench.retrieval.shards`), dense retrieval (:mod:`~workbench.retrieval.dense`),
 fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
 and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
-retriever plugs in as any callable through :class:`CallableRetriever`.
+retriever plugs in as any callable through :class:`CallableRetriever`, or in one line with
+:func:`wrap` (:mod:`~workbench.retrieval.adapters`: LangChain, LlamaIndex, Chroma).
 
 ``make_retriever(spec, chunks)`` builds one from a short name used by the CLI and sweeps:
 ``bm25``, ``dense``, ``hybrid`` (BM25 + dense, RRF) and ``hybrid+rerank`` (the hybrid's top
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.corpus import Chunk
+from workbench.retrieval.adapters import wrap
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
 from workbench.retrieval.bm25 import (
     CHINESE_STOPWORDS,
@@ -81,7 +83,7 @@ __all__ = [
     "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
     "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "top_k_indices", "weighted_fuse",
+    "tokenize", "top_k_indices", "weighted_fuse", "wrap",
 ]
 
 
