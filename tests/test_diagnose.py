@@ -281,7 +281,7 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     assert [t.qid for t in traces] == qids
     t34 = traces[1]
     assert t34.query == golden.get("q034").question and t34.category == "version-trap"
-    assert t34.retrieved_ids == result.retrieved["q034"]
+    assert t34.retrieved_ids == list(result.retrieved["q034"])
     assert all(h.score is not None for h in t34.retrieved) and "retrieval_s" in t34.timing
     assert t34.context_ids == list(result.contexts["q034", "live"].chunk_ids)
     assert t34.model_id == "extractive-reader/1" and t34.prompt_version == "extractive-v1"

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -228,6 +229,34 @@ def test_retrieval_tax_hand_case():
     assert t.p_value == pytest.approx(0.5) and "RET_FAIL 2 vs GEN_FAIL 0" in t.reason
 
 
+def test_results_are_read_only():
+    """A GenerationResult and its Triage never change once made: what a notebook does to the
+    tables it reads, or an attempt to set a field, leaves the numbers as they were."""
+    docs, chunks, golden = tiny_corpus()
+    ranked = {"refund window?": ["refunds#0"], "password length?": ["passwords#0"],
+              "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
+              "bitcoin?": ["leave#0"]}
+    retriever = CallableRetriever(lambda q: ranked[q], "fixed")
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+    before = result.accuracy()
+    frame = result.frame
+    frame["passed"] = True  # a copy: the result is unchanged
+    pd.testing.assert_frame_equal(result.accuracy(), before)
+    with pytest.raises(AttributeError):
+        result.k = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        result.frame = frame  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.retrieved["q1"] = ("shipping#0",)  # type: ignore[index]
+    assert result.retrieved["q1"] == ("refunds#0",) and isinstance(result.ranks["q1"], tuple)
+    t = triage(result)
+    rows = t.rows
+    rows["quadrant"] = "OK"
+    assert sorted(t.rows["quadrant"]) == ["OK", "OK", "RET_FAIL", "RET_FAIL"]
+    with pytest.raises(AttributeError):
+        t.verdict = "retrieval"  # type: ignore[misc]
+
+
 def test_triage_seed_rows():
     rows = [
         {"gold": ["hr-07#2"], "retrieved": ["hr-07#2", "hr-07#5"], "answer_pass": False},
@@ -369,12 +398,12 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
     for qid, ids in result.retrieved.items():
         expected = [(r, cid) for r, cid in enumerate(ranking[:k], start=1) if cid in readable]
         assert list(zip(result.ranks[qid], ids, strict=True)) == expected
-        assert result.scores[qid] == [10.0 - (r - 1) for r, _ in expected]
+        assert result.scores[qid] == tuple(10.0 - (r - 1) for r, _ in expected)
     for item in golden.answerable:
         # the oracle gets the gold chunks in corpus order, at most the live run's k; the
         # user sees only those they may read
         gold = [c.id for c in chunks if c.id in set(item.relevant_chunk_ids)][:k]
-        assert result.gold[item.qid] == [c for c in gold if c in readable]
+        assert result.gold[item.qid] == tuple(c for c in gold if c in readable)
 
 
 def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
@@ -384,8 +413,8 @@ def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
     retriever = CallableRetriever(lambda q: ranked.get(q, []), "fixed")
     result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2,
                                  user_groups=["engineering"], qids=["q1", "q4"])
-    assert result.retrieved["q1"] == ["refunds#0"] and result.ranks["q1"] == [2]
-    assert result.gold["q4"] == []  # the gold chunk of q4 is unreadable to this user
+    assert result.retrieved["q1"] == ("refunds#0",) and result.ranks["q1"] == (2,)
+    assert result.gold["q4"] == ()  # the gold chunk of q4 is unreadable to this user
     assert result.contexts["q4", "oracle"].dropped == ((RESTRICTED, "acl"),)
     # at k=1 the user's pipeline sees only the unreadable chunk: a retrieval failure
     assert triage(result, k=1).rows.set_index("qid").loc["q1", "quadrant"] == "LUCKY"
@@ -427,7 +456,7 @@ def test_result_keeps_questions_and_scores_for_traces():
     retriever = CallableRetriever(lambda q: ranked[q], "scored")
     result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=3)
     assert result.questions == {i.qid: i.question for i in golden}
-    assert result.scores["q1"] == [5.0, 4.0, 3.0] and result.ranks["q1"] == [1, 2, 3]
+    assert result.scores["q1"] == (5.0, 4.0, 3.0) and result.ranks["q1"] == (1, 2, 3)
     traces = traces_from_result(result, chunks=chunks, corpus=docs)  # no golden, no run
     t1 = next(t for t in traces if t.qid == "q1")
     assert t1.query == "refund window?"

@@ -74,7 +74,7 @@ def test_place_gold_exact(n, data):
 def test_experiment_places_gold_exactly_where_asked():
     rec = Recorder()
     result = position_experiment(rec, items(), n_positions=5)
-    assert len(rec.seen) == 4 * 5 and result.positions == [0, 1, 2, 3, 4]
+    assert len(rec.seen) == 4 * 5 and result.positions == (0, 1, 2, 3, 4)
     for (question, ctx), row in zip(rec.seen, result.frame.itertuples(), strict=True):
         assert len(ctx.passages) == 5
         gold = ctx.passages[row.position]
@@ -98,14 +98,14 @@ def test_experiment_custom_positions_and_distractor_sources():
     # each item has 1 own distractor: topped up from other questions' gold passages
     for _, ctx in rec.seen:
         assert len(ctx.passages) == 4
-    assert result.skipped == [] and set(result.frame["position"]) == {0, 3}
+    assert result.skipped == () and set(result.frame["position"]) == {0, 3}
     rec2 = Recorder()
     position_experiment(rec2, items(3, distractors=0), n_positions=3, distractors="others")
     for _question, ctx in rec2.seen:
         ids = [p.chunk_id for p in ctx.passages]
         assert all(i.startswith("gold") for i in ids) and len(set(ids)) == 3
     too_few = position_experiment(Recorder(), items(2, distractors=0), n_positions=5)
-    assert too_few.skipped == ["q0", "q1"] and too_few.frame.empty
+    assert too_few.skipped == ("q0", "q1") and too_few.frame.empty
     with pytest.raises(ValueError):
         position_experiment(Recorder(), items(), n_positions=3, positions=[3])
     with pytest.raises(ValueError):

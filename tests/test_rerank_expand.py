@@ -65,11 +65,15 @@ def test_reranked_retriever_records_ranks_before_and_after():
     assert hits[0].details["rank_before"] == 3 and hits[0].details["rank_after"] == 1
     assert hits[0].details["score_before"] == 8.0
     assert hits[0].score == 1.0 and hits[0].source == "bm25+rerank"
-    assert [h.chunk_id for h in rr.last_before] == order[:4]
-    assert moved(rr.last_before, hits, 2) == (["a#0", "b#1"], ["b#0", "a#1"])
-    assert moved(rr.last_before, hits, 3) == (["b#1"], ["a#1"])
-    assert rr.last_latency_s is not None and rr.last_rerank_latency_s is not None
-    assert rr.search("red", 0) == []
+    # both stages of one search, with their timings; the retriever itself keeps no state
+    stages = rr.search_stages("red", 3)
+    assert stages.reranked == tuple(hits)
+    assert [h.chunk_id for h in stages.first_stage] == order[:4]
+    assert moved(stages.first_stage, hits, 2) == (["a#0", "b#1"], ["b#0", "a#1"])
+    assert stages.moved(3) == moved(stages.first_stage, hits, 3) == (["b#1"], ["a#1"])
+    assert stages.first_stage_s >= 0 and stages.rerank_s >= 0
+    assert not {k for k in vars(rr) if k.startswith("last")}
+    assert rr.search("red", 0) == [] and rr.search_stages("red", 0).first_stage == ()
 
 
 def test_rerank_scores_at_least_k_candidates():

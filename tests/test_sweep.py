@@ -125,6 +125,14 @@ def test_sweep_result_views(tiny, tmp_path):
     assert set(by_cat.index) == {i.category for i in golden}
     with pytest.raises(ValueError, match="configurations match"):
         result.label(size=200)
+    # read-only: the tables are copies, the rest cannot be set or changed
+    cost["chunks"] = 0
+    assert (result.config_table["chunks"] > 0).all()
+    with pytest.raises(AttributeError):
+        result.found_rank = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.found_rank[base] = {}  # type: ignore[index]
+    assert isinstance(result.skipped, tuple)
 
 
 def test_refine_proposes_a_finer_grid(tiny):

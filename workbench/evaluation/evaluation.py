@@ -16,7 +16,7 @@ import html
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -35,9 +35,10 @@ from workbench.metrics import (
 )
 from workbench.retrieval import Retriever
 
-__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "default_metrics",
-           "describe_relevance", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField",
+           "default_metrics", "describe_relevance", "evaluate"]
 
+Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
 DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 SMALL_MARK = "†"
 INTERVAL_NOTE = ("95% interval: Clopper-Pearson for 0/1 metrics, percentile bootstrap "
@@ -58,6 +59,26 @@ def describe_relevance(label: str) -> str:
     if kind == "chunk_id":
         return f"labelled chunk ids (trec_eval semantics, grade >= {threshold})"
     return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold})"
+
+
+class FrameField(Generic[Table]):
+    """A table field of a frozen, keyword-only dataclass (``frame: FrameField[pd.DataFrame]
+    = FrameField()``): kept as a copy of what was given and read as a copy, so the result it
+    belongs to never changes. The field is required; ``None`` stays ``None``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_table"
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> Table:
+        if obj is None:  # looked up on the class: no default, the field is required
+            raise AttributeError(self._slot)
+        table = getattr(obj, self._slot)
+        return cast(Table, None if table is None else table.copy())
+
+    def __set__(self, obj: object, value: Table) -> None:
+        if self._slot in vars(obj):
+            raise AttributeError(f"{type(obj).__name__} is read-only")
+        object.__setattr__(obj, self._slot, None if value is None else value.copy())
 
 
 class Evaluation:

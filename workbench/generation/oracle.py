@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read_chunk
-from workbench.evaluation import SMALL_N, bootstrap_ci, mcnemar_exact, mean_interval
+from workbench.evaluation import SMALL_N, FrameField, bootstrap_ci, mcnemar_exact, mean_interval
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
 from workbench.generation.prompt import Answer, Generator, generate_all
@@ -31,9 +32,10 @@ MODES = ("oracle", "live")
 UNREADABLE = "<unreadable>"  # stands in a ranking for a hit the user may not read
 
 
-@dataclass
+@dataclass(frozen=True, eq=False, kw_only=True)
 class GenerationResult:
-    """Per-question answers and grades for each mode, with summary views.
+    """Per-question answers and grades for each mode, with summary views. Immutable:
+    ``frame`` returns a copy, the mappings are read-only and their values tuples.
     ``frame`` columns: qid, category, answerable, mode, passed, method, retrieved_gold_at_k,
     gold_in_context, answer, citations, unknown_citations, context_ids, dropped, gold_ids,
     error, cached, latency_s, model_id, prompt_version.
@@ -47,19 +49,26 @@ class GenerationResult:
     (and never reach a context, an answer or the frame): the readable hits keep their original
     ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
 
-    frame: pd.DataFrame
+    frame: FrameField[pd.DataFrame] = FrameField()
     k: int
-    contexts: dict[tuple[str, str], AssembledContext] = field(default_factory=dict)
-    answers: dict[tuple[str, str], Answer] = field(default_factory=dict)
-    grades: dict[tuple[str, str], Grade] = field(default_factory=dict)
-    retrieved: dict[str, list[str]] = field(default_factory=dict)
-    gold: dict[str, list[str]] = field(default_factory=dict)
+    contexts: Mapping[tuple[str, str], AssembledContext] = field(default_factory=dict)
+    answers: Mapping[tuple[str, str], Answer] = field(default_factory=dict)
+    grades: Mapping[tuple[str, str], Grade] = field(default_factory=dict)
+    retrieved: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    gold: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     model_id: str = ""
-    questions: dict[str, str] = field(default_factory=dict)
-    scores: dict[str, list[float | None]] = field(default_factory=dict)
-    ranks: dict[str, list[int]] = field(default_factory=dict)
-    found_rank: dict[str, int | None] = field(default_factory=dict)
+    questions: Mapping[str, str] = field(default_factory=dict)
+    scores: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)
+    ranks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    found_rank: Mapping[str, int | None] = field(default_factory=dict)
     relevance: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("contexts", "answers", "grades", "questions", "found_rank"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        for name in ("retrieved", "gold", "scores", "ranks"):
+            object.__setattr__(self, name, MappingProxyType(
+                {q: tuple(v) for q, v in getattr(self, name).items()}))
 
     def __repr__(self) -> str:
         n = self.frame["qid"].nunique() if len(self.frame) else 0
@@ -227,10 +236,10 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     if len(frame):
         frame["passed"] = frame["passed"].astype(object)
     labels = sorted({relevance.label(q) for q in relevance.items})
-    return GenerationResult(frame, k, contexts, answers, grades, retrieved, gold,
-                            str(getattr(generator, "model_id", "")),
-                            {i.qid: i.question for i in items}, scores, ranks, found_rank,
-                            ", ".join(labels))
+    return GenerationResult(frame=frame, k=k, contexts=contexts, answers=answers, grades=grades,
+                            retrieved=retrieved, gold=gold, model_id=generator.model_id,
+                            questions={i.qid: i.question for i in items}, scores=scores,
+                            ranks=ranks, found_rank=found_rank, relevance=", ".join(labels))
 
 
 def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],

@@ -52,11 +52,12 @@ def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] 
     apply to answers as they do to retrieval; its relevance label is ``answer_grade`` (judged
     by grading, not by retrieval). ``golden`` supplies each question's source."""
     items = {i.qid: i for i in golden} if golden is not None else {}
+    frame = result.frame
     rows = [{"system": system or result.model_id, "qid": r["qid"], "category": r["category"],
              "source": items[r["qid"]].source if r["qid"] in items else "n/a",
              "relevance": "answer_grade", "metric": "answer_pass",
              "value": float(bool(r["passed"]))}
-            for r in result.frame[result.frame["mode"] == mode].to_dict("records")
+            for r in frame[frame["mode"] == mode].to_dict("records")
             if r["passed"] is not None and not pd.isna(r["passed"])]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 

@@ -7,8 +7,10 @@ bi-encoder scoring by cosine; its passage vectors can go through the embedding c
 
 Each reranked hit's ``details`` holds ``rank_before`` (first-stage rank),
 ``rank_after`` (== ``hit.rank``), ``score_before`` and the first stage's own details under
-``first_stage``; ``moved(before, after, k)`` lists what the reranker pushed into and out
-of the top k.
+``first_stage``. :meth:`RerankedRetriever.search_stages` returns both stages of one search
+(:class:`RerankedSearch`: the first stage's hits, the reranked hits, each stage's seconds);
+``moved(before, after, k)`` lists what the reranker pushed into and out of the top k. A
+retriever keeps no state between searches, so one instance may serve many threads.
 
 Chunk texts: the reranker reads ``Chunk.embed_text`` by default (what the first stage
 indexed); give ``chunks`` to the reranker or to ``RerankedRetriever``.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
@@ -167,12 +170,28 @@ class EncoderReranker:
         return docs @ q
 
 
+@dataclass(frozen=True)
+class RerankedSearch:
+    """One search through a :class:`RerankedRetriever`: ``first_stage`` (the first stage's
+    hits, deduplicated, at most ``n``), ``reranked`` (the top k after re-scoring) and the
+    seconds each stage took."""
+
+    first_stage: tuple[Hit, ...]
+    reranked: tuple[Hit, ...]
+    first_stage_s: float
+    rerank_s: float
+
+    def moved(self, k: int) -> Moved:
+        """What re-scoring pushed into and out of the top ``k`` (:func:`moved`)."""
+        return moved(self.first_stage, self.reranked, k)
+
+
 class RerankedRetriever:
     """First stage's top ``n`` (at least ``k``) re-scored by ``reranker``; returns the top k.
 
     Texts come from ``chunks`` if given, else from the reranker's own ``texts`` mapping
-    (set when the reranker was given chunks). ``last_before`` keeps the first-stage hits
-    of the last search, ``last_latency_s`` / ``last_rerank_latency_s`` its timings.
+    (set when the reranker was given chunks). :meth:`search_stages` returns the first
+    stage's hits and the timings too.
     """
 
     def __init__(
@@ -195,32 +214,31 @@ class RerankedRetriever:
                 "RerankedRetriever needs the chunk texts: pass chunks= here or to the reranker"
             )
         self.texts: Mapping[str, str] = texts
-        self.last_before: list[Hit] = []
-        self.last_latency_s: float | None = None
-        self.last_rerank_latency_s: float | None = None
 
     def __repr__(self) -> str:
         return f"RerankedRetriever({self.name!r}, first_stage={self.first_stage!r}, n={self.n})"
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
+        return list(self.search_stages(query, k).reranked)
+
+    def search_stages(self, query: str, k: int) -> RerankedSearch:
+        """Both stages of one search (see :class:`RerankedSearch`)."""
         if k <= 0:
-            self.last_before = []
-            self.last_latency_s = time.perf_counter() - start
-            return []
+            return RerankedSearch((), (), 0.0, 0.0)
+        start = time.perf_counter()
         before = _dedupe(self.first_stage.search(query, max(self.n, k)))
-        self.last_before = before
+        first_s = time.perf_counter() - start
         missing = [h.chunk_id for h in before if h.chunk_id not in self.texts]
         if missing:
             raise KeyError(
                 f"reranker has no text for chunk {missing[0]!r}: give it the same chunks as "
                 "the first stage"
             )
-        t0 = time.perf_counter()
+        start = time.perf_counter()
         scores = np.asarray(
             self.reranker.score(query, [self.texts[h.chunk_id] for h in before]), dtype=np.float64
         )
-        self.last_rerank_latency_s = time.perf_counter() - t0
+        rerank_s = time.perf_counter() - start
         if scores.shape != (len(before),):
             raise ValueError(f"reranker returned {scores.shape} scores for {len(before)} texts")
         by_id = {h.chunk_id: h for h in before}
@@ -235,8 +253,7 @@ class RerankedRetriever:
                 "first_stage": dict(first.details),
             }
             hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details))
-        self.last_latency_s = time.perf_counter() - start
-        return hits
+        return RerankedSearch(tuple(before), tuple(hits), first_s, rerank_s)
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[Hit]:

@@ -5,6 +5,7 @@ the gold evidence is first found)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ class SweepResult(Evaluation):
       the kept hits); ``resumed``: configurations read from the state file.
 
     Configuration labels (``configs()``, for ``compare``) are the system names, the index
-    of ``config_table``.
+    of ``config_table``. Immutable, as an Evaluation is: tables are read as copies, the rest
+    is read-only.
     """
 
     def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]],
@@ -43,14 +45,31 @@ class SweepResult(Evaluation):
                  found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
                  resumed: int = 0):
         super().__init__(frame, excluded, runs)
-        self._config_table = configs
-        self.skipped = [dict(s) for s in skipped]
-        self.found_rank = {c: dict(v) for c, v in (found_rank or {}).items()}
-        self.resumed = resumed
+        self._config_table = configs.copy()
+        self._skipped = tuple(MappingProxyType(dict(s)) for s in skipped)
+        self._found_rank = MappingProxyType({c: MappingProxyType(dict(v))
+                                             for c, v in (found_rank or {}).items()})
+        self._resumed = resumed
 
     @property
     def config_table(self) -> pd.DataFrame:
-        return self._config_table
+        return self._config_table.copy()
+
+    @property
+    def skipped(self) -> tuple[Mapping[str, Any], ...]:
+        """The grid's invalid combinations, each with its ``reason``."""
+        return self._skipped
+
+    @property
+    def found_rank(self) -> Mapping[str, Mapping[str, int | None]]:
+        """config -> qid -> the rank at which its gold evidence was first found (None: not
+        within the kept hits)."""
+        return self._found_rank
+
+    @property
+    def resumed(self) -> int:
+        """How many configurations were read from the state file."""
+        return self._resumed
 
     @property
     def grid_params(self) -> list[str]:
@@ -258,8 +277,8 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
         hits = ev.runs[system].hits
         found = {q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
                  for q in relevance.qids}
-    elif system in getattr(ev, "found_rank", {}):
-        found = ev.found_rank[system]  # type: ignore[attr-defined]
+    elif isinstance(ev, SweepResult) and system in ev.found_rank:
+        found = ev.found_rank[system]
     else:
         raise ValueError("give the golden set (and the chunks) for this evaluation")
     order = [name for _, _, name in buckets] + [MISSING]
