@@ -39,6 +39,8 @@ def first_stage(ids: list[str], name: str = "bm25") -> CallableRetriever:
 class KeywordScorer:
     """Fake reranker: how many query words a text contains."""
 
+    model_id = "keyword-count"
+
     def __init__(self) -> None:
         self.seen: list[list[str]] = []
 
@@ -130,7 +132,7 @@ class AxisEncoder:
 def test_encoder_reranker_orders_by_the_second_encoder(tmp_path: Path):
     enc = AxisEncoder()
     reranker = EncoderReranker(enc, CHUNKS, cache=EmbeddingCache(tmp_path))
-    assert reranker.name == "encoder:fake/axis"
+    assert reranker.model_id == "encoder:fake/axis"
     assert reranker.warm(progress=False) == 5 and reranker.warm(progress=False) == 0
     rr = RerankedRetriever(first_stage(list(TEXTS)), reranker, n=5, name="rr")
     hits = rr.search("green", 2)

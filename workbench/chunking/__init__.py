@@ -72,6 +72,7 @@ from workbench.chunking.diagnostics import (
     near_duplicate_pairs,
     split_rate,
     split_spans,
+    without_overlap,
 )
 from workbench.chunking.packing import Splitter
 from workbench.chunking.specs import SPEC_HELP, parse_chunker
@@ -120,4 +121,5 @@ __all__ = [
     "split_spans",
     "unit_spec",
     "window_spans",
+    "without_overlap",
 ]

@@ -26,14 +26,16 @@ Docs = Iterable[Document] | Mapping[str, Document]
 
 @runtime_checkable
 class Chunker(Protocol):
-    """Anything that cuts a document into chunks (see the module invariants)."""
+    """Anything that cuts a document into chunks (see the module invariants): ``chunk``
+    returns one document's chunks in document order; ``label`` names the chunker and its
+    options (for the built-in ones, the spec string that
+    :func:`~workbench.chunking.parse_chunker` reads back). :func:`chunk_corpus` chunks many
+    documents with any chunker."""
 
     @property
     def label(self) -> str: ...
 
     def chunk(self, document: Document) -> list[Chunk]: ...
-
-    def chunk_corpus(self, docs: Docs) -> list[Chunk]: ...
 
 
 def chunk_corpus(chunker: Chunker, docs: Docs) -> list[Chunk]:

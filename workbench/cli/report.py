@@ -4,14 +4,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from workbench.cli.args import check_cutoffs, require_answerable
 
 __all__ = ["run_report_command"]
 
 
-def run_report_command(args: Any) -> int:
+def run_report_command(args: argparse.Namespace) -> int:
     """``workbench report``: evaluate retrieval, answer every question with the extractive
     reader (instant, deterministic), triage, and write the report with the failing traces."""
     from workbench.cli.retrieval import (

@@ -3,6 +3,7 @@ executor and print the leaderboard, or JSON (:func:`sweep_rows`)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -41,7 +42,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
     return rows
 
 
-def run_sweep_command(args: Any) -> int:
+def run_sweep_command(args: argparse.Namespace) -> int:
     """``workbench sweep``: see the module docstring for the grid file."""
     import sys
 

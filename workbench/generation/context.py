@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
-from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
+from workbench.retrieval import Hit
+from workbench.text import CJK, CJK_CHAR, HANGUL, WORD, TokenCounter
 
 __all__ = [
     "ASSEMBLIES",
@@ -46,6 +47,8 @@ __all__ = [
     "AssembledContext",
     "CitationCheck",
     "CitationMark",
+    "CountTokens",
+    "HitLike",
     "Passage",
     "approx_tokens",
     "assemble_context",
@@ -136,17 +139,24 @@ def _norm_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def _as_counter(count_tokens: Any) -> Callable[[str], int]:
+#: How a context's tokens are counted: a function ``text -> tokens`` or a token counter
+#: (:class:`~workbench.text.TokenCounter`); None is :func:`approx_tokens`.
+CountTokens = Callable[[str], int] | TokenCounter | None
+#: What assembly takes as a hit: a Hit, a Chunk or a chunk id.
+HitLike = Hit | Chunk | str
+
+
+def _as_counter(count_tokens: CountTokens) -> Callable[[str], int]:
     if count_tokens is None:
         return approx_tokens
     if callable(count_tokens):
         return count_tokens
-    if hasattr(count_tokens, "count"):
+    if callable(getattr(count_tokens, "count", None)):
         return count_tokens.count
     raise ValueError("count_tokens must be a callable str -> int or a counter with .count()")
 
 
-def _chunk_id(hit: Any) -> str:
+def _chunk_id(hit: HitLike) -> str:
     if isinstance(hit, str):
         return hit
     if isinstance(hit, Chunk):
@@ -158,10 +168,11 @@ def _chunk_id(hit: Any) -> str:
     return cid
 
 
-def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
+def assemble_context(hits: Sequence[HitLike],
+                     chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
                      user_groups: Iterable[str] | None = None, budget_tokens: int | None = None,
-                     count_tokens: Any = None,
+                     count_tokens: CountTokens = None,
                      include_superseded: bool = False,
                      assembly: str = "workbench") -> AssembledContext:
     """Filter (ACL, version), deduplicate, cut to the budget and label ``hits``.
@@ -231,11 +242,11 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
                              "include_superseded": include_superseded})
 
 
-def passthrough_context(hits: Sequence[Any],
+def passthrough_context(hits: Sequence[HitLike],
                         chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         user_groups: Iterable[str] | None = None,
-                        count_tokens: Any = None) -> AssembledContext:
+                        count_tokens: CountTokens = None) -> AssembledContext:
     """The prompt a production pipeline without our filters builds: every hit in rank order,
     labelled ``P1..Pn``; superseded versions, duplicates and an over-long context are all
     kept. Access control is not one of the filters: with ``user_groups`` given, chunks the

@@ -183,24 +183,24 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                 "include_superseded": include_superseded, "assembly": assembly}
     requests: list[tuple[str, AssembledContext]] = []
     keys: list[tuple[str, str]] = []
-    retrieved: dict[str, list[str]] = {}
-    scores: dict[str, list[float | None]] = {}
-    ranks: dict[str, list[int]] = {}
-    gold: dict[str, list[str]] = {}
+    retrieved: dict[str, tuple[str, ...]] = {}
+    scores: dict[str, tuple[float | None, ...]] = {}
+    ranks: dict[str, tuple[int, ...]] = {}
+    gold: dict[str, tuple[str, ...]] = {}
     found_rank: dict[str, int | None] = {}
     contexts: dict[tuple[str, str], AssembledContext] = {}
     for item in tqdm(items, desc="assemble contexts", disable=not progress):
         # the full gold list goes to assembly (which drops, unnamed, what the user may not
         # read); only the readable ids are kept in the result
         all_gold = relevance.gold(item.qid, k) if item.qid in relevance.items else []
-        gold[item.qid] = [c for c in all_gold if readable(c)]
+        gold[item.qid] = tuple(c for c in all_gold if readable(c))
         if "live" in modes:
             hits = retriever.search(item.question, k)[:k]
             kept = [(rank, h) for rank, h in enumerate(hits, start=1) if readable(h.chunk_id)]
-            retrieved[item.qid] = [h.chunk_id for _, h in kept]
-            scores[item.qid] = [None if getattr(h, "score", None) is None else float(h.score)
-                                for _, h in kept]
-            ranks[item.qid] = [rank for rank, _ in kept]
+            retrieved[item.qid] = tuple(h.chunk_id for _, h in kept)
+            scores[item.qid] = tuple(None if h.score is None else float(h.score)
+                                     for _, h in kept)
+            ranks[item.qid] = tuple(rank for rank, _ in kept)
             if item.qid in relevance.items:
                 # the user's view: what they may not read finds nothing for them
                 seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]

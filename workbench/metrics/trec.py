@@ -183,16 +183,20 @@ def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.nd
 
 
 def _discount(n: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, n + 2))
+    discount: np.ndarray = 1.0 / np.log2(np.arange(2, n + 2))
+    return discount
 
 
 def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     k = min(k, gains.shape[1])
-    return gains[:, :k] @ _discount(k)
+    dcg: np.ndarray = gains[:, :k] @ _discount(k)
+    return dcg
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+    out: np.ndarray = np.divide(num, den, out=np.zeros_like(num, dtype=np.float64),
+                                where=den > 0)
+    return out
 
 
 def score_queries(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 from workbench.corpus import Chunk
 from workbench.retrieval.adapters import wrap
@@ -87,9 +86,9 @@ __all__ = [
 ]
 
 
-def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cache: Any = None,
-                   reranker_encoder: Any = "e5", queries: Sequence[str] = (),
-                   progress: bool = True) -> Retriever:
+def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | None = None,
+                   cache: EmbeddingCache | None = None, reranker_encoder: Encoder | str = "e5",
+                   queries: Sequence[str] = (), progress: bool = True) -> Retriever:
     """Build a named retriever over ``chunks``. ``encoder`` is a name, path or Encoder;
     without one, the encoder is chosen for the language of the chunks and of ``queries``
     (:func:`choose_encoder`), and a given one that does not read them is warned about

@@ -1,6 +1,7 @@
 """Second-stage reranking: re-score the first stage's top n and return the top k.
 
-A reranker is anything with ``score(query, texts) -> np.ndarray`` (higher is better).
+A reranker is anything with ``score(query, texts) -> np.ndarray`` (higher is better) and a
+``model_id`` naming the model (:class:`Reranker`).
 Two are provided: ``CrossEncoderReranker`` (a sentence-transformers ``CrossEncoder``,
 reading query and chunk together) and ``EncoderReranker`` (a second, usually stronger,
 bi-encoder scoring by cosine; its passage vectors can go through the embedding cache).
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from workbench.retrieval.base import Hit, Retriever, rank_hits
+from workbench.retrieval.models import LazyModel, quiet_transformers
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
@@ -38,7 +40,11 @@ ChunkTexts = Iterable["Chunk"] | Mapping[str, "str | Chunk"]
 
 @runtime_checkable
 class Reranker(Protocol):
-    """``score(query, texts)``: one score per text, higher is better."""
+    """``score(query, texts)``: one score per text, higher is better; ``model_id`` names the
+    model (and anything that changes its scores)."""
+
+    @property
+    def model_id(self) -> str: ...
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -73,44 +79,43 @@ class CrossEncoderReranker:
         self.texts = chunk_texts(chunks) if chunks is not None else None
         self.batch_size = batch_size
         self.device = device
-        self.threads = threads
         self.max_length = max_length
-        self._model: Any = None
-        self.load_seconds: float | None = None
+        self._model = LazyModel(self._load, threads)
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker({self.model_name!r})"
 
     @property
-    def name(self) -> str:
+    def model_id(self) -> str:
         return f"cross-encoder:{self.model_name}"
 
     @property
+    def threads(self) -> int | None:
+        return self._model.threads
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self._model.load_seconds
+
+    @property
     def model(self) -> Any:
-        if self._model is None:
-            start = time.perf_counter()
-            self._set_threads()
-            from sentence_transformers import CrossEncoder
+        """The loaded ``CrossEncoder`` (loads it on first access)."""
+        return self._model.get()
 
-            kwargs: dict[str, Any] = {"device": self.device}
-            if self.max_length:
-                kwargs["max_length"] = self.max_length
-            self._model = CrossEncoder(self.model_name, **kwargs)
-            self.load_seconds = time.perf_counter() - start
-        return self._model
+    def _load(self) -> Any:
+        from sentence_transformers import CrossEncoder
 
-    def _set_threads(self) -> None:
-        if self.threads:
-            import torch
-
-            if torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)
+        kwargs: dict[str, Any] = {"device": self.device}
+        if self.max_length:
+            kwargs["max_length"] = self.max_length
+        with quiet_transformers():
+            return CrossEncoder(self.model_name, **kwargs)
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         model = self.model
-        self._set_threads()
+        self._model.cap_threads()
         out = model.predict(
             [(query, t) for t in texts],
             batch_size=self.batch_size,
@@ -147,7 +152,7 @@ class EncoderReranker:
         return f"EncoderReranker({self.encoder.model_id!r})"
 
     @property
-    def name(self) -> str:
+    def model_id(self) -> str:
         return f"encoder:{self.encoder.model_id}"
 
     def warm(self, progress: bool = True) -> int:
@@ -167,7 +172,8 @@ class EncoderReranker:
             docs = self.cache.embed(self.encoder, list(texts), kind="document", progress=False)
         else:
             docs = np.asarray(self.encoder.encode_documents(list(texts)), dtype=np.float32)
-        return docs @ q
+        scores: np.ndarray = docs @ q
+        return scores
 
 
 @dataclass(frozen=True)

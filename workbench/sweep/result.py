@@ -199,6 +199,16 @@ def plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _number(value: Any) -> float:
+    """A grid value as a number: ``"25%"`` is 25.0 (grid values were validated)."""
+    if isinstance(value, str):
+        match = PERCENT.match(value)
+        if match is None:
+            raise ValueError(f"{value!r} is not a number or a percentage")
+        return float(match.group(1))
+    return float(value)
+
+
 def refine(result: SweepResult, metric: str | None = None, around: str | Mapping[str, Any]
            | None = None, params: Sequence[str] = ("size", "overlap"), points: int = 1
            ) -> dict[str, list[Any]]:
@@ -223,9 +233,8 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
                 grid[key] = [value]
             continue
         pct = isinstance(value, str)
-        nums = sorted({float(PERCENT.match(v).group(1)) if isinstance(v, str)  # type: ignore
-                       else float(v) for v in coarse if isinstance(v, str) == pct})
-        c = float(PERCENT.match(value).group(1)) if pct else float(value)  # type: ignore
+        nums = sorted({_number(v) for v in coarse if isinstance(v, str) == pct})
+        c = _number(value)
         i = nums.index(c)
         fine = {c}
         for j, mirror in ((i - 1, i + 1), (i + 1, i - 1)):
@@ -275,8 +284,9 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
         relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold,
                               grade_threshold=threshold)
         hits = ev.runs[system].hits
-        found = {q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
-                 for q in relevance.qids}
+        found: Mapping[str, int | None] = {
+            q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
+            for q in relevance.qids}
     elif isinstance(ev, SweepResult) and system in ev.found_rank:
         found = ev.found_rank[system]
     else:

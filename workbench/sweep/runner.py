@@ -20,6 +20,7 @@ from workbench.golden import GoldenSet
 from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.sweep import worker
 from workbench.sweep.grid import (
     SweepConfig,
@@ -86,7 +87,8 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
 
 def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Iterable[Document],
               metrics: Sequence[str] | None = None, k: int = 5,
-              executor: cf.Executor | None = None, cache: Any = None, progress: bool = True,
+              executor: cf.Executor | None = None,
+              cache: EmbeddingCache | str | Path | None = None, progress: bool = True,
               state_path: str | Path | None = None, position_depth: int = 10,
               evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
@@ -117,8 +119,6 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     data_key = _fingerprint([docs, gold])
     in_process = executor is None or isinstance(executor, InProcessExecutor)
     executor = executor or InProcessExecutor()
-    from workbench.retrieval.cache import EmbeddingCache
-
     if cache is None:
         cache = EmbeddingCache()
     elif not isinstance(cache, EmbeddingCache | str | Path):

@@ -108,7 +108,7 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
 KINDS = ("fixed", "sentence", "recursive", "markdown")
 
 
-class ChunkPreview(widgets.VBox):
+class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive preview of one document under a chosen chunker.
 
     Readable from Python: ``spec`` (the chunker spec), ``chunks``, ``selected_chunk_id``.
@@ -186,7 +186,7 @@ class ChunkPreview(widgets.VBox):
             self.view.value = self.to_html()
 
 
-class ChunkPreviewPair(widgets.HBox):
+class ChunkPreviewPair(widgets.HBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Two chunk previews side by side on the same documents and spans (``left``,
     ``right``); the document choice of the left one drives both."""
 

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.evaluation import Evaluation
+from workbench.sweep import SweepResult
 
 __all__ = ["category_heatmap", "cost_quality", "held_values", "metric_vs_param", "param_text",
            "pareto_front", "rank_position", "topk_view"]
@@ -218,7 +219,7 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[int]:
     return front
 
 
-def cost_quality(result: Any, metric: str | None = None, cost: str = "index_tokens",
+def cost_quality(result: SweepResult, metric: str | None = None, cost: str = "index_tokens",
                  color: str | None = None, category: str | None = None,
                  where: Mapping[str, Any] | None = None, confidence: float = 0.95) -> go.Figure:
     """Every configuration as a point (cost, mean ``metric`` with interval); the Pareto
@@ -306,7 +307,7 @@ def category_heatmap(ev: Evaluation, metric: str, confidence: float = 0.95,
     return fig
 
 
-def topk_view(result: Any, metrics: Sequence[str] | None = None,
+def topk_view(result: SweepResult, metrics: Sequence[str] | None = None,
               cost: str = "prompt_tokens_at_k", where: Mapping[str, Any] | None = None,
               confidence: float = 0.95) -> go.Figure:
     """How k trades quality for prompt size: ``metrics`` (default hit rate and MRR at k)

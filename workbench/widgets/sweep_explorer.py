@@ -17,15 +17,16 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from workbench.sweep import SweepResult
 from workbench.widgets.plots import metric_vs_param
 
 NONE = "(none)"
 
 
-class SweepExplorer(widgets.VBox):
+class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive view of a :class:`~workbench.sweep.SweepResult`."""
 
-    def __init__(self, result: Any, metric: str | None = None, x: str | None = None,
+    def __init__(self, result: SweepResult, metric: str | None = None, x: str | None = None,
                  color: str | None = None, category: str = "all"):
         self.result = result
         table = result.config_table
@@ -151,9 +152,9 @@ class SweepExplorer(widgets.VBox):
         config = self.selected_config
         if config is None:
             return ""
-        row = self.result.config_table.loc[config]
+        row = self.result.config_table.loc[[config]].iloc[0]
         board = self.result.leaderboard(self.metric_select.value, self._category())
-        score = board.loc[config]
+        score = board.loc[[config]].iloc[0]
         cells = [("config", config), ("spec", row["spec"]),
                  (str(self.metric_select.value),
                   f"{score['mean']:.3f} [{score['ci_low']:.3f}, {score['ci_high']:.3f}], "

@@ -28,7 +28,15 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document, can_read, can_read_chunk
-from workbench.diagnose import LABELS, WITHHELD, Diagnosis, Trace, diagnose_trace, quadrant
+from workbench.diagnose import (
+    LABELS,
+    WITHHELD,
+    Diagnosis,
+    Trace,
+    Triage,
+    diagnose_trace,
+    quadrant,
+)
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
 from workbench.text import neutralise_bidi
@@ -271,14 +279,14 @@ ALL = "all"
 NO_LABEL = "(no label)"
 
 
-class TraceViewer(widgets.VBox):
+class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Browse traces with filters and prev/next. ``selected_qid`` / ``selected_trace`` are
     readable from Python; ``select(qid)``, ``next()`` and ``prev()`` move the selection;
     the filters are ``quadrant``, ``category`` and ``label`` dropdowns."""
 
     def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
                  chunks: Sequence[Chunk], corpus: Mapping[str, Document],
-                 triage: Any = None, only_failing: bool = False):
+                 triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False):
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
@@ -384,12 +392,12 @@ class TraceViewer(widgets.VBox):
             self.view.value = self.to_html()
 
 
-def _quadrants(triage: Any) -> dict[str, str]:
+def _quadrants(triage: Triage | Mapping[str, str] | None) -> dict[str, str]:
     if triage is None:
         return {}
     if isinstance(triage, Mapping):
         return {str(k): str(v) for k, v in triage.items()}
-    rows = getattr(triage, "rows", triage)
+    rows = triage.rows
     return {str(q): str(c) for q, c in zip(rows["qid"], rows["quadrant"], strict=True)}
 
 
