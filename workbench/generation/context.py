@@ -32,7 +32,7 @@ characters holding labels ``P<n>`` (``[P2]``, ``[P1, P3]``, ``[P1][P2]``, ``(P2)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +168,26 @@ def _chunk_id(hit: HitLike) -> str:
     return cid
 
 
+def _readable(hits: Sequence[HitLike], by_id: Mapping[str, Chunk],
+              docs: Mapping[str, Document], groups: frozenset[str] | None,
+              dropped: list[tuple[str, str]],
+              carried: bool = False) -> Iterator[tuple[Chunk, Document | None]]:
+    """Each hit's chunk and document, best first, those the user may not read left out (and
+    noted in ``dropped`` as ``(RESTRICTED, "acl")``, naming no id). ``carried``: a hit that
+    carries its chunk (``Hit.chunk``) needs no entry in ``by_id``."""
+    for hit in hits:
+        cid = _chunk_id(hit)
+        chunk = by_id.get(cid) or (getattr(hit, "chunk", None) if carried else None)
+        if chunk is None:
+            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
+                             "retriever indexed")
+        doc = docs.get(chunk.doc_id)
+        if not can_read_chunk(groups, chunk, doc):
+            dropped.append((RESTRICTED, "acl"))
+            continue
+        yield chunk, doc
+
+
 def assemble_context(hits: Sequence[HitLike],
                      chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
@@ -201,16 +221,8 @@ def assemble_context(hits: Sequence[HitLike],
     kept: list[Chunk] = []
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
-    for hit in hits:
-        cid = _chunk_id(hit)
-        chunk = by_id.get(cid)
-        if chunk is None:
-            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
-                             "retriever indexed")
-        doc = docs.get(chunk.doc_id)
-        if not can_read_chunk(groups, chunk, doc):
-            dropped.append((RESTRICTED, "acl"))
-            continue
+    for chunk, doc in _readable(hits, by_id, docs, groups, dropped):
+        cid = chunk.id
         if doc is None:
             dropped.append((cid, "unknown_document"))
             continue
@@ -256,20 +268,11 @@ def passthrough_context(hits: Sequence[HitLike],
     docs: Mapping[str, Document] = ({} if documents is None else documents
                                     if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = None if user_groups is None else frozenset(user_groups)
+    groups = user_groups_of(user_groups)
     counter = _as_counter(count_tokens)
     passages: list[Passage] = []
     dropped: list[tuple[str, str]] = []
-    for hit in hits:
-        cid = _chunk_id(hit)
-        chunk = by_id.get(cid) or getattr(hit, "chunk", None)
-        if chunk is None:
-            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
-                             "retriever indexed")
-        doc = docs.get(chunk.doc_id)
-        if not can_read_chunk(groups, chunk, doc):
-            dropped.append((RESTRICTED, "acl"))
-            continue
+    for chunk, doc in _readable(hits, by_id, docs, groups, dropped, carried=True):
         passages.append(Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text,
                                 doc.title if doc is not None else ""))
     used = sum(counter(p.render()) for p in passages)

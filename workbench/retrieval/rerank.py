@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from workbench.retrieval.base import Hit, Retriever, rank_hits
-from workbench.retrieval.models import LazyModel, quiet_transformers
+from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
@@ -58,7 +58,7 @@ def chunk_texts(chunks: ChunkTexts, field: str = "embed_text") -> dict[str, str]
     return {cid: v if isinstance(v, str) else str(getattr(v, field)) for cid, v in items}
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LoadedOnFirstUse):
     """A sentence-transformers ``CrossEncoder`` (HF name or local path), loaded on first use.
 
     Scores are the model's outputs for ``(query, text)`` pairs; a model with more than one
@@ -80,7 +80,7 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
         self.device = device
         self.max_length = max_length
-        self._model = LazyModel(self._load, threads)
+        self._lazy = LazyModel(self._load, threads)  # `model`: the CrossEncoder
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker({self.model_name!r})"
@@ -88,19 +88,6 @@ class CrossEncoderReranker:
     @property
     def model_id(self) -> str:
         return f"cross-encoder:{self.model_name}"
-
-    @property
-    def threads(self) -> int | None:
-        return self._model.threads
-
-    @property
-    def load_seconds(self) -> float | None:
-        return self._model.load_seconds
-
-    @property
-    def model(self) -> Any:
-        """The loaded ``CrossEncoder`` (loads it on first access)."""
-        return self._model.get()
 
     def _load(self) -> Any:
         from sentence_transformers import CrossEncoder
@@ -115,7 +102,7 @@ class CrossEncoderReranker:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         model = self.model
-        self._model.cap_threads()
+        self._lazy.cap_threads()
         out = model.predict(
             [(query, t) for t in texts],
             batch_size=self.batch_size,
