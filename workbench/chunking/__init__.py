@@ -52,6 +52,7 @@ from __future__ import annotations
 from workbench.chunking.base import (
     DEFAULT_COUNTER,
     UNITS,
+    BudgetedChunker,
     Chunker,
     ChunkerBase,
     Docs,
@@ -95,6 +96,7 @@ __all__ = [
     "HEADER_FIELDS",
     "SPEC_HELP",
     "UNITS",
+    "BudgetedChunker",
     "Chunker",
     "ChunkerBase",
     "ChunkingDiagnostics",

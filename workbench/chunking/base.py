@@ -93,3 +93,25 @@ class ChunkerBase(ABC):
 
     def __str__(self) -> str:
         return self.label
+
+
+class BudgetedChunker(ChunkerBase):
+    """The base of the chunkers that cut to a budget of ``size`` units (``unit`` counted by
+    ``counter``): the budget, and ``overlap`` where the chunker has one, are checked when it
+    is made, and its ``label`` is ``kind:`` then ``spec_params`` as ``name=value``, then the
+    unit (:func:`unit_spec`)."""
+
+    size: int
+    unit: str
+    counter: str
+    spec_params: ClassVar[tuple[str, ...]] = ("size",)
+
+    def __post_init__(self) -> None:
+        check_budget(self.kind, self.size, self.unit, self.counter)
+        if "overlap" in self.spec_params:
+            check_overlap(self.kind, getattr(self, "overlap"), self.size)  # noqa: B009
+
+    @property
+    def label(self) -> str:
+        params = ",".join(f"{name}={getattr(self, name)}" for name in self.spec_params)
+        return f"{self.kind}:{params},{unit_spec(self.unit, self.counter)}"

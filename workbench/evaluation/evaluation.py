@@ -433,7 +433,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         if by_id is None:
             raise ValueError("document-level scoring needs the chunks (chunks=...): the "
                              "document of a chunk is taken from the chunk, never its id")
-        frame, excluded = _score_documents(run, items, by_id, parsed, threshold, k)
+        frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
     else:
         relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
                               evidence_threshold=evidence_threshold, grade_threshold=threshold,
@@ -453,7 +453,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 
 
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
-                     parsed: Sequence[Metric], threshold: int, k: int
+                     parsed: Sequence[Metric], threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     qrels = _document_qrels(items, by_id)
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()

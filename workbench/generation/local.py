@@ -213,7 +213,8 @@ class LocalGenerator:
         return replies
 
     def chat(self, messages: Sequence[Mapping[str, str]], max_tokens: int | None = None,
-             temperature: float | None = None) -> ChatReply:
+             temperature: float | None = None,  # noqa: ARG002 - ChatModel's signature
+             ) -> ChatReply:
         """One greedy completion (``temperature`` is ignored: decoding is greedy)."""
         try:
             return self.chat_batch([messages], max_tokens)[0]

@@ -168,7 +168,7 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
         return chunk_preview_html(self.document, self.chunks, self.spans,
                                   self.selected_chunk_id, self.spec, counts)
 
-    def _rechunk(self, change: Any = None) -> None:
+    def _rechunk(self, _change: Any = None) -> None:
         with self.errors:
             self.chunks = parse_chunker(self.spec).chunk(self.document)
             ids = [c.id for c in self.chunks]
@@ -179,7 +179,7 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
             self._painting = True
             self._repaint()
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         if not self._painting:
             return
         with self.errors:

@@ -146,6 +146,6 @@ class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         return metric_table_html(self.ev, self.k, self.column, self.sort_by,
                                  self.order.value == "ascending", self.system_select.value)
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         with self.errors:
             self.view.value = self.to_html()

@@ -112,7 +112,7 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
         value = self.category_select.value
         return None if value == "all" else str(value)
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         with self.errors:
             board = self.result.leaderboard(self.metric_select.value, self._category())
             options = [(f"{name}  {row['mean']:.3f} [{row['ci_low']:.3f}, "
@@ -126,7 +126,7 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
             self.config_select.observe(self._on_select, names="value")
             self._paint()
 
-    def _on_select(self, change: Any = None) -> None:
+    def _on_select(self, _change: Any = None) -> None:
         with self.errors:
             self._paint()
 
@@ -141,7 +141,7 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
                 trace.on_click(self._clicked)
         self.details.value = self.details_html()
 
-    def _clicked(self, trace: Any, points: Any, state: Any) -> None:
+    def _clicked(self, trace: Any, points: Any, _state: Any) -> None:
         with self.errors:
             if points.point_inds:
                 data = trace.customdata[points.point_inds[0]]

@@ -346,7 +346,7 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
             return d is not None and not d.labels
         return self.label.value == ALL or (d is not None and self.label.value in d.labels)
 
-    def _refilter(self, change: Any = None) -> None:
+    def _refilter(self, _change: Any = None) -> None:
         with self.errors:
             current = self.filtered[self._at] if self.filtered else None
             self.filtered = [i for i in range(len(self.traces)) if self._keep(i)]
