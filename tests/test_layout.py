@@ -289,7 +289,7 @@ PUBLIC = {
     "retrieval": ["BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder", "Hit",
                   "HybridRetriever", "RerankedRetriever", "Reranker", "Retriever", "get_encoder",
                   "make_retriever", "wrap"],
-    "metrics": ["Relevance", "read_trec_qrels", "read_trec_run", "write_trec_qrels",
+    "metrics": ["Metric", "Relevance", "read_trec_qrels", "read_trec_run", "write_trec_qrels",
                 "write_trec_run"],
     "evaluation": ["Evaluation", "Run", "evaluate"],
     "sweep": ["SweepResult", "run_sweep"],
