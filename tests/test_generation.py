@@ -315,6 +315,12 @@ def test_acl_holds_through_the_eval(handbook):
                                   docs, k=5, user_groups=["finance"], qids=["q023"],
                                   modes=("oracle",))
     assert finance.contexts["q023", "oracle"].passages[0].doc_id == "procurement"
+    # a single group name is that group (never its letters), case-folded, as everywhere
+    for groups in ("Finance", [" FINANCE "]):
+        named = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
+                                    docs, k=5, user_groups=groups, qids=["q023"])
+        assert named.gold["q023"] == finance.gold["q023"]
+        assert named.contexts["q023", "oracle"].params["user_groups"] == ["finance"]
     # superseded versions never reach a context
     assert not any(p.doc_id.endswith(("-2024", "-2023")) for ctx in result.contexts.values()
                    for p in ctx.passages)

@@ -19,7 +19,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
-from workbench.corpus.access import can_read_chunk
+from workbench.corpus.access import can_read_chunk, user_groups_of
 from workbench.evaluation import SMALL_N, FrameField, bootstrap_ci, mcnemar_exact, mean_interval
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
@@ -172,7 +172,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     docs: Mapping[str, Document] = (
         {} if documents is None else documents if isinstance(documents, Mapping)
         else {d.id: d for d in documents})
-    groups = None if user_groups is None else frozenset(user_groups)
+    groups = user_groups_of(user_groups)
 
     def readable(cid: str) -> bool:
         chunk = by_id.get(cid)
