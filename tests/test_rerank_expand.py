@@ -248,3 +248,37 @@ def test_neighbour_expand_without_budget_and_wider_window():
     assert nx.search("q", 5) == []
     with pytest.raises(ValueError, match="window"):
         NeighbourExpander(first_stage([]), NEIGHBOUR_CHUNKS, window=-1)
+
+
+class WordOverlap:
+    """A stateless reranker: words the query and the text share."""
+
+    model_id = "word-overlap"
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        words = set(query.lower().split())
+        return np.array([len(words & set(t.lower().split())) for t in texts], dtype=np.float32)
+
+
+def test_one_composite_retriever_serves_many_threads_as_it_serves_one(handbook):
+    """No per-call state: 8 threads sharing one hybrid + rerank + parent pipeline get, for
+    every question, exactly the hits (ranks, scores, provenance) a lone caller gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.chunking import FixedChunker, ParentChildChunker, chunk_corpus
+    from workbench.retrieval import BM25Retriever, HybridRetriever
+
+    docs, golden = handbook
+    chunker = ParentChildChunker(parent=FixedChunker(size=800, overlap=0), child_size=200)
+    children = chunk_corpus(chunker, docs)
+    bigrams = BM25Retriever(children, tokenizer=lambda t: [t[i:i + 2] for i in range(len(t) - 1)],
+                            name="bigrams")
+    hybrid = HybridRetriever([BM25Retriever(children), bigrams])
+    pipeline = ParentRetriever(RerankedRetriever(hybrid, WordOverlap(), n=10, chunks=children),
+                               children)
+    questions = [item.question for item in golden] * 3
+    alone = [pipeline.search(q, 5) for q in questions]
+    with ThreadPoolExecutor(8) as pool:
+        shared = list(pool.map(lambda q: pipeline.search(q, 5), questions))
+    assert shared == alone
+    assert all(alone) and len({tuple(h.chunk_id for h in hits) for hits in alone}) > 10
