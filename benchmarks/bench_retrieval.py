@@ -209,7 +209,7 @@ class _CacheOnly:
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_queries(self, _texts: Sequence[str]) -> np.ndarray:
         raise LookupError("not cached")
 
     encode_documents = encode_queries

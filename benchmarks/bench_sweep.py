@@ -111,7 +111,7 @@ def main() -> None:
 
     from workbench.chunking import chunk_corpus, parse_chunker
     from workbench.retrieval.encoders import get_encoder
-    from workbench.sweep import sweep
+    from workbench.sweep import run_sweep
 
     docs, golden = load_chroma(args.max_docs, args.max_chars)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -126,11 +126,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as cache:
         start = time.perf_counter()
-        result = sweep(grid, docs, golden, metrics=["recall@k", "mrr@k"], cache=cache,
+        result = run_sweep(grid, golden, docs, metrics=["recall@k", "mrr@k"], cache=cache,
                        progress=False)
         wall = time.perf_counter() - start
         start = time.perf_counter()
-        warm = sweep(grid, docs, golden, metrics=["recall@k", "mrr@k"], cache=cache,
+        warm = run_sweep(grid, golden, docs, metrics=["recall@k", "mrr@k"], cache=cache,
                      progress=False)
         warm_wall = time.perf_counter() - start
 

@@ -95,7 +95,7 @@ def must_mention_facts(item, ev) -> list[tuple[int, int]]:
     return found
 
 
-def whole_span(item, ev) -> list[tuple[int, int]]:
+def whole_span(_item, ev) -> list[tuple[int, int]]:
     return [(ev.start, ev.end)]
 
 

@@ -128,7 +128,7 @@ def outsider_artifacts(folder: Path, tmp_path: Path, groups: list[str]) -> dict[
         corpus = load_folder(folder)
     golden = GoldenSet.load(GOLDEN)
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
-    result = run_generation_eval(golden, ExtractiveReader(), BM25Retriever(chunks), chunks,
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
                                  corpus, k=5, user_groups=groups)
     prompts = "\n".join(m["content"] for (q, _), ctx in result.contexts.items()
                         for m in build_messages(result.questions[q], ctx))
@@ -136,7 +136,7 @@ def outsider_artifacts(folder: Path, tmp_path: Path, groups: list[str]) -> dict[
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     path = save_traces(tmp_path / f"traces-{'-'.join(groups)}.jsonl", traces)
     items = {i.qid: i for i in golden}
-    viewer = "\n".join(trace_viewer_html(t, items[t.qid], corpus, chunks) for t in traces)
+    viewer = "\n".join(trace_viewer_html(t, items[t.qid], chunks, corpus) for t in traces)
     report = render_report(generation=result, traces=traces, golden=golden, corpus=corpus,
                            chunks=chunks, max_traces=200)
     return {"prompt": prompts, "answers": answers, "traces": path.read_text(encoding="utf-8"),
@@ -197,7 +197,7 @@ def test_the_report_shows_everything_only_when_asked(tmp_path, capsys):
     # the Python API refuses the same way
     corpus, gs = load_folder(DOCS), GoldenSet.load(GOLDEN)
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
-    result = run_generation_eval(gs, ExtractiveReader(), BM25Retriever(chunks), chunks,
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), gs, chunks,
                                  corpus, k=5, qids=["q001"])
     with pytest.raises(ValueError, match="unrestricted=True"):
         render_report(generation=result, corpus=corpus)

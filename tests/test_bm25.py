@@ -118,3 +118,23 @@ def test_callable_retriever_wraps_ids_pairs_and_dedups():
         assert "return chunk ids" in str(exc)
     else:
         raise AssertionError("expected ValueError")
+
+
+@given(st.text(alphabet=st.sampled_from("refund wo4-é退款\u200b\u2060\ufeff\u00ad"), max_size=40))
+def test_a_query_tokenises_as_its_loaded_form(text):
+    """Invisible characters pasted into a live query never split a word: the query reads as
+    the same text loaded from a file (normalize_text) does."""
+    from workbench.text import normalize_text
+
+    assert tokenize(text) == tokenize(normalize_text(text))
+
+
+def test_a_zero_width_space_in_a_live_query_finds_the_same_chunks():
+    bm25 = BM25Retriever(chunks(["Refunds are paid within 30 days.",
+                                 "Reset your password: the links expire in an hour."]))
+    typed = [h.chunk_id for h in bm25.search("password expire", k=2)]
+    pasted = [h.chunk_id for h in bm25.search("pass\u200bword ex\u00adpire", k=2)]
+    assert pasted == typed and typed[0] == "d#1"
+    alone = bm25.search("password", k=1)[0]
+    assert alone.chunk_id == "d#1" and alone.score > 0
+    assert bm25.search("pass\u200bword", k=1)[0].score == alone.score

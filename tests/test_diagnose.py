@@ -15,7 +15,7 @@ from workbench.diagnose import (
     Trace,
     case_from_bug_report,
     case_from_trace,
-    diagnose,
+    diagnose_trace,
     diagnosis_table,
     load_traces,
     make_trace,
@@ -64,7 +64,7 @@ def trace(hits, answer, context=None, **kw):
 
 def test_exception_never_retrieved_is_a_retrieval_miss():
     t = trace(["expense-r4#0"], f"{RULE} [P1]")
-    d = diagnose(t, ITEM, CHUNKS, DOCS)
+    d = diagnose_trace(t, ITEM, CHUNKS, DOCS)
     assert d.labels == ("retrieval_miss",)
     assert d.evidence["retrieval_miss"] == ("expense-r4#1",)
     assert {f.fact: f.status for f in d.facts} == {"14 days": "cited",
@@ -78,34 +78,34 @@ def test_exception_retrieved_but_not_in_context_is_context_loss():
     budget = assemble_context(hits[:1], CHUNKS, DOCS).tokens_used
     t = trace(hits, f"{RULE} [P1]", budget_tokens=budget)
     assert t.context_ids == ["expense-r4#0"] and t.drop_reason("expense-r4#1") == "budget"
-    d = diagnose(t, ITEM, CHUNKS, DOCS)
+    d = diagnose_trace(t, ITEM, CHUNKS, DOCS)
     assert d.labels == ("context_loss",)
     assert d.evidence["context_loss"] == ("expense-r4#1",)
     assert {f.fact: f.status for f in d.facts}["21 days"] == "not_in_context"
     # the same without a budget: just a context that lacks the mapping
     t2 = trace(hits, f"{RULE} [P1]", context=context_from_passages([BY_ID["expense-r4#0"]]))
-    assert diagnose(t2, ITEM, CHUNKS).labels == ("context_loss",)
+    assert diagnose_trace(t2, ITEM, CHUNKS).labels == ("context_loss",)
 
 
 def test_citing_a_label_outside_the_context_is_an_unknown_citation():
     t = trace(["expense-r4#0", "expense-r4#1"], "14 days, or 21 days for international trips "
               "[P1][P9].")
     assert t.unknown_citations == ("P9",) and t.citations == {"P1": "expense-r4#0"}
-    d = diagnose(t, ITEM, CHUNKS, DOCS)
+    d = diagnose_trace(t, ITEM, CHUNKS, DOCS)
     assert d.labels == ("unknown_citation",)
     assert d.evidence["unknown_citation"] == ("P9",)
 
 
 def test_valid_labels_with_a_wrong_number_pass_the_id_checks_but_fail_the_claims():
     t = trace(["expense-r4#0", "expense-r4#1"], "You have 30 days [P1][P2].")
-    d = diagnose(t, ITEM, CHUNKS, DOCS)
+    d = diagnose_trace(t, ITEM, CHUNKS, DOCS)
     assert d.labels == () and d.ids_ok  # no id problem at all...
     assert d.passed is False  # ...but the must-mention check rejects the answer
     assert t.grade is not None and t.grade["method"] == "must_mention"
     assert {f.fact: f.status for f in d.facts} == {"14 days": "retrieved_unused",
                                                     "21 days": "retrieved_unused"}
     good = trace(["expense-r4#0", "expense-r4#1"], "14 days [P1]; 21 days abroad [P2].")
-    gd = diagnose(good, ITEM, CHUNKS, DOCS)
+    gd = diagnose_trace(good, ITEM, CHUNKS, DOCS)
     assert gd.labels == () and gd.passed is True
     assert {f.status for f in gd.facts} == {"cited"}
 
@@ -116,22 +116,22 @@ def test_superseded_source_cited_or_copied():
     hits = ["expense-r3#0", "expense-r4#0", "expense-r4#1"]
     cited = trace(hits, "30 days [P1].", include_superseded=True)
     assert cited.doc_versions["expense-r3"]["superseded_by"] == "expense-r4"
-    d = diagnose(cited, ITEM, CHUNKS, DOCS)
+    d = diagnose_trace(cited, ITEM, CHUNKS, DOCS)
     assert "superseded_source" in d.labels and d.evidence["superseded_source"] == (
         "expense-r3#0",)
     copied = trace(hits, "Submit travel receipts within 30 days of returning from a trip.",
                    include_superseded=True)
-    assert "superseded_source" in diagnose(copied, ITEM, CHUNKS, DOCS).labels
+    assert "superseded_source" in diagnose_trace(copied, ITEM, CHUNKS, DOCS).labels
     # the version filter (default) removes it before the prompt: no superseded source
     filtered = trace(hits, f"{RULE} [P1] {EXCEPTION} [P2]")
     assert filtered.drop_reason("expense-r3#0") == "superseded"
-    assert diagnose(filtered, ITEM, CHUNKS, DOCS).labels == ()
+    assert diagnose_trace(filtered, ITEM, CHUNKS, DOCS).labels == ()
     # cited chunk's version known only from the corpus (trace recorded without it)
     bare = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS,
                                                                 include_superseded=True),
                       "30 days [P1]", chunks=CHUNKS)
     assert bare.doc_versions == {}
-    assert "superseded_source" in diagnose(bare, ITEM, CHUNKS, DOCS).labels
+    assert "superseded_source" in diagnose_trace(bare, ITEM, CHUNKS, DOCS).labels
 
 
 def test_superseded_source_fires_with_parent_retrieval():
@@ -154,7 +154,7 @@ def test_superseded_source_fires_with_parent_retrieval():
     label = next(lab for lab, cid in ctx.labels.items() if cid == old.id)
     t = make_trace("exc-1", QUESTION, hits, ctx, f"30 days [{label}]", chunks=pieces)
     assert [p.doc_id for p in t.context if p.chunk_id == old.id] == ["expense-r3"]
-    d = diagnose(t, ITEM, pieces, DOCS)
+    d = diagnose_trace(t, ITEM, pieces, DOCS)
     assert d.evidence.get("superseded_source") == (old.id,)
     # chunk ids need not hold the document at all (production ids are uuids)
     renamed = [Chunk(f"uuid-{n}", c.doc_id, c.start, c.end, c.text) for n, c in
@@ -162,7 +162,7 @@ def test_superseded_source_fires_with_parent_retrieval():
     ctx = assemble_context(["uuid-2"], renamed, DOCS, include_superseded=True)
     t = make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "30 days [P1]", chunks=renamed)
     assert t.retrieved[0].doc_id == "expense-r3"
-    assert "superseded_source" in diagnose(t, ITEM, renamed, DOCS).labels
+    assert "superseded_source" in diagnose_trace(t, ITEM, renamed, DOCS).labels
     assert make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "x").retrieved[0].doc_id == ""
 
 
@@ -195,7 +195,7 @@ def test_unrecorded_context_unless_expansion_recorded_it():
     ctx = assemble_context(["expense-r4#0", "expense-r4#1"], CHUNKS, DOCS)
     ans = f"{RULE} [P1] {EXCEPTION} [P2]"
     t = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, ans, chunks=CHUNKS)
-    d = diagnose(t, ITEM, CHUNKS)
+    d = diagnose_trace(t, ITEM, CHUNKS)
     # as in the incident write-up: "found" is what retrieval recorded, so the unrecorded
     # chunk is also a retrieval miss
     assert d.labels == ("retrieval_miss", "unrecorded_context")
@@ -203,7 +203,7 @@ def test_unrecorded_context_unless_expansion_recorded_it():
     expanded = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, ans, chunks=CHUNKS,
                           expanded=["expense-r4#1"])
     assert [h.source for h in expanded.retrieved] == ["retrieval", "expansion"]
-    assert diagnose(expanded, ITEM, CHUNKS).labels == ()
+    assert diagnose_trace(expanded, ITEM, CHUNKS).labels == ()
 
 
 def test_restricted_chunks_never_reach_the_trace(tmp_path):
@@ -226,7 +226,7 @@ def test_unanswerable_item_has_no_required_evidence():
     item = case_from_bug_report("who won the 1998 office chess cup", [], (), corpus=DOCS,
                                 answerable=False)
     t = trace(["expense-r4#0"], "I don't know.")
-    d = diagnose(t, item, CHUNKS)
+    d = diagnose_trace(t, item, CHUNKS)
     assert d.labels == () and d.required == () and d.retrieved_ok is None
 
 
@@ -274,14 +274,14 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     bm25 = BM25Retriever(chunks)
     qids = ["q001", "q034", "q040", "q054"]
-    result = run_generation_eval(golden, ExtractiveReader(), bm25, chunks, corpus, k=5,
+    result = run_generation_eval(ExtractiveReader(), bm25, golden, chunks, corpus, k=5,
                                  budget_tokens=400, qids=qids)
     run = Run.from_retriever(bm25, [golden.get(q) for q in qids], k=5)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks, run=run)
     assert [t.qid for t in traces] == qids
     t34 = traces[1]
     assert t34.query == golden.get("q034").question and t34.category == "version-trap"
-    assert t34.retrieved_ids == result.retrieved["q034"]
+    assert t34.retrieved_ids == list(result.retrieved["q034"])
     assert all(h.score is not None for h in t34.retrieved) and "retrieval_s" in t34.timing
     assert t34.context_ids == list(result.contexts["q034", "live"].chunk_ids)
     assert t34.model_id == "extractive-reader/1" and t34.prompt_version == "extractive-v1"
@@ -323,9 +323,9 @@ def test_trace_question_reproduces_a_bug_report(handbook):
         "do i have 30 days to submit my travel receipts after returning from a trip?",
         [("expenses-travel", "Travel receipts must be submitted within 14 days of the date "
                              "you return from the trip.")], ["14 days"], corpus=corpus)
-    t = trace_question(item.question, BM25Retriever(chunks), ExtractiveReader(), chunks,
+    t = trace_question(ExtractiveReader(), BM25Retriever(chunks), item.question, chunks,
                        corpus, item=item, include_superseded=True, budget_tokens=400)
-    d = diagnose(t, item, chunks, corpus)
+    d = diagnose_trace(t, item, chunks, corpus)
     assert t.qid == item.qid and t.passed is False and "30 days" in t.answer
     assert d.labels == ("context_loss", "superseded_source")
     assert t.drop_reason("expenses-travel#1") == "budget"

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -136,13 +137,13 @@ def test_generation_cache_hits_on_rerun(tmp_path):
     inner = EchoGenerator()
     retriever = CallableRetriever(lambda q: [c.id for c in chunks], "all")
     cached = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    first = run_generation_eval(golden, cached, retriever, chunks, docs, k=2)
+    first = run_generation_eval(cached, retriever, golden, chunks, docs, k=2)
     n_requests = len(first.frame)
     assert inner.calls == n_requests == cached.calls
     assert cached.cache.misses == n_requests and cached.cache.hits == 0
     # a fresh process would build a fresh cache object over the same folder
     again = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    second = run_generation_eval(golden, again, retriever, chunks, docs, k=2)
+    second = run_generation_eval(again, retriever, golden, chunks, docs, k=2)
     assert inner.calls == n_requests  # no new model calls
     assert again.cache.hits == n_requests and again.calls == 0
     assert second.frame["cached"].all()
@@ -195,7 +196,7 @@ def test_retrieval_tax_hand_case():
               "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
               "bitcoin?": ["leave#0"]}
     retriever = CallableRetriever(lambda q: ranked[q], "fixed")
-    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=1)
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
     acc = result.accuracy().set_index("mode")
     assert acc.loc["oracle", "accuracy"] == 1.0 and acc.loc["oracle", "n"] == 5
     # live: q1, q2 pass; q3, q4 fail; q5 (unanswerable) is answered from a passage: fail
@@ -228,6 +229,34 @@ def test_retrieval_tax_hand_case():
     assert t.p_value == pytest.approx(0.5) and "RET_FAIL 2 vs GEN_FAIL 0" in t.reason
 
 
+def test_results_are_read_only():
+    """A GenerationResult and its Triage never change once made: what a notebook does to the
+    tables it reads, or an attempt to set a field, leaves the numbers as they were."""
+    docs, chunks, golden = tiny_corpus()
+    ranked = {"refund window?": ["refunds#0"], "password length?": ["passwords#0"],
+              "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
+              "bitcoin?": ["leave#0"]}
+    retriever = CallableRetriever(lambda q: ranked[q], "fixed")
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+    before = result.accuracy()
+    frame = result.frame
+    frame["passed"] = True  # a copy: the result is unchanged
+    pd.testing.assert_frame_equal(result.accuracy(), before)
+    with pytest.raises(AttributeError):
+        result.k = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        result.frame = frame  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.retrieved["q1"] = ("shipping#0",)  # type: ignore[index]
+    assert result.retrieved["q1"] == ("refunds#0",) and isinstance(result.ranks["q1"], tuple)
+    t = triage(result)
+    rows = t.rows
+    rows["quadrant"] = "OK"
+    assert sorted(t.rows["quadrant"]) == ["OK", "OK", "RET_FAIL", "RET_FAIL"]
+    with pytest.raises(AttributeError):
+        t.verdict = "retrieval"  # type: ignore[misc]
+
+
 def test_triage_seed_rows():
     rows = [
         {"gold": ["hr-07#2"], "retrieved": ["hr-07#2", "hr-07#5"], "answer_pass": False},
@@ -255,12 +284,12 @@ def test_triage_seed_rows():
 
 def test_context_swap_tells_memory_from_grounding():
     docs, chunks, golden = tiny_corpus()
-    grounded = context_swap(golden, EchoGenerator(), chunks, docs)
+    grounded = context_swap(EchoGenerator(), golden, chunks, docs)
     assert len(grounded) == 4 and set(grounded["donor_qid"]) <= {"q1", "q2", "q3", "q4"}
     assert (grounded["qid"] != grounded["donor_qid"]).all()
     assert grounded["passed_with_gold"].all() and not grounded["passed_with_swap"].any()
     assert not grounded["from_memory"].any()
-    memory = context_swap(golden, MemoryGenerator(), chunks, docs, qids=["q1", "q2"])
+    memory = context_swap(MemoryGenerator(), golden, chunks, docs, qids=["q1", "q2"])
     assert memory["unchanged"].all() and memory["from_memory"].all()
 
 
@@ -271,7 +300,7 @@ def test_acl_holds_through_the_eval(handbook):
 
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs)
     restricted = {"procurement", "security-incident-runbook"}
-    result = run_generation_eval(golden, ExtractiveReader(), BM25Retriever(chunks), chunks,
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
                                  docs, k=5, user_groups=["engineering"])
     assert len(result.frame) == 2 * len(golden)
     for ctx in result.contexts.values():
@@ -282,10 +311,16 @@ def test_acl_holds_through_the_eval(handbook):
         assert not any(c.split("#")[0] in restricted for c in row.context_ids + row.citations)
     # q023/q032 are answered only by procurement: an outsider's oracle context is empty
     assert result.contexts["q023", "oracle"].passages == ()
-    finance = run_generation_eval(golden, ExtractiveReader(), BM25Retriever(chunks), chunks,
+    finance = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
                                   docs, k=5, user_groups=["finance"], qids=["q023"],
                                   modes=("oracle",))
     assert finance.contexts["q023", "oracle"].passages[0].doc_id == "procurement"
+    # a single group name is that group (never its letters), case-folded, as everywhere
+    for groups in ("Finance", [" FINANCE "]):
+        named = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
+                                    docs, k=5, user_groups=groups, qids=["q023"])
+        assert named.gold["q023"] == finance.gold["q023"]
+        assert named.contexts["q023", "oracle"].params["user_groups"] == ["finance"]
     # superseded versions never reach a context
     assert not any(p.doc_id.endswith(("-2024", "-2023")) for ctx in result.contexts.values()
                    for p in ctx.passages)
@@ -295,7 +330,7 @@ def test_budget_is_recorded_in_eval(handbook):
     docs, golden = handbook
     chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
     retriever = CallableRetriever(lambda q: [c.id for c in chunks[:5]], "first5")
-    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=5,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=5,
                                  budget_tokens=800, qids=["q001"], modes=("live",))
     ctx = result.contexts["q001", "live"]
     assert ctx.tokens_used <= 800 and ctx.dropped_by("budget")
@@ -349,7 +384,7 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
     forbidden = [c for c in chunks if not can_read_chunk(user, c, by_doc[c.doc_id])]
     readable = {c.id for c in chunks} - {c.id for c in forbidden}
     retriever = CallableRetriever(lambda q: [(c, 10.0 - n) for n, c in enumerate(ranking)])
-    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=k,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=k,
                                  user_groups=user, budget_tokens=budget)
     t = triage(result)
     blob = json.dumps({
@@ -369,12 +404,12 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
     for qid, ids in result.retrieved.items():
         expected = [(r, cid) for r, cid in enumerate(ranking[:k], start=1) if cid in readable]
         assert list(zip(result.ranks[qid], ids, strict=True)) == expected
-        assert result.scores[qid] == [10.0 - (r - 1) for r, _ in expected]
+        assert result.scores[qid] == tuple(10.0 - (r - 1) for r, _ in expected)
     for item in golden.answerable:
         # the oracle gets the gold chunks in corpus order, at most the live run's k; the
         # user sees only those they may read
         gold = [c.id for c in chunks if c.id in set(item.relevant_chunk_ids)][:k]
-        assert result.gold[item.qid] == [c for c in gold if c in readable]
+        assert result.gold[item.qid] == tuple(c for c in gold if c in readable)
 
 
 def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
@@ -382,10 +417,10 @@ def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
     docs[3] = Document("leave", docs[3].text, "Leave", {"acl": ["hr"]})  # leave#0: hr only
     ranked = {"refund window?": ["leave#0", "refunds#0"]}
     retriever = CallableRetriever(lambda q: ranked.get(q, []), "fixed")
-    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2,
                                  user_groups=["engineering"], qids=["q1", "q4"])
-    assert result.retrieved["q1"] == ["refunds#0"] and result.ranks["q1"] == [2]
-    assert result.gold["q4"] == []  # the gold chunk of q4 is unreadable to this user
+    assert result.retrieved["q1"] == ("refunds#0",) and result.ranks["q1"] == (2,)
+    assert result.gold["q4"] == ()  # the gold chunk of q4 is unreadable to this user
     assert result.contexts["q4", "oracle"].dropped == ((RESTRICTED, "acl"),)
     # at k=1 the user's pipeline sees only the unreadable chunk: a retrieval failure
     assert triage(result, k=1).rows.set_index("qid").loc["q1", "quadrant"] == "LUCKY"
@@ -403,11 +438,11 @@ def test_include_superseded_passes_through_to_assembly():
     golden = GoldenSet([GoldenItem("old", "old refund window?", ("refunds-2023#0",),
                                    answer_must_mention=("14 days",))])
     retriever = CallableRetriever(lambda q: ["refunds-2023#0", "refunds#0"], "fixed")
-    filtered = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2)
+    filtered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2)
     assert filtered.contexts["old", "live"].chunk_ids == ("refunds#0",)
     assert filtered.contexts["old", "live"].dropped == (("refunds-2023#0", "superseded"),)
     assert filtered.contexts["old", "oracle"].chunk_ids == ()
-    unfiltered = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=2,
+    unfiltered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2,
                                      include_superseded=True)
     assert unfiltered.contexts["old", "live"].chunk_ids == ("refunds-2023#0", "refunds#0")
     assert unfiltered.contexts["old", "oracle"].chunk_ids == ("refunds-2023#0",)
@@ -416,7 +451,7 @@ def test_include_superseded_passes_through_to_assembly():
     assert frame.loc["oracle", "passed"] is True and frame.loc["live", "dropped"] == []
     # without the documents no version (or access) can be checked: refused, never passed on
     with pytest.raises(ValueError, match="needs documents="):
-        run_generation_eval(golden, EchoGenerator(), retriever, chunks, k=2)
+        run_generation_eval(EchoGenerator(), retriever, golden, chunks, k=2)
 
 
 # ----------------------------------------------------------------------------- traces
@@ -425,9 +460,9 @@ def test_result_keeps_questions_and_scores_for_traces():
     docs, chunks, golden = tiny_corpus()
     ranked = {i.question: [(c.id, 5.0 - n) for n, c in enumerate(chunks)] for i in golden}
     retriever = CallableRetriever(lambda q: ranked[q], "scored")
-    result = run_generation_eval(golden, EchoGenerator(), retriever, chunks, docs, k=3)
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=3)
     assert result.questions == {i.qid: i.question for i in golden}
-    assert result.scores["q1"] == [5.0, 4.0, 3.0] and result.ranks["q1"] == [1, 2, 3]
+    assert result.scores["q1"] == (5.0, 4.0, 3.0) and result.ranks["q1"] == (1, 2, 3)
     traces = traces_from_result(result, chunks=chunks, corpus=docs)  # no golden, no run
     t1 = next(t for t in traces if t.qid == "q1")
     assert t1.query == "refund window?"

@@ -200,3 +200,23 @@ def test_qids_and_paths_that_would_lose_a_case_are_refused(tmp_path):
     assert path.read_bytes() == before
     assert not (tmp_path / "typo").exists() and not (tmp_path / "golden.jsnol").exists()
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+def test_a_golden_set_is_immutable_and_keeps_its_lines(tmp_path):
+    path = write(tmp_path, [{"qid": "q1", "question": "a", "evidence": [ev("30 days")]},
+                            {"qid": "q2", "question": "b", "evidence": [ev("60 days")]}])
+    gs = GoldenSet.load(path)
+    assert isinstance(gs.items, tuple) and gs[1:] == (gs[1],) and gs.lines == {"q1": 1, "q2": 2}
+    with pytest.raises(AttributeError):
+        gs.items = ()  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        gs.lines["q3"] = 3  # type: ignore[index]
+    # the lines travel with the set: an anchored copy and add_case still name file:line
+    assert gs.anchor([]).lines == gs.lines
+    with pytest.raises(ValueError, match=r"already exists \(line 2\)"):
+        add_case(path, {"qid": "q2", "question": "again", "evidence": [ev("60 days")]})
+    dupe = GoldenItem("q1", "x", evidence=(Evidence("refunds", 0, 3, TEXT[:3]),))
+    with pytest.raises(GoldenSetError, match=r"golden\.jsonl:1"):
+        GoldenSet([gs[0], dupe], path, {"q1": 1})
+    updated = add_case(path, {"qid": "q3", "question": "c", "evidence": [ev("Shipping")]})
+    assert updated.lines == {"q1": 1, "q2": 2, "q3": 3} and len(updated) == 3

@@ -94,9 +94,10 @@ def test_hybrid_retriever_rrf_with_provenance():
     assert hits[0].details["ranks"] == {"bm25": 1, "dense": 3}
     assert hits[3].details["ranks"] == {"bm25": None, "dense": 2}
     assert hits[3].details["scores"] == {"bm25": None, "dense": 9.0}
-    assert set(hybrid.last_input_latency_s) == {"bm25", "dense"}
-    assert hybrid.last_latency_s is not None
-    assert [h.chunk_id for h in hybrid.last_per_input["dense"]] == DENSE
+    search = hybrid.search_inputs("vpn ERR-4031", 5)
+    assert search.fused == tuple(hits)
+    assert set(search.input_s) == {"bm25", "dense"} and min(search.input_s.values()) >= 0
+    assert [h.chunk_id for h in search.inputs["dense"]] == DENSE
     assert hybrid.search("q", 0) == []
     assert len(hybrid.search("q", 100)) == 7
 

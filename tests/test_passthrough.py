@@ -45,3 +45,16 @@ def test_hits_that_carry_their_chunk_need_no_chunk_list():
         passthrough_context(["nope"], CHUNKS, DOCS)
     with pytest.raises(ValueError, match="assembly must be one of"):
         assemble_context(["u-new"], CHUNKS, DOCS, assembly="raw")
+
+
+@pytest.mark.parametrize("assembly", ["workbench", "passthrough"])
+def test_both_assemblies_read_the_users_groups_one_way(assembly):
+    """A single group name is one group, never its letters, and names are case-folded; the
+    params record the groups as read, whichever assembly built the prompt."""
+    for groups in ("Finance", [" FINANCE "], {"finance"}):
+        context = assemble_context(["u-pay"], CHUNKS, DOCS, user_groups=groups,
+                                   assembly=assembly)
+        assert context.chunk_ids == ("u-pay",), groups
+        assert context.params["user_groups"] == ["finance"]
+    denied = assemble_context(["u-pay"], CHUNKS, DOCS, user_groups="fin", assembly=assembly)
+    assert denied.chunk_ids == () and denied.dropped == (("<restricted>", "acl"),)

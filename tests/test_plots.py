@@ -184,7 +184,7 @@ def test_explorer_callback_errors_go_to_the_output(result, monkeypatch):
 
 
 def test_plots_on_a_real_sweep(handbook):
-    from workbench.sweep import sweep
+    from workbench.sweep import run_sweep
 
     corpus, golden = handbook
     docs = [corpus[d] for d in ("expenses-travel", "remote-work", "pricing-plans")]
@@ -192,8 +192,8 @@ def test_plots_on_a_real_sweep(handbook):
                                                      for e in i.evidence)]
     from workbench.golden import GoldenSet
 
-    res = sweep({"size": [300, 600], "overlap": [0, "20%"], "k": [1, 3]}, docs,
-                GoldenSet(items), progress=False)
+    res = run_sweep({"size": [300, 600], "overlap": [0, "20%"], "k": [1, 3]},
+                    GoldenSet(items), docs, progress=False)
     for fig in (metric_vs_param(res, "hit_rate@k", "size", color="overlap", facet="category"),
                 cost_quality(res, "recall@k"), category_heatmap(res, "ndcg@k"), topk_view(res),
                 rank_position(first_relevant_rank_table(res, res.best("mrr@k")))):

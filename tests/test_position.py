@@ -73,8 +73,8 @@ def test_place_gold_exact(n, data):
 
 def test_experiment_places_gold_exactly_where_asked():
     rec = Recorder()
-    result = position_experiment(items(), rec, n_positions=5)
-    assert len(rec.seen) == 4 * 5 and result.positions == [0, 1, 2, 3, 4]
+    result = position_experiment(rec, items(), n_positions=5)
+    assert len(rec.seen) == 4 * 5 and result.positions == (0, 1, 2, 3, 4)
     for (question, ctx), row in zip(rec.seen, result.frame.itertuples(), strict=True):
         assert len(ctx.passages) == 5
         gold = ctx.passages[row.position]
@@ -93,23 +93,23 @@ def test_experiment_places_gold_exactly_where_asked():
 
 def test_experiment_custom_positions_and_distractor_sources():
     rec = Recorder()
-    result = position_experiment(items(3, distractors=1), rec, n_positions=4, positions=[0, 3],
+    result = position_experiment(rec, items(3, distractors=1), n_positions=4, positions=[0, 3],
                                  distractors="own")
     # each item has 1 own distractor: topped up from other questions' gold passages
     for _, ctx in rec.seen:
         assert len(ctx.passages) == 4
-    assert result.skipped == [] and set(result.frame["position"]) == {0, 3}
+    assert result.skipped == () and set(result.frame["position"]) == {0, 3}
     rec2 = Recorder()
-    position_experiment(items(3, distractors=0), rec2, n_positions=3, distractors="others")
+    position_experiment(rec2, items(3, distractors=0), n_positions=3, distractors="others")
     for _question, ctx in rec2.seen:
         ids = [p.chunk_id for p in ctx.passages]
         assert all(i.startswith("gold") for i in ids) and len(set(ids)) == 3
-    too_few = position_experiment(items(2, distractors=0), Recorder(), n_positions=5)
-    assert too_few.skipped == ["q0", "q1"] and too_few.frame.empty
+    too_few = position_experiment(Recorder(), items(2, distractors=0), n_positions=5)
+    assert too_few.skipped == ("q0", "q1") and too_few.frame.empty
     with pytest.raises(ValueError):
-        position_experiment(items(), Recorder(), n_positions=3, positions=[3])
+        position_experiment(Recorder(), items(), n_positions=3, positions=[3])
     with pytest.raises(ValueError):
-        position_experiment(items(), Recorder(), n_positions=3, distractors="random")
+        position_experiment(Recorder(), items(), n_positions=3, distractors="random")
 
 
 def test_distractors_never_contain_the_answer():
@@ -118,7 +118,7 @@ def test_distractors_never_contain_the_answer():
                          (passage("leak#0", "also ANSWER9"), *tricky[0].distractors),
                          ("ANSWER9",), "any")
     rec = Recorder()
-    position_experiment([leaky, *tricky], rec, n_positions=3)
+    position_experiment(rec, [leaky, *tricky], n_positions=3)
     for question, ctx in rec.seen:
         if question == "question 9?":
             assert "leak#0" not in ctx.chunk_ids
@@ -129,11 +129,11 @@ def test_extractive_control_is_flat_and_closed_book():
     tied = [PositionItem(f"t{i}", f"when is pickup {i}", passage(f"g{i}#0", f"Pickup {i} is at 9."),
                          (passage(f"n{i}#0", f"Pickup {i} is at noon."),), ("9",), "any")
             for i in range(3)]
-    blind = position_experiment(tied, ExtractiveReader(position_blind=True), n_positions=2,
+    blind = position_experiment(ExtractiveReader(position_blind=True), tied, n_positions=2,
                                 closed_book=True)
     assert blind.summary()["accuracy"].nunique() == 1  # position-blind: a flat curve
     assert blind.closed_book_accuracy() == 0.0
-    ranked = position_experiment(tied, ExtractiveReader(), n_positions=2)
+    ranked = position_experiment(ExtractiveReader(), tied, n_positions=2)
     assert list(ranked.summary()["accuracy"]) == [1.0, 0.0]  # ties go to the first passage
 
 
@@ -144,7 +144,7 @@ def test_handbook_items(handbook):
 
     docs, golden = handbook
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs)
-    hb = handbook_position_items(golden, chunks, BM25Retriever(chunks), docs, n_distractors=4,
+    hb = handbook_position_items(BM25Retriever(chunks), golden, chunks, docs, n_distractors=4,
                                  user_groups=["engineering"])
     assert len(hb) > 30
     restricted = {"procurement", "security-incident-runbook", "expenses-travel-2024",
@@ -181,7 +181,7 @@ def test_loader_skips_cleanly_when_absent(tmp_path):
 
 
 def test_position_figure_static_and_widget():
-    result = position_experiment(items(), Recorder(), n_positions=5, closed_book=True)
+    result = position_experiment(Recorder(), items(), n_positions=5, closed_book=True)
     fig = position_figure(result)
     assert len(fig.data) == 1 and list(fig.data[0].x) == [1, 2, 3, 4, 5]
     assert fig.data[0].error_y.array is not None
@@ -196,7 +196,7 @@ def test_position_figure_static_and_widget():
     view = PositionPlot(result, ref)
     html = view.select(0)
     assert view.selected_position == 0 and "q0" in html
-    evil = position_experiment([PositionItem(
-        "<script>", "q?", passage("g#0", "<script>x</script>"), (), ("x",))], Recorder(),
+    evil = position_experiment(Recorder(), [PositionItem(
+        "<script>", "q?", passage("g#0", "<script>x</script>"), (), ("x",))],
         n_positions=1)
     assert "<script>" not in PositionPlot(evil).select(0)

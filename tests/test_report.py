@@ -56,7 +56,7 @@ def pipeline():
     chunks = chunk_corpus(FixedChunker(size=300, overlap=0), DOCS.documents)
     bm25 = BM25Retriever(chunks)
     ev = evaluate(bm25, GOLDEN, chunks, k=3, system="bm25 <i>x</i>")
-    gen = run_generation_eval(GOLDEN, ExtractiveReader(), bm25, chunks, DOCS, k=3)
+    gen = run_generation_eval(ExtractiveReader(), bm25, GOLDEN, chunks, DOCS, k=3)
     traces = traces_from_result(gen, golden=GOLDEN, corpus=DOCS, chunks=chunks,
                                 run=ev.runs["bm25 <i>x</i>"])
     return chunks, ev, gen, traces
@@ -91,11 +91,11 @@ def test_source_slices_side_by_side(pipeline):
 
 
 def test_report_of_a_sweep_draws_its_leaderboard_and_plots(tmp_path):
-    from workbench.sweep import sweep
+    from workbench.sweep import run_sweep
 
-    result = sweep({"chunker": ["fixed"], "size": [120, 300], "overlap": [0],
-                    "retriever": ["bm25"], "k": [3]}, DOCS, GOLDEN, cache=tmp_path / "cache",
-                   progress=False)
+    result = run_sweep({"chunker": ["fixed"], "size": [120, 300], "overlap": [0],
+                        "retriever": ["bm25"], "k": [3]}, GOLDEN, DOCS, cache=tmp_path / "cache",
+                       progress=False)
     page = render_report(sweep=result, title="sweep")
     assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') == 2
     assert '<section id="sweep">' in page and "index_tokens" in page

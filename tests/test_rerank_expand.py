@@ -39,6 +39,8 @@ def first_stage(ids: list[str], name: str = "bm25") -> CallableRetriever:
 class KeywordScorer:
     """Fake reranker: how many query words a text contains."""
 
+    model_id = "keyword-count"
+
     def __init__(self) -> None:
         self.seen: list[list[str]] = []
 
@@ -65,11 +67,15 @@ def test_reranked_retriever_records_ranks_before_and_after():
     assert hits[0].details["rank_before"] == 3 and hits[0].details["rank_after"] == 1
     assert hits[0].details["score_before"] == 8.0
     assert hits[0].score == 1.0 and hits[0].source == "bm25+rerank"
-    assert [h.chunk_id for h in rr.last_before] == order[:4]
-    assert moved(rr.last_before, hits, 2) == (["a#0", "b#1"], ["b#0", "a#1"])
-    assert moved(rr.last_before, hits, 3) == (["b#1"], ["a#1"])
-    assert rr.last_latency_s is not None and rr.last_rerank_latency_s is not None
-    assert rr.search("red", 0) == []
+    # both stages of one search, with their timings; the retriever itself keeps no state
+    stages = rr.search_stages("red", 3)
+    assert stages.reranked == tuple(hits)
+    assert [h.chunk_id for h in stages.first_stage] == order[:4]
+    assert moved(stages.first_stage, hits, 2) == (["a#0", "b#1"], ["b#0", "a#1"])
+    assert stages.moved(3) == moved(stages.first_stage, hits, 3) == (["b#1"], ["a#1"])
+    assert stages.first_stage_s >= 0 and stages.rerank_s >= 0
+    assert not {k for k in vars(rr) if k.startswith("last")}
+    assert rr.search("red", 0) == [] and rr.search_stages("red", 0).first_stage == ()
 
 
 def test_rerank_scores_at_least_k_candidates():
@@ -126,7 +132,7 @@ class AxisEncoder:
 def test_encoder_reranker_orders_by_the_second_encoder(tmp_path: Path):
     enc = AxisEncoder()
     reranker = EncoderReranker(enc, CHUNKS, cache=EmbeddingCache(tmp_path))
-    assert reranker.name == "encoder:fake/axis"
+    assert reranker.model_id == "encoder:fake/axis"
     assert reranker.warm(progress=False) == 5 and reranker.warm(progress=False) == 0
     rr = RerankedRetriever(first_stage(list(TEXTS)), reranker, n=5, name="rr")
     hits = rr.search("green", 2)
@@ -242,3 +248,37 @@ def test_neighbour_expand_without_budget_and_wider_window():
     assert nx.search("q", 5) == []
     with pytest.raises(ValueError, match="window"):
         NeighbourExpander(first_stage([]), NEIGHBOUR_CHUNKS, window=-1)
+
+
+class WordOverlap:
+    """A stateless reranker: words the query and the text share."""
+
+    model_id = "word-overlap"
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        words = set(query.lower().split())
+        return np.array([len(words & set(t.lower().split())) for t in texts], dtype=np.float32)
+
+
+def test_one_composite_retriever_serves_many_threads_as_it_serves_one(handbook):
+    """No per-call state: 8 threads sharing one hybrid + rerank + parent pipeline get, for
+    every question, exactly the hits (ranks, scores, provenance) a lone caller gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.chunking import FixedChunker, ParentChildChunker, chunk_corpus
+    from workbench.retrieval import BM25Retriever, HybridRetriever
+
+    docs, golden = handbook
+    chunker = ParentChildChunker(parent=FixedChunker(size=800, overlap=0), child_size=200)
+    children = chunk_corpus(chunker, docs)
+    bigrams = BM25Retriever(children, tokenizer=lambda t: [t[i:i + 2] for i in range(len(t) - 1)],
+                            name="bigrams")
+    hybrid = HybridRetriever([BM25Retriever(children), bigrams])
+    pipeline = ParentRetriever(RerankedRetriever(hybrid, WordOverlap(), n=10, chunks=children),
+                               children)
+    questions = [item.question for item in golden] * 3
+    alone = [pipeline.search(q, 5) for q in questions]
+    with ThreadPoolExecutor(8) as pool:
+        shared = list(pool.map(lambda q: pipeline.search(q, 5), questions))
+    assert shared == alone
+    assert all(alone) and len({tuple(h.chunk_id for h in hits) for hits in alone}) > 10

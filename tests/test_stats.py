@@ -191,12 +191,12 @@ def test_bootstrap_basics():
     low, high = bootstrap_ci(x, seed=3)
     assert low < x.mean() < high
     assert bootstrap_ci(x, seed=3) == (low, high)  # seeded
-    narrow = bootstrap_ci(x, level=0.5, seed=3)
+    narrow = bootstrap_ci(x, confidence=0.5, seed=3)
     assert low < narrow[0] < narrow[1] < high
     with pytest.raises(ValueError, match="empty"):
         bootstrap_ci([])
-    with pytest.raises(ValueError, match="level"):
-        bootstrap_ci(x, level=95)
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci(x, confidence=95)
 
 
 def test_paired_bootstrap_uses_pairs():

@@ -21,7 +21,7 @@ from workbench.sweep import (
     first_relevant_rank_table,
     load_grid,
     refine,
-    sweep,
+    run_sweep,
 )
 
 DOCS = ("expenses-travel", "remote-work", "policy-warranty")
@@ -85,7 +85,7 @@ def test_memoised_embedding_counts_unique_texts(tiny, tmp_path):
     enc = HashingEncoder()
     grid = {"chunker": "fixed", "size": [300, 600], "overlap": [0, 100], "header": [False, True],
             "retriever": ["dense", "hybrid", "bm25"], "encoder": [enc], "k": [3, 5]}
-    result = sweep(grid, docs, golden, cache=tmp_path / "cache", progress=False)
+    result = run_sweep(grid, golden, docs, cache=tmp_path / "cache", progress=False)
     unique = set()
     for c in result.config_table["spec"].unique():
         unique.update(ch.embed_text for ch in chunk_corpus(parse_chunker(c), docs))
@@ -98,15 +98,15 @@ def test_memoised_embedding_counts_unique_texts(tiny, tmp_path):
     table = result.config_table
     assert (table.loc[table["retriever"] == "bm25", "embedded"] == 0).all()
     # a second sweep over the same cache embeds nothing
-    again = sweep(grid, docs, golden, cache=tmp_path / "cache", progress=False)
+    again = run_sweep(grid, golden, docs, cache=tmp_path / "cache", progress=False)
     assert again.embedded == 0 and len(enc.documents) == len(unique)
     pd.testing.assert_frame_equal(again.frame, result.frame)
 
 
 def test_sweep_result_views(tiny, tmp_path):
     docs, golden = tiny
-    result = sweep({"size": [200, 800], "overlap": [0, 100], "retriever": "bm25", "k": [1, 5]},
-                   docs, golden, progress=False)
+    result = run_sweep({"size": [200, 800], "overlap": [0, 100], "retriever": "bm25",
+                        "k": [1, 5]}, golden, docs, progress=False)
     assert result.metrics == ["recall@k", "precision@k", "hit_rate@k", "mrr@k", "ndcg@k"]
     assert set(result.frame.columns) >= {"size", "overlap", "retriever", "k"}
     assert result.frame["size"].dtype.kind == "i"
@@ -125,12 +125,20 @@ def test_sweep_result_views(tiny, tmp_path):
     assert set(by_cat.index) == {i.category for i in golden}
     with pytest.raises(ValueError, match="configurations match"):
         result.label(size=200)
+    # read-only: the tables are copies, the rest cannot be set or changed
+    cost["chunks"] = 0
+    assert (result.config_table["chunks"] > 0).all()
+    with pytest.raises(AttributeError):
+        result.found_rank = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.found_rank[base] = {}  # type: ignore[index]
+    assert isinstance(result.skipped, tuple)
 
 
 def test_refine_proposes_a_finer_grid(tiny):
     docs, golden = tiny
-    result = sweep({"size": [200, 400, 800], "overlap": [0, 100], "retriever": "bm25"},
-                   docs, golden, metrics=["recall@5"], progress=False)
+    result = run_sweep({"size": [200, 400, 800], "overlap": [0, 100], "retriever": "bm25"},
+                       golden, docs, metrics=["recall@5"], progress=False)
     fine = refine(result, "recall@5", around="size=400 overlap=100")
     assert fine == {"size": [300, 400, 600], "overlap": [50, 100, 150], "retriever": ["bm25"]}
     edge = refine(result, "recall@5", around={"size": 800, "overlap": 0}, points=2)
@@ -155,24 +163,24 @@ def test_resume_skips_finished_configs(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(sweep_worker, "run_group", flaky)
     with pytest.raises(RuntimeError, match="worker lost"):
-        sweep(grid, docs, golden, state_path=state, progress=False)
+        run_sweep(grid, golden, docs, state_path=state, progress=False)
     lines = state.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4  # two chunkings x two k values
     finished = set(calls[:2])
     calls.clear()
     monkeypatch.setattr(sweep_worker, "run_group",
                         lambda task: calls.append(task["spec"]) or real(task))
-    resumed = sweep(grid, docs, golden, state_path=state, progress=False)
+    resumed = run_sweep(grid, golden, docs, state_path=state, progress=False)
     assert resumed.resumed == 4 and len(calls) == 2 and not finished & set(calls)
     assert len(state.read_text(encoding="utf-8").splitlines()) == 8
-    fresh = sweep(grid, docs, golden, progress=False)
+    fresh = run_sweep(grid, golden, docs, progress=False)
     pd.testing.assert_frame_equal(resumed.frame, fresh.frame)
     pd.testing.assert_frame_equal(resumed.config_table, fresh.config_table)
     assert {q: [h.chunk_id for h in hs] for q, hs in resumed.runs[fresh.best()].hits.items()} \
         == {q: [h.chunk_id for h in hs] for q, hs in fresh.runs[fresh.best()].hits.items()}
     # a different golden set does not reuse the state
     calls.clear()
-    sweep(grid, docs, GoldenSet(list(golden)[:-1]), state_path=state, progress=False)
+    run_sweep(grid, GoldenSet(list(golden)[:-1]), docs, state_path=state, progress=False)
     assert len(calls) == 4
 
 
@@ -210,7 +218,7 @@ def test_first_relevant_rank_from_golden_and_sweep(tiny):
 
     ev = evaluate(BM25Retriever(chunks), golden, chunks, k=10)
     direct = first_relevant_rank_table(ev, golden=golden, chunks=chunks)
-    result = sweep({"size": 400, "overlap": 0}, docs, golden, progress=False)
+    result = run_sweep({"size": 400, "overlap": 0}, golden, docs, progress=False)
     via_sweep = first_relevant_rank_table(result)
     assert direct["count"].tolist() == via_sweep["count"].tolist()
 
@@ -309,12 +317,12 @@ EXEC_GRID = {"size": [300, 600], "overlap": [0, 100], "retriever": ["bm25", "den
 def test_dask_local_cluster_equals_in_process(tiny, tmp_path):
     distributed = pytest.importorskip("distributed")
     docs, golden = tiny
-    local = sweep(EXEC_GRID, docs, golden, cache=tmp_path / "local", progress=False)
+    local = run_sweep(EXEC_GRID, golden, docs, cache=tmp_path / "local", progress=False)
     shared = tmp_path / "shared"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        remote = sweep(EXEC_GRID, docs, golden, executor=client.get_executor(), cache=shared,
+        remote = run_sweep(EXEC_GRID, golden, docs, executor=client.get_executor(), cache=shared,
                        progress=False)
     _same(local, remote)
     assert remote.embedded >= local.embedded > 0
@@ -324,7 +332,7 @@ def test_dask_local_cluster_equals_in_process(tiny, tmp_path):
     # the workers' embeddings landed in the shared on-disk cache: nothing left to embed here
     enc = HashingEncoder()
     grid = {**EXEC_GRID, "encoder": [enc]}
-    again = sweep(grid, docs, golden, cache=shared, progress=False)
+    again = run_sweep(grid, golden, docs, cache=shared, progress=False)
     assert again.embedded == 0 and enc.documents == []
     _same(local, again)
 
@@ -336,9 +344,9 @@ def test_process_pool_equals_in_process(tiny, tmp_path):
 
     docs, golden = tiny
     grid = {**EXEC_GRID, "retriever": ["hybrid"]}
-    local = sweep(grid, docs, golden, cache=tmp_path / "a", progress=False)
+    local = run_sweep(grid, golden, docs, cache=tmp_path / "a", progress=False)
     with cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        pooled = sweep(grid, docs, golden, executor=pool, cache=tmp_path / "b", progress=False,
+        pooled = run_sweep(grid, golden, docs, executor=pool, cache=tmp_path / "b", progress=False,
                        state_path=tmp_path / "state.jsonl")
     _same(local, pooled)
     assert len((tmp_path / "state.jsonl").read_text().splitlines()) == len(local.config_table)

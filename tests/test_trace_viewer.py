@@ -43,7 +43,7 @@ def test_static_form_escapes_hostile_documents_and_answers():
     it = item()
     t = trace(it, ["refunds#0", "shipping#0"],
               'Refunds take 30 days [P1] <img src=y onerror="window.__pwned = 3"> [P7]')
-    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS)
     assert "<script" not in page.lower() and "<img" not in page.lower()
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in page
@@ -61,7 +61,7 @@ def test_budget_cut_and_gold_marks():
     it = item()
     t = trace(it, ["shipping#0", "refunds#0"], "Shipping is free [P1]", budget_tokens=75)
     assert t.drop_reason("refunds#0") == "budget"
-    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS)
     assert page.count('class="wb-cut"') == 1 and "context budget cut here" in page
     rows = page.split('class="wb-cut"')
     assert "refunds#0" in rows[1] and "wb-gold-row" in rows[1]  # gold chunk after the cut
@@ -71,13 +71,13 @@ def test_budget_cut_and_gold_marks():
 def test_only_recorded_chunks_are_shown_and_restricted_evidence_is_withheld():
     it = item()
     t = trace(it, ["secret#0", "refunds#0"], "30 days [P1]", user_groups=["staff"])
-    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS)
     assert "SECRET-PLAN" not in page and "secret#0" not in page
     assert "1 chunk(s) withheld by access control" in page
     board = case_from_bug_report("plan?", [("secret", "SECRET-PLAN-9")], corpus=DOCS,
                                  qid="q9")
     t9 = trace(board, ["secret#0"], "I don't know", user_groups=["staff"])
-    page9 = trace_viewer_html(t9, board, DOCS, CHUNKS)
+    page9 = trace_viewer_html(t9, board, CHUNKS, DOCS)
     assert "SECRET-PLAN" not in page9 and "evidence withheld" in page9
 
 
@@ -101,13 +101,13 @@ def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
                         chunks=chunks, corpus=corpus)
     forged = type(forged)(**{**forged.__dict__, "user_groups": ("staff",)})
     for t in (honest, forged):
-        page = trace_viewer_html(t, it, corpus, chunks)
+        page = trace_viewer_html(t, it, chunks, corpus)
         assert "HR-BAND-77" not in page and "Salary" not in page, page
         assert "evidence withheld" in page
     hr = assemble_context(["pay#1"], chunks, corpus, user_groups=[" hr"])
     seen = make_trace("p1", it.question, ["pay#1"], hr, Answer("HR-BAND-77 [P1]"),
                       chunks=chunks, corpus=corpus, item=it)
-    assert "HR-BAND-77" in trace_viewer_html(seen, it, corpus, chunks)
+    assert "HR-BAND-77" in trace_viewer_html(seen, it, chunks, corpus)
 
 
 def test_citations_read_one_way_everywhere_and_bidi_controls_are_shown():
@@ -119,14 +119,14 @@ def test_citations_read_one_way_everywhere_and_bidi_controls_are_shown():
     ctx = assemble_context(["refunds#0", "shipping#0"], CHUNKS, DOCS)
     assert resolve_citations(t.answer, ctx).labels == ("P1", "P2") == tuple(t.citations)
     assert split_claims(t.answer) == ["Refunds take 30 days.", "Free."]
-    page = trace_viewer_html(t, it, DOCS, CHUNKS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS)
     answer = page.split('class="wb-answer">', 1)[1].split("</div>", 1)[0]
     assert answer.count('<a href="#wb-') == 2  # (P1) links like [P2]
     evil = Document("evil", "Pay \u202eyad 03\u202c within 30 days. \u2066x\u2069", "E")
     chunk = Chunk("evil#0", "evil", 0, len(evil.text), evil.text)
     t2 = make_trace("e", "q", ["evil#0"], assemble_context(["evil#0"], [chunk], [evil]),
                     "ok", chunks=[chunk])
-    page2 = trace_viewer_html(t2, None, Corpus([evil]), [chunk])
+    page2 = trace_viewer_html(t2, None, [chunk], Corpus([evil]))
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page2)
     assert "[U+202E]yad 03[U+202C]" in page2 and "[U+2066]x[U+2069]" in page2
 
@@ -142,7 +142,7 @@ def make_traces():
 
 def test_viewer_filters_prev_next_and_selected_qid():
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden, DOCS, CHUNKS)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
     assert viewer.selected_qid == "q1" and viewer.qids == ["q1", "q2", "q3"]
     assert viewer.quadrants == ["OK", "RET_FAIL", "GEN_FAIL"]
     viewer.next()
@@ -174,7 +174,7 @@ def test_viewer_filters_prev_next_and_selected_qid():
 
 def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden, DOCS, CHUNKS,
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS,
                          triage={"q1": "LUCKY", "q2": "RET_FAIL", "q3": "GEN_FAIL"})
     assert viewer.quadrant.options == ("all", "GEN_FAIL", "LUCKY", "RET_FAIL")
     viewer.quadrant.value = "LUCKY"
@@ -203,7 +203,7 @@ CELLS = [
     "    traces.append(make_trace(qid, it.question, ['refunds#0'], ctx,\n"
     "                             '<img src=z onerror=\"window.__pwned = 3\"> 30 days [P1]',\n"
     "                             chunks=chunks, corpus=docs))\n"
-    "viewer = TraceViewer(traces, golden, docs, chunks)\n"
+    "viewer = TraceViewer(traces, golden, chunks, docs)\n"
     "viewer",
     "print('SELECTED', viewer.selected_qid)",
 ]

@@ -52,6 +52,7 @@ from __future__ import annotations
 from workbench.chunking.base import (
     DEFAULT_COUNTER,
     UNITS,
+    BudgetedChunker,
     Chunker,
     ChunkerBase,
     Docs,
@@ -72,6 +73,7 @@ from workbench.chunking.diagnostics import (
     near_duplicate_pairs,
     split_rate,
     split_spans,
+    without_overlap,
 )
 from workbench.chunking.packing import Splitter
 from workbench.chunking.specs import SPEC_HELP, parse_chunker
@@ -94,6 +96,7 @@ __all__ = [
     "HEADER_FIELDS",
     "SPEC_HELP",
     "UNITS",
+    "BudgetedChunker",
     "Chunker",
     "ChunkerBase",
     "ChunkingDiagnostics",
@@ -120,4 +123,5 @@ __all__ = [
     "split_spans",
     "unit_spec",
     "window_spans",
+    "without_overlap",
 ]

@@ -26,14 +26,16 @@ Docs = Iterable[Document] | Mapping[str, Document]
 
 @runtime_checkable
 class Chunker(Protocol):
-    """Anything that cuts a document into chunks (see the module invariants)."""
+    """Anything that cuts a document into chunks (see the module invariants): ``chunk``
+    returns one document's chunks in document order; ``label`` names the chunker and its
+    options (for the built-in ones, the spec string that
+    :func:`~workbench.chunking.parse_chunker` reads back). :func:`chunk_corpus` chunks many
+    documents with any chunker."""
 
     @property
     def label(self) -> str: ...
 
     def chunk(self, document: Document) -> list[Chunk]: ...
-
-    def chunk_corpus(self, docs: Docs) -> list[Chunk]: ...
 
 
 def chunk_corpus(chunker: Chunker, docs: Docs) -> list[Chunk]:
@@ -91,3 +93,25 @@ class ChunkerBase(ABC):
 
     def __str__(self) -> str:
         return self.label
+
+
+class BudgetedChunker(ChunkerBase):
+    """The base of the chunkers that cut to a budget of ``size`` units (``unit`` counted by
+    ``counter``): the budget, and ``overlap`` where the chunker has one, are checked when it
+    is made, and its ``label`` is ``kind:`` then ``spec_params`` as ``name=value``, then the
+    unit (:func:`unit_spec`)."""
+
+    size: int
+    unit: str
+    counter: str
+    spec_params: ClassVar[tuple[str, ...]] = ("size",)
+
+    def __post_init__(self) -> None:
+        check_budget(self.kind, self.size, self.unit, self.counter)
+        if "overlap" in self.spec_params:
+            check_overlap(self.kind, getattr(self, "overlap"), self.size)  # noqa: B009
+
+    @property
+    def label(self) -> str:
+        params = ",".join(f"{name}={getattr(self, name)}" for name in self.spec_params)
+        return f"{self.kind}:{params},{unit_spec(self.unit, self.counter)}"

@@ -11,10 +11,8 @@ from typing import ClassVar
 
 from workbench.chunking.base import (
     DEFAULT_COUNTER,
+    BudgetedChunker,
     ChunkerBase,
-    check_budget,
-    check_overlap,
-    unit_spec,
 )
 from workbench.chunking.packing import (
     Piece,
@@ -74,7 +72,7 @@ class DocumentChunker(ChunkerBase):
 
 
 @dataclass(frozen=True, repr=False)
-class FixedChunker(ChunkerBase):
+class FixedChunker(BudgetedChunker):
     """Windows of ``size`` units stepping ``size - overlap`` (the baseline to beat).
 
     Windows run over the document with its leading and trailing whitespace trimmed. In
@@ -88,16 +86,7 @@ class FixedChunker(ChunkerBase):
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     kind: ClassVar[str] = "fixed"
-
-    def __post_init__(self) -> None:
-        check_budget("fixed", self.size, self.unit, self.counter)
-        check_overlap("fixed", self.overlap, self.size)
-
-    @property
-    def label(self) -> str:
-        return (
-            f"fixed:size={self.size},overlap={self.overlap},{unit_spec(self.unit, self.counter)}"
-        )
+    spec_params: ClassVar[tuple[str, ...]] = ("size", "overlap")
 
     def chunk(self, document: Document) -> list[Chunk]:
         r = Ruler(document.text, self.unit, self.counter)
@@ -106,7 +95,7 @@ class FixedChunker(ChunkerBase):
 
 
 @dataclass(frozen=True, repr=False)
-class SentenceChunker(ChunkerBase):
+class SentenceChunker(BudgetedChunker):
     """Packs whole sentences (see :func:`sentence_spans`) up to ``size`` units.
 
     A sentence is never cut unless it alone exceeds the budget; it is then cut into fixed
@@ -119,21 +108,15 @@ class SentenceChunker(ChunkerBase):
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     kind: ClassVar[str] = "sentence"
+    spec_params: ClassVar[tuple[str, ...]] = ("size", "overlap_sentences")
 
     def __post_init__(self) -> None:
-        check_budget("sentence", self.size, self.unit, self.counter)
+        super().__post_init__()
         if not isinstance(self.overlap_sentences, int) or self.overlap_sentences < 0:
             raise ValueError(
                 "sentence: overlap_sentences must be an integer >= 0, "
                 f"got {self.overlap_sentences!r}"
             )
-
-    @property
-    def label(self) -> str:
-        return (
-            f"sentence:size={self.size},overlap_sentences={self.overlap_sentences},"
-            f"{unit_spec(self.unit, self.counter)}"
-        )
 
     def chunk(self, document: Document) -> list[Chunk]:
         r = Ruler(document.text, self.unit, self.counter)
@@ -188,7 +171,7 @@ _RECURSIVE_SPLITTERS: tuple[Splitter, ...] = (
 
 
 @dataclass(frozen=True, repr=False)
-class RecursiveChunker(ChunkerBase):
+class RecursiveChunker(BudgetedChunker):
     """Structure first, size second: sections (markdown ``#`` headings), then blank-line
     paragraphs, then sentences, then words, then fixed windows, descending only into units
     that exceed ``size`` and merging adjacent small units back up to ``size``.
@@ -203,17 +186,7 @@ class RecursiveChunker(ChunkerBase):
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     kind: ClassVar[str] = "recursive"
-
-    def __post_init__(self) -> None:
-        check_budget("recursive", self.size, self.unit, self.counter)
-        check_overlap("recursive", self.overlap, self.size)
-
-    @property
-    def label(self) -> str:
-        return (
-            f"recursive:size={self.size},overlap={self.overlap},"
-            f"{unit_spec(self.unit, self.counter)}"
-        )
+    spec_params: ClassVar[tuple[str, ...]] = ("size", "overlap")
 
     def pieces(
         self, r: Ruler, headings: Sequence[Heading], start: int, end: int

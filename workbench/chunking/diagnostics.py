@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.chunking.base import DEFAULT_COUNTER, Chunker, Docs
+from workbench.chunking.base import DEFAULT_COUNTER, Chunker, Docs, chunk_corpus
 from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, SentenceChunker
 from workbench.chunking.specs import parse_chunker
 from workbench.chunking.structured import ContextualHeader, ParentChildChunker
@@ -75,8 +75,9 @@ def near_duplicate_pairs(
     return pairs
 
 
-def _zero_overlap(chunker: Chunker) -> Chunker | None:
-    """The same chunker with every overlap set to 0 (None when it has no overlap)."""
+def without_overlap(chunker: Chunker) -> Chunker | None:
+    """The same chunker with every overlap set to 0 (None when it has no overlap): the
+    baseline of ``cost_multiplier``, here and in sweeps."""
     if isinstance(chunker, FixedChunker | RecursiveChunker):
         return dataclasses.replace(chunker, overlap=0) if chunker.overlap else None
     if isinstance(chunker, SentenceChunker):
@@ -84,12 +85,12 @@ def _zero_overlap(chunker: Chunker) -> Chunker | None:
             dataclasses.replace(chunker, overlap_sentences=0) if chunker.overlap_sentences else None
         )
     if isinstance(chunker, ParentChildChunker):
-        parent = _zero_overlap(chunker.parent)
+        parent = without_overlap(chunker.parent)
         if not chunker.child_overlap and parent is None:
             return None
         return dataclasses.replace(chunker, child_overlap=0, parent=parent or chunker.parent)
     if isinstance(chunker, ContextualHeader):
-        base = _zero_overlap(chunker.base)
+        base = without_overlap(chunker.base)
         return None if base is None else dataclasses.replace(chunker, base=base)
     return None
 
@@ -153,13 +154,13 @@ def diagnose_chunking(
         if counter is None or isinstance(counter, str)
         else counter
     )
-    chunks = chunker.chunk_corpus(documents)
+    chunks = chunk_corpus(chunker, documents)
     counts = _count_all(tc, [c.embed_text for c in chunks])
     index_tokens = sum(counts)
     cost = 1.0
-    zero = _zero_overlap(chunker)
+    zero = without_overlap(chunker)
     if zero is not None:
-        base = sum(_count_all(tc, [c.embed_text for c in zero.chunk_corpus(documents)]))
+        base = sum(_count_all(tc, [c.embed_text for c in chunk_corpus(zero, documents)]))
         cost = index_tokens / base if base else 1.0
     broken = split_spans(chunks, spans)
     pairs = near_duplicate_pairs(chunks)

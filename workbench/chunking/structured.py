@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from workbench.chunking.base import DEFAULT_COUNTER, Chunker, ChunkerBase, check_budget, unit_spec
+from workbench.chunking.base import (
+    DEFAULT_COUNTER,
+    BudgetedChunker,
+    Chunker,
+    ChunkerBase,
+    unit_spec,
+)
 from workbench.chunking.chunkers import RecursiveChunker
 from workbench.chunking.packing import (
     Piece,
@@ -45,7 +51,7 @@ _DECORATOR = re.compile(r"^\s*@")
 
 
 @dataclass(frozen=True, repr=False)
-class MarkdownChunker(ChunkerBase):
+class MarkdownChunker(BudgetedChunker):
     """Heading-aware chunks of markdown: every chunk records ``metadata["section_path"]``
     (heading titles from h1 down) and never crosses a heading.
 
@@ -62,13 +68,6 @@ class MarkdownChunker(ChunkerBase):
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     kind: ClassVar[str] = "markdown"
-
-    def __post_init__(self) -> None:
-        check_budget("markdown", self.size, self.unit, self.counter)
-
-    @property
-    def label(self) -> str:
-        return f"markdown:size={self.size},{unit_spec(self.unit, self.counter)}"
 
     def chunk(self, document: Document) -> list[Chunk]:
         text = document.text

@@ -244,8 +244,9 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
-                      lineno: int, line: str | None = None) -> str:
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,  # noqa: ARG001
+                      lineno: int, line: str | None = None) -> str:  # noqa: ARG001
+    """``warnings.formatwarning`` (its signature): the message alone, on one line."""
     return f"workbench: warning: {message}\n"
 
 

@@ -3,6 +3,7 @@ recorded config; prints the gate report (or JSON) and returns the exit code."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, updat
 from workbench.gate.baseline import Baseline, pipeline_config
 
 
-def run_gate_command(args: Any) -> int:
+def run_gate_command(args: argparse.Namespace) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
     Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)

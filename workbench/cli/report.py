@@ -4,14 +4,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from workbench.cli.args import check_cutoffs, require_answerable
 
 __all__ = ["run_report_command"]
 
 
-def run_report_command(args: Any) -> int:
+def run_report_command(args: argparse.Namespace) -> int:
     """``workbench report``: evaluate retrieval, answer every question with the extractive
     reader (instant, deterministic), triage, and write the report with the failing traces."""
     from workbench.cli.retrieval import (
@@ -32,7 +32,7 @@ def run_report_command(args: Any) -> int:
     spec, _ = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus)
     check_cutoffs(args.k, None, len(chunks), "chunks in this corpus")
-    restricted = restricted_ids(corpus, chunks)
+    restricted = restricted_ids(chunks, corpus)
     if restricted and args.user_group is None and not args.unrestricted \
             and not args.no_generation:
         raise ValueError(f"{args.corpus}: {len(restricted)} document(s) or chunk(s) are "
@@ -43,7 +43,7 @@ def run_report_command(args: Any) -> int:
                   progress=show_progress())
     generation = tri = traces = None
     if not args.no_generation:
-        generation = run_generation_eval(golden, ExtractiveReader(), retriever, chunks, corpus,
+        generation = run_generation_eval(ExtractiveReader(), retriever, golden, chunks, corpus,
                                          k=args.k, budget_tokens=args.budget_tokens,
                                          user_groups=args.user_group)
         tri = triage(generation)

@@ -3,6 +3,7 @@ executor and print the leaderboard, or JSON (:func:`sweep_rows`)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -12,7 +13,7 @@ from workbench.cli.args import check_cutoffs, require_answerable
 from workbench.evaluation import INTERVAL_NOTE
 from workbench.sweep.grid import load_grid
 from workbench.sweep.result import SweepResult, plain_value
-from workbench.sweep.runner import make_executor, sweep
+from workbench.sweep.runner import make_executor, run_sweep
 
 
 def _num(value: Any) -> Any:
@@ -41,7 +42,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
     return rows
 
 
-def run_sweep_command(args: Any) -> int:
+def run_sweep_command(args: argparse.Namespace) -> int:
     """``workbench sweep``: see the module docstring for the grid file."""
     import sys
 
@@ -55,7 +56,7 @@ def run_sweep_command(args: Any) -> int:
     golden.validate(corpus)
     executor, close = make_executor(args.executor)
     try:
-        result = sweep(grid, corpus, golden, metrics=metrics, k=args.k, executor=executor,
+        result = run_sweep(grid, golden, corpus, metrics=metrics, k=args.k, executor=executor,
                        cache=embedding_cache(args), progress=sys.stderr.isatty(),
                        state_path=args.state)
     finally:

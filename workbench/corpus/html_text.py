@@ -78,7 +78,7 @@ class _Extractor(HTMLParser):
         if closing != "li":
             self.out.end_lines()
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self._in_title = True
         if self._skip or self._skipped(tag):

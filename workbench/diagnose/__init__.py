@@ -16,7 +16,7 @@ from workbench.diagnose.diagnosis import (
     LABELS,
     Diagnosis,
     FactCheck,
-    diagnose,
+    diagnose_trace,
     diagnosis_table,
 )
 from workbench.diagnose.growth import case_from_bug_report, case_from_trace
@@ -36,5 +36,5 @@ from workbench.diagnose.triage import QUADRANTS, Triage, quadrant, triage, triag
 
 __all__ = ["FACT_STATUSES", "LABELS", "QUADRANTS", "SCHEMA", "WITHHELD", "Diagnosis", "FactCheck",
            "Trace", "TraceHit", "TracePassage", "Triage", "case_from_bug_report", "case_from_trace",
-           "diagnose", "diagnosis_table", "load_traces", "make_trace", "quadrant", "save_traces",
-           "trace_question", "traces_from_result", "triage", "triage_rows"]
+           "diagnose_trace", "diagnosis_table", "load_traces", "make_trace", "quadrant",
+           "save_traces", "trace_question", "traces_from_result", "triage", "triage_rows"]

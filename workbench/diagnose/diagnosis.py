@@ -3,7 +3,7 @@
 A :class:`~workbench.diagnose.traces.Trace` records one question in one run, ids and offsets
 only (:mod:`workbench.diagnose.traces`).
 
-:func:`diagnose` compares a trace with its golden item, evidence unit by evidence unit (an
+:func:`diagnose_trace` compares a trace with its golden item, evidence unit by evidence unit (an
 evidence span, or a labelled chunk id), and names what broke. A span counts as retrieved
 when the recorded chunks together hold it (relevance as in
 :class:`workbench.metrics.Relevance`, at the same coverage threshold as the metrics), so a
@@ -34,7 +34,7 @@ from workbench.generation.grading import grade_answer, missing_mentions, normali
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 
-__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose", "diagnosis_table"]
+__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose_trace", "diagnosis_table"]
 
 LABELS = {
     "retrieval_miss": "required evidence was never retrieved",
@@ -87,9 +87,10 @@ def _holds(text: str, fact: str) -> bool:
     return not missing_mentions(text, [fact])
 
 
-def diagnose(trace: Trace, item: GoldenItem, chunks: Sequence[Chunk] | Mapping[str, Chunk],
-             corpus: Mapping[str, Document] | None = None,
-             evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Diagnosis:
+def diagnose_trace(trace: Trace, item: GoldenItem,
+                   chunks: Sequence[Chunk] | Mapping[str, Chunk],
+                   corpus: Mapping[str, Document] | None = None,
+                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Diagnosis:
     """Diagnose one trace against its golden item (see module doc). ``corpus`` is used for
     document versions the trace did not record."""
     chunk_list = list(chunks.values()) if isinstance(chunks, Mapping) else list(chunks)
@@ -169,7 +170,7 @@ def diagnosis_table(traces: Iterable[Trace], golden: GoldenSet | Sequence[Golden
     for t in traces:
         if t.qid not in items:
             continue
-        d = diagnose(t, items[t.qid], chunks, corpus)
+        d = diagnose_trace(t, items[t.qid], chunks, corpus)
         rows.append({"qid": t.qid, "mode": t.mode, "category": items[t.qid].category,
                      "passed": d.passed, "labels": list(d.labels),
                      "facts": {f.fact: f.status for f in d.facts}})

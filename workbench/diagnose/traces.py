@@ -30,15 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus import Chunk, Document, is_superseded
+from workbench.evaluation import Run
 from workbench.generation.context import (
     RESTRICTED,
     AssembledContext,
     assemble_context,
     resolve_citations,
 )
-from workbench.generation.grading import grade_answer
+from workbench.generation.grading import Grade, grade_answer
+from workbench.generation.oracle import GenerationResult
+from workbench.generation.prompt import Answer, Generator
 from workbench.golden import GoldenItem, can_read_item
 from workbench.io import InputError, atomic_write_text, iter_jsonl
+from workbench.retrieval import Hit, Retriever
 
 SCHEMA = 1
 WITHHELD = "evidence withheld: it is in documents this user may not read"
@@ -227,18 +231,19 @@ def _version(doc: Document) -> dict[str, Any]:
     return {k: v if isinstance(v, str | int | float | bool) else str(v) for k, v in meta.items()}
 
 
-def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledContext,
-               answer: Any, grade: Any = None, *, mode: str = "live",
+def make_trace(qid: str, query: str, hits: Sequence[Hit | TraceHit | str],
+               context: AssembledContext, answer: Answer | str, grade: Grade | None = None, *,
+               mode: str = "live",
                chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None,
                corpus: Mapping[str, Document] | None = None, source: str = "retrieval",
                expanded: Sequence[str] = (), timing: Mapping[str, float] | None = None,
                rewritten_query: str | None = None, category: str = "",
                system: str = "", item: GoldenItem | None = None) -> Trace:
-    """A trace from the pieces of one answered question. ``hits`` are Hits or chunk ids
-    (best first); ``expanded`` chunk ids added by expansion; ``answer`` an Answer or text;
-    ``chunks`` give offsets and documents, ``corpus`` the document versions; ``item`` the
-    golden item, which decides (with ``corpus``) whether a user's grade details are kept
-    (see the module docstring)."""
+    """A trace from the pieces of one answered question. ``hits`` are Hits, TraceHits or
+    chunk ids (best first; a hit's own rank is kept); ``expanded`` chunk ids added by
+    expansion; ``answer`` an Answer or text; ``chunks`` give offsets and documents,
+    ``corpus`` the document versions; ``item`` the golden item, which decides (with
+    ``corpus``) whether a user's grade details are kept (see the module docstring)."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
     groups = context.params.get("user_groups")
     readable = None
@@ -252,11 +257,11 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
 
     recorded = []
     for rank, h in enumerate(hits, start=1):
-        cid = h if isinstance(h, str) else h.chunk_id
-        raw = None if isinstance(h, str) else getattr(h, "score", None)
-        score = None if raw is None else float(raw)
-        if readable is None or cid in readable:
-            recorded.append(hit(cid, getattr(h, "rank", rank), score, source))
+        if isinstance(h, str):
+            h = TraceHit(h, rank)
+        score = None if h.score is None else float(h.score)
+        if readable is None or h.chunk_id in readable:
+            recorded.append(hit(h.chunk_id, h.rank, score, source))
     recorded += [hit(c, 0, None, "expansion") for c in expanded
                  if readable is None or c in readable]
     passages = tuple(TracePassage(p.label, p.chunk_id, p.doc_id,
@@ -266,31 +271,32 @@ def make_trace(qid: str, query: str, hits: Sequence[Any], context: AssembledCont
     docs = dict.fromkeys([*(h.doc_id for h in recorded if h.doc_id),
                           *(p.doc_id for p in passages)])
     versions = {d: _version(corpus[d]) for d in docs if corpus is not None and d in corpus}
-    text = answer if isinstance(answer, str) else str(getattr(answer, "text", ""))
+    reply = Answer(answer) if isinstance(answer, str) else answer
+    text = reply.text
     check = resolve_citations(text, context)
     withheld = groups is not None and not (item is not None and can_read_item(
-        groups, item, corpus, by_id))
+        groups, item, by_id, corpus))
     g = grade
     details = {"withheld": WITHHELD} if withheld else (
         None if g is None else json.loads(json.dumps(dict(g.details), default=str)))
     grade_row = None if g is None else {"passed": g.passed, "method": g.method,
                                         "details": details}
     times = dict(timing or {})
-    if not isinstance(answer, str) and getattr(answer, "latency_s", None):
-        times.setdefault("generation_s", float(answer.latency_s))
+    if reply.latency_s:
+        times.setdefault("generation_s", float(reply.latency_s))
     return Trace(
         qid, query, mode, rewritten_query, tuple(recorded), passages,
         tuple((str(c), str(w)) for c, w in context.dropped), context.budget_tokens,
         context.tokens_used, None if groups is None else tuple(groups), versions,
-        str(getattr(answer, "prompt_version", "")), str(getattr(answer, "model_id", "")), text,
+        reply.prompt_version if not isinstance(answer, str) else "", reply.model_id, text,
         {lab: context.labels[lab] for lab in check.labels if lab in context.labels},
-        check.unknown, grade_row, getattr(answer, "error", None), times, category, system,
-        withheld)
+        check.unknown, grade_row, reply.error, times, category, system, withheld)
 
 
-def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
+def traces_from_result(result: GenerationResult, mode: str = "live", *,
+                       golden: Iterable[GoldenItem] | None = None,
                        corpus: Mapping[str, Document] | None = None,
-                       chunks: Sequence[Chunk] | None = None, run: Any = None,
+                       chunks: Sequence[Chunk] | None = None, run: Run | None = None,
                        system: str = "") -> list[Trace]:
     """One trace per question of a GenerationResult in ``mode``. The question text and the
     live hits' scores and ranks come from the result (``questions``, ``scores``, ``ranks``);
@@ -298,28 +304,27 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
     override them where given. ``corpus`` supplies the document versions, ``chunks`` the
     offsets; for a result evaluated as a user, grade details are kept only for questions
     whose ``golden`` item and evidence the user may read."""
-    questions = dict(getattr(result, "questions", None) or {})
+    questions = dict(result.questions)
     items = {i.qid: i for i in golden or ()}
     questions.update({q: i.question for q, i in items.items()})
-    all_scores = getattr(result, "scores", None) or {}
-    all_ranks = getattr(result, "ranks", None) or {}
+    all_scores, all_ranks = result.scores, result.ranks
     cats = {str(r["qid"]): str(r["category"]) for r in result.frame.to_dict("records")}
     by_id = {c.id: c for c in chunks or ()}
     out = []
     for (qid, m), ctx in result.contexts.items():
         if m != mode:
             continue
-        hits: list[Any] = list(result.retrieved.get(qid, []) if m == "live"
-                               else result.gold.get(qid, []))
+        ids = result.retrieved.get(qid, ()) if m == "live" else result.gold.get(qid, ())
+        hits: list[Hit | TraceHit | str] = list(ids)
         if m == "live" and (qid in all_scores or qid in all_ranks):
-            scores = all_scores.get(qid) or [None] * len(hits)
-            ranks = all_ranks.get(qid) or range(1, len(hits) + 1)
-            hits = [TraceHit(c, rank, score) for c, score, rank in zip(hits, scores, ranks,
+            scores = all_scores.get(qid) or (None,) * len(ids)
+            ranks = all_ranks.get(qid) or range(1, len(ids) + 1)
+            hits = [TraceHit(c, rank, score) for c, score, rank in zip(ids, scores, ranks,
                                                                        strict=True)]
         timing: dict[str, float] = {}
         if run is not None and qid in run.hits:
             scored = {h.chunk_id: h for h in run.hits[qid]}
-            hits = [scored.get(getattr(c, "chunk_id", c), c) for c in hits]
+            hits = [scored.get(c if isinstance(c, str) else c.chunk_id, c) for c in hits]
             if qid in run.latency_s:
                 timing["retrieval_s"] = float(run.latency_s[qid])
         out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, result.answers[qid, m],
@@ -330,9 +335,9 @@ def traces_from_result(result: Any, mode: str = "live", *, golden: Any = None,
     return out
 
 
-def trace_question(question: str, retriever: Any, generator: Any, chunks: Sequence[Chunk],
-                   documents: Mapping[str, Document] | None = None, *, k: int = 5,
-                   qid: str = "bug", item: GoldenItem | None = None,
+def trace_question(generator: Generator, retriever: Retriever, question: str,
+                   chunks: Sequence[Chunk], documents: Mapping[str, Document] | None = None, *,
+                   k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
                    corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
     ``item`` if given) and return its trace. ``documents`` is what the pipeline passes to

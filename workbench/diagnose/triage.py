@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.evaluation import sign_test
-from workbench.generation.evaluation import GenerationResult
+from workbench.evaluation import FrameField, sign_test
+from workbench.generation.oracle import GenerationResult
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
 VERDICTS = ("retrieval", "generation", "can't tell")
@@ -31,21 +31,23 @@ def quadrant(retrieved_ok: bool, answer_ok: bool) -> str:
             (False, False): "RET_FAIL"}[(bool(retrieved_ok), bool(answer_ok))]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Triage:
-    """Per-question quadrants, counts with shares, and which half to fix first:
-    ``verdict`` is one of :data:`VERDICTS`, ``p_value`` the sign test of RET_FAIL vs
-    GEN_FAIL behind it, ``reason`` the verdict in words."""
+    """Per-question quadrants (``rows``), counts with shares (``counts``), and which half to
+    fix first: ``verdict`` is one of :data:`VERDICTS`, ``p_value`` the sign test of RET_FAIL
+    vs GEN_FAIL behind it, ``reason`` the verdict in words. Immutable: the tables are read as
+    copies."""
 
-    rows: pd.DataFrame
-    counts: pd.DataFrame
+    rows: FrameField[pd.DataFrame] = FrameField()
+    counts: FrameField[pd.DataFrame] = FrameField()
     verdict: str
     p_value: float
     reason: str
     excluded: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{q}={n}" for q, n in zip(self.counts["quadrant"], self.counts["n"],
+        counts = self.counts
+        parts = ", ".join(f"{q}={n}" for q, n in zip(counts["quadrant"], counts["n"],
                                                      strict=True))
         return f"Triage(n={len(self.rows)}: {parts}; fix first: {self.verdict}; {self.reason})"
 
@@ -76,7 +78,9 @@ def _triage(records: list[dict[str, Any]], excluded: Sequence[str] = (),
     table = pd.DataFrame({"quadrant": list(QUADRANTS),
                           "n": [counts[q] for q in QUADRANTS],
                           "share": [counts[q] / n if n else float("nan") for q in QUADRANTS]})
-    return Triage(rows, table, *_verdict(counts, alpha), tuple(excluded))
+    verdict, p_value, reason = _verdict(counts, alpha)
+    return Triage(rows=rows, counts=table, verdict=verdict, p_value=p_value, reason=reason,
+                  excluded=tuple(excluded))
 
 
 def triage_rows(rows: Sequence[Mapping[str, Any]], k: int = 5, alpha: float = 0.05) -> Triage:
@@ -100,7 +104,8 @@ def triage(result: GenerationResult, k: int | None = None, alpha: float = 0.05) 
     if k > result.k:
         raise ValueError(f"the generation run kept the top {result.k} hits; triage at k <= "
                          f"{result.k}, or rerun run_generation_eval with k={k}")
-    live = result.frame[result.frame["mode"] == "live"]
+    frame = result.frame
+    live = frame[frame["mode"] == "live"]
     records, excluded = [], []
     for row in live.to_dict("records"):
         qid, passed = str(row["qid"]), row["passed"]

@@ -21,6 +21,7 @@ from workbench.evaluation.evaluation import (
     INTERVAL_NOTE,
     SMALL_MARK,
     Evaluation,
+    FrameField,
     default_metrics,
     describe_relevance,
     evaluate,
@@ -50,9 +51,9 @@ from workbench.evaluation.stats import (
 )
 
 __all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK",
-           "SMALL_N", "Evaluation", "Flip", "McNemarResult", "PairedComparison", "Run",
-           "bootstrap_ci", "clopper_pearson", "compare_many",
-           "compare_paired", "comparison_table", "default_metrics", "describe_relevance",
-           "evaluate", "holm", "mcnemar_exact", "mean_interval",
-           "minimal_detectable_difference", "one_question", "paired_bootstrap_ci",
-           "paired_permutation_test", "questions_needed", "read_run", "sign_test", "write_run"]
+           "SMALL_N", "Evaluation", "Flip", "FrameField", "McNemarResult", "PairedComparison",
+           "Run", "bootstrap_ci", "clopper_pearson", "compare_many", "compare_paired",
+           "comparison_table", "default_metrics", "describe_relevance", "evaluate", "holm",
+           "mcnemar_exact", "mean_interval", "minimal_detectable_difference", "one_question",
+           "paired_bootstrap_ci", "paired_permutation_test", "questions_needed", "read_run",
+           "sign_test", "write_run"]

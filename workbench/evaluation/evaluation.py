@@ -16,7 +16,7 @@ import html
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -35,9 +35,10 @@ from workbench.metrics import (
 )
 from workbench.retrieval import Retriever
 
-__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "default_metrics",
-           "describe_relevance", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField",
+           "default_metrics", "describe_relevance", "evaluate"]
 
+Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
 DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 SMALL_MARK = "†"
 INTERVAL_NOTE = ("95% interval: Clopper-Pearson for 0/1 metrics, percentile bootstrap "
@@ -58,6 +59,26 @@ def describe_relevance(label: str) -> str:
     if kind == "chunk_id":
         return f"labelled chunk ids (trec_eval semantics, grade >= {threshold})"
     return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold})"
+
+
+class FrameField(Generic[Table]):
+    """A table field of a frozen, keyword-only dataclass (``frame: FrameField[pd.DataFrame]
+    = FrameField()``): kept as a copy of what was given and read as a copy, so the result it
+    belongs to never changes. The field is required; ``None`` stays ``None``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_table"
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> Table:
+        if obj is None:  # looked up on the class: no default, the field is required
+            raise AttributeError(self._slot)
+        table = getattr(obj, self._slot)
+        return cast(Table, None if table is None else table.copy())
+
+    def __set__(self, obj: object, value: Table) -> None:
+        if self._slot in vars(obj):
+            raise AttributeError(f"{type(obj).__name__} is read-only")
+        object.__setattr__(obj, self._slot, None if value is None else value.copy())
 
 
 class Evaluation:
@@ -119,26 +140,26 @@ class Evaluation:
         return Evaluation(pd.concat([self._frame, other._frame], ignore_index=True), excluded,
                           {**self._runs, **other._runs})
 
-    def _summarise(self, keys: list[str], level: float) -> pd.DataFrame:
+    def _summarise(self, keys: list[str], confidence: float) -> pd.DataFrame:
         rows = []
         for key, group in self._frame.groupby(keys, sort=False, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             values = group["value"].to_numpy(dtype=float)
-            low, high, method = mean_interval(values, level)
+            low, high, method = mean_interval(values, confidence)
             rows.append({**dict(zip(keys, key, strict=True)), "mean": float(values.mean()),
                          "n": len(values), "ci_low": low, "ci_high": high, "interval": method,
                          "small_n": len(values) < SMALL_N})
         return pd.DataFrame(rows)
 
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, confidence: float = 0.95) -> pd.DataFrame:
         """Mean, n and interval per configuration, metric and relevance (see module doc)."""
-        return self._summarise(["system", *self.params, "metric", "relevance"], level)
+        return self._summarise(["system", *self.params, "metric", "relevance"], confidence)
 
-    def by(self, column: str = "category", level: float = 0.95) -> pd.DataFrame:
+    def by(self, column: str = "category", confidence: float = 0.95) -> pd.DataFrame:
         """The summary split by a column such as ``category`` or ``source``."""
         if column not in self._frame.columns:
             raise ValueError(f"no column {column!r}; choose one of {list(self._frame.columns)}")
-        return self._summarise(["system", *self.params, column, "metric", "relevance"], level)
+        return self._summarise(["system", *self.params, column, "metric", "relevance"], confidence)
 
     def table(self, column: str | None = "category", digits: int = 3) -> pd.DataFrame:
         """Wide view for people: rows = (configuration, group, relevance), columns = metrics,
@@ -412,7 +433,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         if by_id is None:
             raise ValueError("document-level scoring needs the chunks (chunks=...): the "
                              "document of a chunk is taken from the chunk, never its id")
-        frame, excluded = _score_documents(run, items, by_id, parsed, threshold, k)
+        frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
     else:
         relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
                               evidence_threshold=evidence_threshold, grade_threshold=threshold,
@@ -432,7 +453,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 
 
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
-                     parsed: Sequence[Metric], threshold: int, k: int
+                     parsed: Sequence[Metric], threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     qrels = _document_qrels(items, by_id)
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()

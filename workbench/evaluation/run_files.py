@@ -84,7 +84,7 @@ def read_run(path: str | Path,
         raise ValueError(f"{path}: is a folder; give the run JSONL file")
     if raw is not None and documents is not None and not isinstance(documents, Locator):
         documents = Locator(documents, raw=raw)
-    ranker = CallableRetriever(lambda q: [], system or path.stem, documents=documents,
+    ranker = CallableRetriever(lambda _query: [], system or path.stem, documents=documents,
                                chunks=chunks, scores=scores, unlocated=unlocated)
     hits: dict[str, tuple[Hit, ...]] = {}
     names: set[str] = set()

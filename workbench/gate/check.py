@@ -48,6 +48,7 @@ from workbench.evaluation.stats import (
 from workbench.gate.baseline import PATH_KEYS, Baseline, pipeline_config, question_outcomes
 from workbench.golden import GoldenSet
 from workbench.io import locked
+from workbench.retrieval import EmbeddingCache
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
            "evaluation_from_scores", "update_baseline"]
@@ -66,8 +67,8 @@ class BaselineRefused(ValueError):
         self.reason = reason
 
 
-def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False, cache: Any = None
-                      ) -> tuple[Evaluation, GoldenSet]:
+def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False,
+                      cache: EmbeddingCache | None = None) -> tuple[Evaluation, GoldenSet]:
     """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``;
     dense embeddings through ``cache``, default ``EmbeddingCache()``)."""
     from workbench.chunking import chunk_corpus, parse_chunker

@@ -3,11 +3,12 @@
 Owns context assembly (:mod:`~workbench.generation.context`: the ACL and version filters run
 *before* anything reaches the prompt, then deduplication and the token budget), the prompt and
 the :class:`Generator` protocol (:mod:`~workbench.generation.prompt`), the generators, the
-generation cache, oracle-vs-live evaluation (:mod:`~workbench.generation.evaluation`), grading
-and the judge (:mod:`~workbench.generation.grading`), the lost-in-the-middle position
-experiment (:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the
-local OpenAI-compatible server (:mod:`workbench.generation.server`, a program: run it with
-``python -m workbench.generation.server``; it is not imported here).
+answer cache (:mod:`~workbench.generation.answer_cache`), oracle-vs-live evaluation
+(:mod:`~workbench.generation.oracle`), grading and the judge
+(:mod:`~workbench.generation.grading`), the lost-in-the-middle position experiment
+(:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the local
+OpenAI-compatible server (:mod:`workbench.generation.server`, a program: run it with ``python
+-m workbench.generation.server``; it is not imported here).
 
 * :class:`OpenAIChatGenerator`: any OpenAI-compatible ``/v1/chat/completions`` endpoint
   (OpenAI, Ollama, vLLM, llama.cpp server, :mod:`workbench.generation.server`), stdlib HTTP,
@@ -32,7 +33,7 @@ retrieval, golden, corpus, text and io).
 
 from __future__ import annotations
 
-from workbench.generation.cache import CachedGenerator, GenerationCache, cache_key
+from workbench.generation.answer_cache import CachedGenerator, GenerationCache, cache_key
 from workbench.generation.context import (
     ASSEMBLIES,
     DROP_REASONS,
@@ -45,13 +46,6 @@ from workbench.generation.context import (
     context_from_passages,
     passthrough_context,
     resolve_citations,
-)
-from workbench.generation.evaluation import (
-    MODES,
-    GenerationResult,
-    context_swap,
-    oracle_context,
-    run_generation_eval,
 )
 from workbench.generation.extractive import ExtractiveReader
 from workbench.generation.grading import (
@@ -82,6 +76,13 @@ from workbench.generation.nq_open import (
     load_reference_curves,
 )
 from workbench.generation.openai_client import OpenAIChatGenerator
+from workbench.generation.oracle import (
+    MODES,
+    GenerationResult,
+    context_swap,
+    oracle_context,
+    run_generation_eval,
+)
 from workbench.generation.position import (
     PositionItem,
     PositionResult,

@@ -32,12 +32,13 @@ characters holding labels ``P<n>`` (``[P2]``, ``[P1, P3]``, ``[P1][P2]``, ``(P2)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
-from workbench.text import CJK, CJK_CHAR, HANGUL, WORD
+from workbench.retrieval import Hit
+from workbench.text import CJK, CJK_CHAR, HANGUL, WORD, TokenCounter
 
 __all__ = [
     "ASSEMBLIES",
@@ -46,6 +47,8 @@ __all__ = [
     "AssembledContext",
     "CitationCheck",
     "CitationMark",
+    "CountTokens",
+    "HitLike",
     "Passage",
     "approx_tokens",
     "assemble_context",
@@ -136,17 +139,24 @@ def _norm_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def _as_counter(count_tokens: Any) -> Callable[[str], int]:
+#: How a context's tokens are counted: a function ``text -> tokens`` or a token counter
+#: (:class:`~workbench.text.TokenCounter`); None is :func:`approx_tokens`.
+CountTokens = Callable[[str], int] | TokenCounter | None
+#: What assembly takes as a hit: a Hit, a Chunk or a chunk id.
+HitLike = Hit | Chunk | str
+
+
+def _as_counter(count_tokens: CountTokens) -> Callable[[str], int]:
     if count_tokens is None:
         return approx_tokens
     if callable(count_tokens):
         return count_tokens
-    if hasattr(count_tokens, "count"):
+    if callable(getattr(count_tokens, "count", None)):
         return count_tokens.count
     raise ValueError("count_tokens must be a callable str -> int or a counter with .count()")
 
 
-def _chunk_id(hit: Any) -> str:
+def _chunk_id(hit: HitLike) -> str:
     if isinstance(hit, str):
         return hit
     if isinstance(hit, Chunk):
@@ -158,10 +168,31 @@ def _chunk_id(hit: Any) -> str:
     return cid
 
 
-def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
+def _readable(hits: Sequence[HitLike], by_id: Mapping[str, Chunk],
+              docs: Mapping[str, Document], groups: frozenset[str] | None,
+              dropped: list[tuple[str, str]],
+              carried: bool = False) -> Iterator[tuple[Chunk, Document | None]]:
+    """Each hit's chunk and document, best first, those the user may not read left out (and
+    noted in ``dropped`` as ``(RESTRICTED, "acl")``, naming no id). ``carried``: a hit that
+    carries its chunk (``Hit.chunk``) needs no entry in ``by_id``."""
+    for hit in hits:
+        cid = _chunk_id(hit)
+        chunk = by_id.get(cid) or (getattr(hit, "chunk", None) if carried else None)
+        if chunk is None:
+            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
+                             "retriever indexed")
+        doc = docs.get(chunk.doc_id)
+        if not can_read_chunk(groups, chunk, doc):
+            dropped.append((RESTRICTED, "acl"))
+            continue
+        yield chunk, doc
+
+
+def assemble_context(hits: Sequence[HitLike],
+                     chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
                      user_groups: Iterable[str] | None = None, budget_tokens: int | None = None,
-                     count_tokens: Any = None,
+                     count_tokens: CountTokens = None,
                      include_superseded: bool = False,
                      assembly: str = "workbench") -> AssembledContext:
     """Filter (ACL, version), deduplicate, cut to the budget and label ``hits``.
@@ -190,16 +221,8 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
     kept: list[Chunk] = []
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
-    for hit in hits:
-        cid = _chunk_id(hit)
-        chunk = by_id.get(cid)
-        if chunk is None:
-            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
-                             "retriever indexed")
-        doc = docs.get(chunk.doc_id)
-        if not can_read_chunk(groups, chunk, doc):
-            dropped.append((RESTRICTED, "acl"))
-            continue
+    for chunk, doc in _readable(hits, by_id, docs, groups, dropped):
+        cid = chunk.id
         if doc is None:
             dropped.append((cid, "unknown_document"))
             continue
@@ -231,11 +254,11 @@ def assemble_context(hits: Sequence[Any], chunks_by_id: Mapping[str, Chunk] | Se
                              "include_superseded": include_superseded})
 
 
-def passthrough_context(hits: Sequence[Any],
+def passthrough_context(hits: Sequence[HitLike],
                         chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         user_groups: Iterable[str] | None = None,
-                        count_tokens: Any = None) -> AssembledContext:
+                        count_tokens: CountTokens = None) -> AssembledContext:
     """The prompt a production pipeline without our filters builds: every hit in rank order,
     labelled ``P1..Pn``; superseded versions, duplicates and an over-long context are all
     kept. Access control is not one of the filters: with ``user_groups`` given, chunks the
@@ -245,20 +268,11 @@ def passthrough_context(hits: Sequence[Any],
     docs: Mapping[str, Document] = ({} if documents is None else documents
                                     if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = None if user_groups is None else frozenset(user_groups)
+    groups = user_groups_of(user_groups)
     counter = _as_counter(count_tokens)
     passages: list[Passage] = []
     dropped: list[tuple[str, str]] = []
-    for hit in hits:
-        cid = _chunk_id(hit)
-        chunk = by_id.get(cid) or getattr(hit, "chunk", None)
-        if chunk is None:
-            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
-                             "retriever indexed")
-        doc = docs.get(chunk.doc_id)
-        if not can_read_chunk(groups, chunk, doc):
-            dropped.append((RESTRICTED, "acl"))
-            continue
+    for chunk, doc in _readable(hits, by_id, docs, groups, dropped, carried=True):
         passages.append(Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text,
                                 doc.title if doc is not None else ""))
     used = sum(counter(p.render()) for p in passages)

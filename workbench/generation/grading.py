@@ -23,7 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from workbench.generation.context import citation_marks
+from workbench.generation.context import AssembledContext, citation_marks
+from workbench.generation.prompt import Answer, ChatModel
+from workbench.golden import GoldenItem
 from workbench.text import CJK, HANGUL, WORD
 
 __all__ = [
@@ -175,9 +177,17 @@ def best_subspan_em(prediction: str, answers: Iterable[str]) -> bool:
 
 @runtime_checkable
 class Judge(Protocol):
-    """Decides what deterministic grading cannot: ``judge(question, answer, context)``."""
+    """Decides what deterministic grading cannot: ``judge(question, answer, context)`` grades
+    an answer against the context it was given; ``model_id`` and ``prompt_version`` say what
+    judged (a grade records them)."""
 
-    def judge(self, question: str, answer: str, context: Any) -> Grade: ...
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    def judge(self, question: str, answer: str, context: AssembledContext | None) -> Grade: ...
 
 
 def split_claims(answer: str) -> list[str]:
@@ -224,7 +234,7 @@ def _parse_verdict(reply: str) -> str | None:
 class LLMJudge:
     """Claim-level faithfulness with a chat endpoint.
 
-    ``client`` is anything with ``chat(messages, max_tokens=...) -> ChatReply`` (an
+    ``client`` is a :class:`~workbench.generation.prompt.ChatModel` (an
     :class:`~workbench.generation.OpenAIChatGenerator` pinned to one model, or a
     :class:`~workbench.generation.LocalGenerator`). ``passed`` is True when every claim is
     supported, False when any is unsupported or contradicted, None when a reply could not
@@ -232,7 +242,7 @@ class LLMJudge:
     prompt version.
     """
 
-    def __init__(self, client: Any, prompt_version: str = JUDGE_PROMPT_VERSION,
+    def __init__(self, client: ChatModel, prompt_version: str = JUDGE_PROMPT_VERSION,
                  max_tokens: int = 96):
         self.client = client
         self.prompt_version = prompt_version
@@ -240,19 +250,17 @@ class LLMJudge:
 
     @property
     def model_id(self) -> str:
-        return str(getattr(self.client, "model_id", type(self.client).__name__))
+        return self.client.model_id
 
-    def judge(self, question: str, answer: str, context: Any) -> Grade:
-        rendered = context.render() if hasattr(context, "render") else str(context)
+    def judge(self, question: str, answer: str, context: AssembledContext | None) -> Grade:
+        rendered = context.render() if context is not None else ""
         verdicts: list[dict[str, Any]] = []
         for claim in split_claims(answer):
             prompt = JUDGE_PROMPT.format(context=rendered, claim=claim)
             reply = self.client.chat([{"role": "user", "content": prompt}],
                                      max_tokens=self.max_tokens)
-            error = getattr(reply, "error", None)
-            text = getattr(reply, "text", reply if isinstance(reply, str) else "")
-            verdict = None if error else _parse_verdict(str(text))
-            verdicts.append({"claim": claim, "verdict": verdict, "error": error})
+            verdict = None if reply.error else _parse_verdict(reply.text)
+            verdicts.append({"claim": claim, "verdict": verdict, "error": reply.error})
         labels = [v["verdict"] for v in verdicts]
         supported = sum(v == "supported" for v in labels)
         failed = any(v in ("unsupported", "contradicted") for v in labels)
@@ -273,20 +281,20 @@ class LLMJudge:
 
 # ----------------------------------------------------------------------------- grade
 
-def grade_answer(item: Any, answer: Any, context: Any = None, judge: Judge | None = None) -> Grade:
+def grade_answer(item: GoldenItem, answer: Answer | str, context: AssembledContext | None = None,
+                 judge: Judge | None = None) -> Grade:
     """Grade one answer for a golden item: refusal for unanswerable items, must-mention
     when the item lists required strings, else the judge (when given), else undecided.
     ``answer`` is an Answer (its ``error`` makes the grade undecided) or a string."""
-    error = getattr(answer, "error", None)
-    text = answer if isinstance(answer, str) else str(getattr(answer, "text", ""))
-    if error:
-        return Grade(None, "undecided", {"error": error})
-    if not getattr(item, "answerable", True):
+    text = answer if isinstance(answer, str) else answer.text
+    if not isinstance(answer, str) and answer.error:
+        return Grade(None, "undecided", {"error": answer.error})
+    if not item.answerable:
         return Grade(is_refusal(text), "refusal", {"expected": "refusal"})
-    required = tuple(getattr(item, "answer_must_mention", ()) or ())
+    required = tuple(item.answer_must_mention)
     if required:
         missing = missing_mentions(text, required)
         return Grade(not missing, "must_mention", {"missing": missing, "required": list(required)})
     if judge is not None:
-        return judge.judge(str(getattr(item, "question", "")), text, context)
+        return judge.judge(item.question, text, context)
     return Grade(None, "undecided", {"reason": "no answer_must_mention and no judge"})

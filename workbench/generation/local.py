@@ -25,6 +25,7 @@ from workbench.generation.prompt import (
     make_answer,
 )
 from workbench.retrieval import cache_dir
+from workbench.retrieval.models import LazyModel, quiet_transformers, set_torch_threads
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -102,10 +103,9 @@ class LocalGenerator:
         self.dtype_name = dtype
         self.batch_size = max(1, batch_size)
         self.system_prompt = system_prompt
-        self._model: Any = None
-        self._tokenizer: Any = None
+        # torch threads are set around each generation (and restored), not at load
+        self._loaded = LazyModel(self._load, threads=None, set_threads=None)
         self._lock = threading.Lock()
-        self.load_seconds: float | None = None
         self.converted = False
         self.calls = 0
         name = self.source.stem if self.source is not None else "SmolLM2-135M-Instruct-Q4_1"
@@ -142,39 +142,36 @@ class LocalGenerator:
             return target
         return source
 
+    @property
+    def load_seconds(self) -> float | None:
+        return self._loaded.load_seconds
+
     def load(self) -> LocalGenerator:
         """Load the model (converting a GGUF once); records ``load_seconds``."""
-        if self._model is not None:
-            return self
+        self._loaded.get()
+        return self
+
+    def _load(self) -> tuple[Any, Any]:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        started = time.perf_counter()
-        bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()
-        try:
+        with quiet_transformers():
             folder = self._folder()
             local = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or folder.exists()
             tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=local)
             model = AutoModelForCausalLM.from_pretrained(
                 str(folder), dtype=getattr(torch, self._resolve_dtype()), local_files_only=local)
-        finally:
-            if bars:
-                hf_logging.enable_progress_bar()
         model.eval()
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         model.generation_config.pad_token_id = tokenizer.pad_token_id
-        self._model, self._tokenizer = model, tokenizer
-        self.load_seconds = time.perf_counter() - started
-        return self
+        return model, tokenizer
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's tokenizer (for context budgets)."""
-        self.load()
-        return len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+        _, tokenizer = self._loaded.get()
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _messages(self, messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
         out = [dict(m) for m in messages]
@@ -188,22 +185,20 @@ class LocalGenerator:
         """Greedy completions for several conversations in one left-padded batch."""
         import torch
 
-        self.load()
-        tok, model = self._tokenizer, self._model
+        model, tok = self._loaded.get()
         texts = [tok.apply_chat_template(self._messages(c), add_generation_prompt=True,
                                          tokenize=False) for c in conversations]
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         started = time.perf_counter()
         with self._lock:
-            threads = torch.get_num_threads()
-            torch.set_num_threads(self.threads)
+            threads = set_torch_threads(self.threads)
             try:
                 with torch.inference_mode():
                     out = model.generate(**enc, max_new_tokens=max_tokens or self.max_new_tokens,
                                          do_sample=False, temperature=None, top_p=None,
                                          top_k=None, pad_token_id=tok.pad_token_id)
             finally:
-                torch.set_num_threads(threads)
+                set_torch_threads(threads)
             self.calls += len(conversations)
         elapsed = (time.perf_counter() - started) / len(conversations)
         width = enc["input_ids"].shape[1]
@@ -218,7 +213,8 @@ class LocalGenerator:
         return replies
 
     def chat(self, messages: Sequence[Mapping[str, str]], max_tokens: int | None = None,
-             temperature: float | None = None) -> ChatReply:
+             temperature: float | None = None,  # noqa: ARG002 - ChatModel's signature
+             ) -> ChatReply:
         """One greedy completion (``temperature`` is ignored: decoding is greedy)."""
         try:
             return self.chat_batch([messages], max_tokens)[0]

@@ -84,7 +84,7 @@ class OpenAIChatGenerator:
         if retry_after:
             with contextlib.suppress(ValueError):
                 delay = max(delay, min(self.backoff_max, float(retry_after)))
-        return delay
+        return float(delay)
 
     def chat(self, messages: Sequence[Mapping[str, str]], max_tokens: int | None = None,
              temperature: float | None = None) -> ChatReply:

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import pandas as pd
 
 from workbench.corpus import Chunk, Document, can_read, is_superseded
-from workbench.evaluation import SMALL_N, mean_interval
+from workbench.evaluation import SMALL_N, FrameField, mean_interval
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
-from workbench.generation.prompt import generate_all
+from workbench.generation.prompt import Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import Relevance
+from workbench.retrieval import Retriever
 
 __all__ = [
     "PositionItem",
@@ -107,33 +107,36 @@ def _distractors(item: PositionItem, others: Sequence[PositionItem], need: int, 
     return chosen
 
 
-@dataclass
+@dataclass(frozen=True, eq=False, kw_only=True)
 class PositionResult:
-    """Per (question, position) answers and grades; ``summary()`` gives the curve."""
+    """Per (question, position) answers and grades (``frame``); ``summary()`` gives the
+    curve. ``closed_book``: the answers without passages (None when not asked). Immutable:
+    the tables are read as copies."""
 
-    frame: pd.DataFrame
+    frame: FrameField[pd.DataFrame] = FrameField()
     n_positions: int
-    positions: list[int]
+    positions: tuple[int, ...]
     model_id: str = ""
-    skipped: list[str] = field(default_factory=list)
-    closed_book: pd.DataFrame | None = None
+    skipped: tuple[str, ...] = ()
+    closed_book: FrameField[pd.DataFrame | None] = FrameField()
 
     def __repr__(self) -> str:
-        n = self.frame["qid"].nunique() if len(self.frame) else 0
-        return (f"PositionResult({self.model_id}, {n} questions x {len(self.positions)} "
+        return (f"PositionResult({self.model_id}, {self.n_questions} questions x "
+                f"{len(self.positions)} "
                 f"positions of {self.n_positions} passages)")
 
     @property
     def n_questions(self) -> int:
         return int(self.frame["qid"].nunique()) if len(self.frame) else 0
 
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, confidence: float = 0.95) -> pd.DataFrame:
         """position (0-based), rank (1-based), n, accuracy, its exact (Clopper-Pearson)
         interval and ``small_n`` (fewer than 10 questions)."""
         rows = []
+        frame = self.frame
         for pos in self.positions:
-            values = self.frame.loc[self.frame["position"] == pos, "passed"].astype(float)
-            low, high = (mean_interval(values.to_numpy(), level)[:2] if len(values)
+            values = frame.loc[frame["position"] == pos, "passed"].astype(float)
+            low, high = (mean_interval(values.to_numpy(), confidence)[:2] if len(values)
                          else (float("nan"), float("nan")))
             rows.append({"position": pos, "rank": pos + 1, "n": len(values),
                          "accuracy": float(values.mean()) if len(values) else float("nan"),
@@ -141,9 +144,10 @@ class PositionResult:
         return pd.DataFrame(rows)
 
     def closed_book_accuracy(self) -> float | None:
-        if self.closed_book is None or not len(self.closed_book):
+        book = self.closed_book
+        if book is None or not len(book):
             return None
-        return float(self.closed_book["passed"].astype(float).mean())
+        return float(book["passed"].astype(float).mean())
 
     def _repr_html_(self) -> str:
         import html
@@ -152,7 +156,7 @@ class PositionResult:
                 f"{self.summary().to_html(index=False, float_format=lambda v: f'{v:.3f}')}</div>")
 
 
-def position_experiment(items: Sequence[PositionItem], generator: Any, n_positions: int = 5,
+def position_experiment(generator: Generator, items: Sequence[PositionItem], n_positions: int = 5,
                         distractors: str = "own", positions: Sequence[int] | None = None,
                         seed: int = 0, closed_book: bool = False,
                         progress: bool = False) -> PositionResult:
@@ -201,14 +205,14 @@ def position_experiment(items: Sequence[PositionItem], generator: Any, n_positio
     frame = pd.DataFrame(rows, columns=["qid", "category", "n_positions", "position", "gold_id",
                                         "gold_label", "passed", "answer", "error",
                                         "context_ids"])
-    return PositionResult(frame, n_positions, slots, str(getattr(generator, "model_id", "")),
-                          skipped, book)
+    return PositionResult(frame=frame, n_positions=n_positions, positions=tuple(slots),
+                          model_id=generator.model_id, skipped=tuple(skipped), closed_book=book)
 
 
 # ----------------------------------------------------------------------------- handbook items
 
-def handbook_position_items(golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
-                            retriever: Any,
+def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[GoldenItem],
+                            chunks: Sequence[Chunk],
                             documents: Mapping[str, Document] | Iterable[Document] | None = None,
                             n_distractors: int = 4, qids: Iterable[str] | None = None,
                             user_groups: Iterable[str] | None = None) -> list[PositionItem]:

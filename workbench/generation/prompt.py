@@ -1,7 +1,8 @@
-"""The prompt and the Generator protocol: ``PROMPT_VERSION``, :func:`build_messages`,
-:class:`ChatReply`, :class:`Answer` (with :func:`make_answer`), :class:`Generator`, and
-:func:`generate_all`, which runs any generator over many questions without letting one
-failure abort the run (:func:`safe_generate`)."""
+"""The prompt and the generator protocols: ``PROMPT_VERSION``, :func:`build_messages`,
+:class:`ChatReply`, :class:`Answer` (with :func:`make_answer`), :class:`Generator` (and
+:class:`BatchGenerator`, one that answers many requests at once), :class:`ChatModel` (a chat
+endpoint, what a judge asks), and :func:`generate_all`, which runs any generator over many
+questions without letting one failure abort the run (:func:`safe_generate`)."""
 
 from __future__ import annotations
 
@@ -77,19 +78,44 @@ def make_answer(reply: ChatReply, context: AssembledContext, model_id: str,
 @runtime_checkable
 class Generator(Protocol):
     """``generate(question, context) -> Answer``; ``model_id`` and ``prompt_version``
-    identify what produced it. ``generate_many`` (optional) batches or parallelises."""
+    identify what produced it (the answer cache keys on them)."""
 
-    model_id: str
-    prompt_version: str
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
 
     def generate(self, question: str, context: AssembledContext) -> Answer: ...
 
 
-def generate_all(generator: Any, requests: Sequence[tuple[str, AssembledContext]],
+@runtime_checkable
+class BatchGenerator(Generator, Protocol):
+    """A generator that answers many ``(question, context)`` requests at once (batched or in
+    parallel), in order; :func:`generate_all` uses it when a generator has it."""
+
+    def generate_many(self, requests: Sequence[tuple[str, AssembledContext]],
+                      progress: bool = False) -> list[Answer]: ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat endpoint: ``chat(messages, max_tokens) -> ChatReply`` (an error is recorded in
+    the reply, never raised). :class:`~workbench.generation.OpenAIChatGenerator` and
+    :class:`~workbench.generation.LocalGenerator` are chat models; a judge asks one."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def chat(self, messages: Sequence[Mapping[str, str]],
+             max_tokens: int | None = None) -> ChatReply: ...
+
+
+def generate_all(generator: Generator, requests: Sequence[tuple[str, AssembledContext]],
                  progress: bool = False, desc: str = "generate") -> list[Answer]:
     """Answers for ``(question, context)`` pairs, in order, through ``generate_many`` when
     the generator has it. An exception on one question becomes that answer's error."""
-    if hasattr(generator, "generate_many"):
+    if isinstance(generator, BatchGenerator):
         return list(generator.generate_many(requests, progress=progress))
     out = []
     for question, context in tqdm(requests, desc=desc, disable=not progress):
@@ -97,7 +123,7 @@ def generate_all(generator: Any, requests: Sequence[tuple[str, AssembledContext]
     return out
 
 
-def safe_generate(generator: Any, question: str, context: AssembledContext) -> Answer:
+def safe_generate(generator: Generator, question: str, context: AssembledContext) -> Answer:
     """``generator.generate(question, context)``; an exception becomes the answer's ``error``
     (so one failing question never aborts a run)."""
     try:

@@ -92,14 +92,15 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
     """SQuAD-style JSON (SQuAD, XQuAD, CMRC 2018): each paragraph becomes a document
     ``{title-slug}-{article}-{paragraph}``, each answer span becomes evidence (offsets
     re-computed after NFC), its text a must-mention string; ``is_impossible`` questions
-    become unanswerable items. The article title is the category."""
+    become unanswerable items. The article title is the category. A question whose answer
+    text is not in its paragraph is left out."""
     path = Path(path)
     data = decode_json_file(read_text(path, "SQuAD JSON"), path)
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list):
         raise InputError(str(path), "not SQuAD-style JSON: the top level must be an object "
                          "whose 'data' is a list of articles", field="data")
-    docs, items, skipped = [], [], 0
+    docs, items = [], []
     for ai, article in enumerate(articles):
         at = f"data[{ai}]"
         paragraphs = article.get("paragraphs", []) if isinstance(article, dict) else None
@@ -139,15 +140,12 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
                     spans.append(Evidence(doc.id, a, b, doc.text[a:b]))
                 impossible = bool(qa.get("is_impossible")) or not answers
                 if not spans and not impossible:
-                    skipped += 1
                     continue
                 items.append(GoldenItem(
                     normalize_text(str(qa["id"])), normalize_text(qa["question"]),
                     evidence=tuple(spans), answer_must_mention=tuple(s.text for s in spans),
                     category=title, source="real", answerable=not impossible))
-    golden = GoldenSet(items, path)
-    golden.skipped = skipped  # type: ignore[attr-defined]
-    return Corpus(docs, source=str(path)), golden
+    return Corpus(docs, source=str(path)), GoldenSet(items, path)
 
 
 def dataset_kind(corpus: str | Path, golden: str | Path | None = None) -> str:

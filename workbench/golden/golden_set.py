@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, overload
 
 from workbench.corpus import Chunk, Corpus
 from workbench.golden.items import Evidence, GoldenItem, GoldenSetError, Problem, parse_item
@@ -34,27 +35,48 @@ __all__ = ["GoldenSet", "add_case"]
 
 
 class GoldenSet(Sequence[GoldenItem]):
-    """An ordered, qid-unique list of golden items, with where each came from."""
+    """An ordered, qid-unique, immutable sequence of golden items, with where each came
+    from: ``path`` (the file, if any) and ``lines`` (qid -> line in it, for messages)."""
 
-    def __init__(self, items: Iterable[GoldenItem], path: str | Path | None = None):
-        self.items = list(items)
-        self.path = Path(path) if path else None
-        self._lines: dict[str, int] = {}
-        dupes = [q for q, n in Counter(i.qid for i in self.items).items() if n > 1]
+    def __init__(self, items: Iterable[GoldenItem], path: str | Path | None = None,
+                 lines: Mapping[str, int] | None = None):
+        self._items = tuple(items)
+        self._path = Path(path) if path else None
+        self._lines = dict(lines or {})
+        dupes = [q for q, n in Counter(i.qid for i in self._items).items() if n > 1]
         if dupes:
             raise GoldenSetError([Problem(self._where(q), "qid", "duplicate qid") for q in dupes])
 
-    def __getitem__(self, i: Any) -> Any:
-        return self.items[i]
+    @property
+    def items(self) -> tuple[GoldenItem, ...]:
+        return self._items
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def lines(self) -> Mapping[str, int]:
+        """qid -> the line of ``path`` it was read from (empty for a set built in memory)."""
+        return MappingProxyType(self._lines)
+
+    @overload
+    def __getitem__(self, i: int) -> GoldenItem: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[GoldenItem, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> GoldenItem | tuple[GoldenItem, ...]:
+        return self._items[i]
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self._items)
 
     def __iter__(self) -> Iterator[GoldenItem]:
-        return iter(self.items)
+        return iter(self._items)
 
     def __repr__(self) -> str:
-        cats = Counter(i.category for i in self.items)
+        cats = Counter(i.category for i in self._items)
         return f"GoldenSet({len(self)} items, {len(cats)} categories, from {self.path or 'memory'})"
 
     def _where(self, qid: str) -> str:
@@ -62,14 +84,14 @@ class GoldenSet(Sequence[GoldenItem]):
         return f"{self.path or '<golden>'}:{line}" if line else f"{self.path or '<golden>'} [{qid}]"
 
     def get(self, qid: str) -> GoldenItem:
-        for item in self.items:
+        for item in self._items:
             if item.qid == qid:
                 return item
         raise KeyError(f"qid {qid!r} is not in the golden set")
 
     @property
     def answerable(self) -> list[GoldenItem]:
-        return [i for i in self.items if i.answerable]
+        return [i for i in self._items if i.answerable]
 
     @property
     def content_hash(self) -> str:
@@ -112,9 +134,7 @@ class GoldenSet(Sequence[GoldenItem]):
             items.append(item)
         if problems:
             raise GoldenSetError(problems)
-        gs = cls(items, path)
-        gs._lines = lines
-        return gs
+        return cls(items, path, lines)
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write JSONL atomically and locked (temp file in the same folder, then rename);
@@ -123,7 +143,7 @@ class GoldenSet(Sequence[GoldenItem]):
         if target is None:
             raise ValueError("GoldenSet.save(): give a path; this golden set was not loaded "
                              "from a file")
-        text = "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in self.items)
+        text = "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in self._items)
         atomic_write_text(target, text)
         return Path(target)
 
@@ -137,7 +157,7 @@ class GoldenSet(Sequence[GoldenItem]):
         id says nothing reliable about its document without its chunk."""
         found: list[Problem] = []
         by_id = {c.id: c for c in chunks or ()}
-        for item in self.items:
+        for item in self._items:
             where = self._where(item.qid)
             for cid in item.chunk_labels if chunks is not None else ():
                 chunk = by_id.get(cid)
@@ -205,13 +225,13 @@ class GoldenSet(Sequence[GoldenItem]):
         """Turn chunk-id labels into evidence spans once, from the chunking they were made
         on; from then on any chunking is scored from the spans."""
         by_id = {c.id: c for c in chunks}
-        missing = [(i.qid, c) for i in self.items for c in i.chunk_labels if c not in by_id]
+        missing = [(i.qid, c) for i in self._items for c in i.chunk_labels if c not in by_id]
         if missing:
             raise GoldenSetError([Problem(self._where(q), "relevant_chunk_ids",
                                           f"chunk id {c!r} is not in the given chunks")
                                   for q, c in missing])
         items = []
-        for item in self.items:
+        for item in self._items:
             if item.evidence or not item.chunk_labels:
                 items.append(item)
                 continue
@@ -219,9 +239,7 @@ class GoldenSet(Sequence[GoldenItem]):
             ev = tuple(Evidence(by_id[c].doc_id, by_id[c].start, by_id[c].end, by_id[c].text)
                        for c in graded)
             items.append(replace(item, evidence=ev))
-        anchored = GoldenSet(items, self.path)
-        anchored._lines = dict(self._lines)
-        return anchored
+        return GoldenSet(items, self.path, self._lines)
 
 
 def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
@@ -248,16 +266,12 @@ def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
         parsed = parse_item(row, where, problems)
         if parsed is None:
             raise GoldenSetError(problems)
-        if parsed.qid in current._lines:
+        if parsed.qid in current.lines:
             raise InputError(where, f"{parsed.qid!r} already exists (line "
-                             f"{current._lines[parsed.qid]}); choose a new qid", field="qid")
+                             f"{current.lines[parsed.qid]}); choose a new qid", field="qid")
         if corpus is not None:
-            new = GoldenSet([parsed], path)
-            new._lines = {parsed.qid: line}
-            new.validate(corpus)
+            GoldenSet([parsed], path, {parsed.qid: line}).validate(corpus)
         sep = b"" if not raw or raw.endswith(b"\n") else b"\n"
         text = json.dumps(parsed.to_json(), ensure_ascii=False) + "\n"
         atomic_write_bytes(path, raw + sep + text.encode("utf-8"))
-    updated = GoldenSet([*current.items, parsed], path)
-    updated._lines = {**current._lines, parsed.qid: line}
-    return updated
+    return GoldenSet([*current.items, parsed], path, {**current.lines, parsed.qid: line})

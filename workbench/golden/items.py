@@ -98,8 +98,8 @@ class GoldenItem:
 
 
 def can_read_item(user_groups: Iterable[str] | str | None, item: GoldenItem,
-                  documents: Mapping[str, Document] | None,
-                  chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None) -> bool:
+                  chunks: Mapping[str, Chunk] | Sequence[Chunk] | None,
+                  documents: Mapping[str, Document] | None) -> bool:
     """Whether a user in ``user_groups`` may see the facts of ``item`` (its must-mention
     strings, grade details, evidence quotes and the ids of its documents): only when every
     document holding its evidence, every chunk of ``chunks`` overlapping that evidence and

@@ -59,7 +59,8 @@ from workbench.metrics.registry import Metric, parse_metric
 __all__ = ["PerQueryScores", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
-Run = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
+#: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
+Rankings = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
 
 
 def _ranked_grades(
-    run: Run, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
+    run: Rankings, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
 ) -> np.ndarray:
     """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
     non-relevant or past the end of the run. Only positively judged documents are located:
@@ -182,21 +183,25 @@ def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.nd
 
 
 def _discount(n: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, n + 2))
+    discount: np.ndarray = 1.0 / np.log2(np.arange(2, n + 2))
+    return discount
 
 
 def _dcg(gains: np.ndarray, k: int) -> np.ndarray:
     k = min(k, gains.shape[1])
-    return gains[:, :k] @ _discount(k)
+    dcg: np.ndarray = gains[:, :k] @ _discount(k)
+    return dcg
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+    out: np.ndarray = np.divide(num, den, out=np.zeros_like(num, dtype=np.float64),
+                                where=den > 0)
+    return out
 
 
 def score_queries(
     qrels: Qrels,
-    run: Run,
+    run: Rankings,
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
@@ -300,7 +305,7 @@ def score_queries(
 
 def mean_scores(
     qrels: Qrels,
-    run: Run,
+    run: Rankings,
     metrics: Sequence[str | Metric],
     threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",

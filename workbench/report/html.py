@@ -30,39 +30,51 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
 from workbench.corpus import EVERYONE, Chunk, Document, acl_of
-from workbench.diagnose import LABELS, Trace, diagnose
+from workbench.diagnose import LABELS, Trace, Triage, diagnose_trace
 from workbench.evaluation import Evaluation
+from workbench.generation import GenerationResult
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import atomic_write_text
+from workbench.sweep import SweepResult
 from workbench.text import neutralise_bidi
+
+if TYPE_CHECKING:
+    from plotly.graph_objects import Figure
+
+#: The sweep section of a report: a SweepResult (leaderboard and plots) or ready figures.
+SweepFigures: TypeAlias = "SweepResult | Figure | Sequence[Figure] | None"
 
 __all__ = ["generation_evaluation", "render_report", "restricted_ids", "source_slices",
            "write_report"]
 
 
-def generation_evaluation(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
+def generation_evaluation(result: GenerationResult,
+                          golden: GoldenSet | Sequence[GoldenItem] | None = None,
                           system: str | None = None, mode: str = "live") -> Evaluation:
     """A GenerationResult as an Evaluation with one 0/1 metric ``answer_pass`` per decided
     question (undecided answers are left out), so ``compare``, ``by("source")`` and the gate
     apply to answers as they do to retrieval; its relevance label is ``answer_grade`` (judged
     by grading, not by retrieval). ``golden`` supplies each question's source."""
     items = {i.qid: i for i in golden} if golden is not None else {}
+    frame = result.frame
     rows = [{"system": system or result.model_id, "qid": r["qid"], "category": r["category"],
              "source": items[r["qid"]].source if r["qid"] in items else "n/a",
              "relevance": "answer_grade", "metric": "answer_pass",
              "value": float(bool(r["passed"]))}
-            for r in result.frame[result.frame["mode"] == mode].to_dict("records")
+            for r in frame[frame["mode"] == mode].to_dict("records")
             if r["passed"] is not None and not pd.isna(r["passed"])]
     return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 
 
-def source_slices(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None = None,
-                  metrics: Sequence[str] | None = None, level: float = 0.95) -> pd.DataFrame:
+def source_slices(result: Evaluation | GenerationResult,
+                  golden: GoldenSet | Sequence[GoldenItem] | None = None,
+                  metrics: Sequence[str] | None = None,
+                  confidence: float = 0.95) -> pd.DataFrame:
     """Metrics per golden ``source`` (real / owner / synthetic) side by side: rows are
     metrics, columns ``(source, mean|ci_low|ci_high|n)``. Takes an Evaluation or a
     GenerationResult (``golden`` then gives each question's source). Synthetic questions
@@ -72,7 +84,7 @@ def source_slices(result: Any, golden: GoldenSet | Sequence[GoldenItem] | None =
         sources = {i.qid: i.source for i in golden}
         ev = Evaluation(ev.frame.assign(source=[sources.get(q, s) for q, s in zip(
             ev.frame["qid"], ev.frame["source"], strict=True)]), ev.excluded)
-    table = ev.by("source", level)
+    table = ev.by("source", confidence)
     if metrics:
         table = table[table["metric"].isin(list(metrics))]
     if table.empty:
@@ -112,14 +124,14 @@ def _frame(frame: pd.DataFrame, index: bool = False) -> str:
                                          float_format=lambda v: f"{v:.3f}", na_rep=""))
 
 
-def _figures(sweep: Any) -> list[Any]:
+def _figures(sweep: SweepFigures) -> list[Figure]:
     """Plot figures for the sweep section: a SweepResult, a figure, or a list of figures."""
     if sweep is None:
         return []
-    if hasattr(sweep, "to_html"):
-        return [sweep]
-    if isinstance(sweep, list | tuple):
+    if isinstance(sweep, Sequence):
         return list(sweep)
+    if not isinstance(sweep, SweepResult):
+        return [sweep]
     from workbench.widgets.plots import category_heatmap, cost_quality
 
     metric = sweep.metrics[0]
@@ -135,11 +147,11 @@ def _script_hashes(fragment: str) -> list[str]:
             for m in _SCRIPT.finditer(fragment)]
 
 
-def _sweep_html(sweep: Any) -> tuple[str, list[str]]:
+def _sweep_html(sweep: SweepFigures) -> tuple[str, list[str]]:
     """The sweep section and the hashes of its figures' scripts, taken from each figure
     as plotly renders it (figure data is JSON in which plotly escapes ``<``)."""
     parts, hashes = [], []
-    if hasattr(sweep, "leaderboard"):
+    if isinstance(sweep, SweepResult):
         parts.append(_frame(sweep.leaderboard().drop(columns=["metric"]), index=True))
     for n, fig in enumerate(_figures(sweep)):
         fragment = fig.to_html(full_html=False, include_plotlyjs=(n == 0),
@@ -149,7 +161,7 @@ def _sweep_html(sweep: Any) -> tuple[str, list[str]]:
     return "".join(parts), hashes
 
 
-def _generation_html(generation: Any, golden: Sequence[GoldenItem] | None) -> str:
+def _generation_html(generation: GenerationResult, golden: Sequence[GoldenItem] | None) -> str:
     parts = [f"<p>{_esc(repr(generation))}</p>", _frame(generation.accuracy())]
     if set(generation.frame["mode"]) >= {"oracle", "live"}:
         parts += ["<h3>Retrieval tax (oracle − live, paired bootstrap)</h3>",
@@ -161,14 +173,17 @@ def _generation_html(generation: Any, golden: Sequence[GoldenItem] | None) -> st
     return "".join(parts)
 
 
-def _triage_html(tri: Any, generation: Any) -> str:
-    counts = tri.counts.assign(share=tri.counts["share"].map(lambda v: f"{v:.1%}"))
+def _triage_html(tri: Triage, generation: GenerationResult | None) -> str:
+    counts = tri.counts
+    counts = counts.assign(share=counts["share"].map(lambda v: f"{v:.1%}"))
     rows = tri.rows
+    n = len(rows)
     if generation is not None:
-        live = generation.frame[generation.frame["mode"] == "live"]
+        frame = generation.frame
+        live = frame[frame["mode"] == "live"]
         rows = rows.merge(live[["qid", "category", "answer"]], on="qid", how="left")
     return (f"{_frame(counts)}<p>Fix first: <b>{_esc(tri.verdict)}</b> ({_esc(tri.reason)}; "
-            f"n={len(tri.rows)})</p>"
+            f"n={n})</p>"
             f"<details><summary>per question</summary>{_frame(rows)}</details>")
 
 
@@ -182,7 +197,7 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     failing = []
     for t in traces:
         item = items.get(t.qid)
-        d = diagnose(t, item, chunks, corpus) if item is not None else None
+        d = diagnose_trace(t, item, chunks, corpus) if item is not None else None
         if d is not None and (d.passed is False or d.labels):
             failing.append((t, item, d))
     counts = pd.Series([lab for _, _, d in failing for lab in d.labels], dtype=object)
@@ -193,7 +208,7 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     body = [f"<p>{len(failing)} of {len(traces)} traces failed or carry a diagnosis label"
             + (f"; the first {len(shown)} are shown" if more else "") + ".</p>",
             _frame(summary)]
-    body += [trace_viewer_html(t, item, corpus, by_id, d, quadrants.get(t.qid))
+    body += [trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid))
              for t, item, d in shown]
     return "".join(body), len(failing)
 
@@ -205,26 +220,26 @@ def _csp(hashes: Sequence[str]) -> str:
             "img-src data:; font-src data:")
 
 
-def _views(generation: Any, traces: Sequence[Trace] | None) -> list[tuple[str, ...] | None]:
+def _views(generation: GenerationResult | None,
+           traces: Sequence[Trace] | None) -> list[tuple[str, ...] | None]:
     """The user groups each answer and trace was produced for (None: unrestricted)."""
     views: list[tuple[str, ...] | None] = []
     if generation is not None:
-        for ctx in getattr(generation, "contexts", {}).values():
+        for ctx in generation.contexts.values():
             groups = ctx.params.get("user_groups")
             views.append(None if groups is None else tuple(groups))
     views += [t.user_groups for t in traces or ()]
     return views
 
 
-def restricted_ids(corpus: Mapping[str, Document], chunks: Sequence[Chunk] | None = None
-                   ) -> list[str]:
+def restricted_ids(chunks: Sequence[Chunk] | None, corpus: Mapping[str, Document]) -> list[str]:
     """Ids of the documents (and chunks) that not everyone may read."""
     ids = [d.id for d in corpus.values() if d.acl and EVERYONE not in d.acl]
     return ids + [c.id for c in chunks or () if "acl" in c.metadata
                   and EVERYONE not in acl_of(c.metadata, f"chunk {c.id!r}")]
 
 
-def _access_note(generation: Any, traces: Sequence[Trace] | None,
+def _access_note(generation: GenerationResult | None, traces: Sequence[Trace] | None,
                  corpus: Mapping[str, Document] | None,
                  chunks: Sequence[Chunk] | None, unrestricted: bool) -> str:
     """What the report may show, or ValueError when an unrestricted view would show
@@ -237,7 +252,7 @@ def _access_note(generation: Any, traces: Sequence[Trace] | None,
             raise ValueError("answers or traces were produced without user_groups (the "
                              "unrestricted view) and no corpus= was given to check that no "
                              "document is restricted: pass corpus=, or unrestricted=True")
-        if restricted_ids(corpus, chunks):
+        if restricted_ids(chunks, corpus):
             raise ValueError("the corpus has restricted documents or chunks, and answers or "
                              "traces were produced without user_groups, so the report would "
                              "show them to every reader: produce them as a user "
@@ -248,11 +263,12 @@ def _access_note(generation: Any, traces: Sequence[Trace] | None,
     return "Access: " + "; ".join(parts)
 
 
-def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
-                  generation: Any = None, traces: Sequence[Trace] | None = None, *,
-                  title: str = "RAG Workbench report", golden: Any = None,
+def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = None,
+                  generation: GenerationResult | None = None,
+                  traces: Sequence[Trace] | None = None, *, title: str = "RAG Workbench report",
+                  golden: GoldenSet | Sequence[GoldenItem] | None = None,
                   corpus: Mapping[str, Document] | None = None,
-                  chunks: Sequence[Chunk] | None = None, triage: Any = None,
+                  chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
                   max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> str:
     """The report as one HTML string (see :func:`write_report`)."""
     from workbench.widgets.metric_table import metric_table_html
@@ -306,11 +322,12 @@ def render_report(evaluation: Evaluation | None = None, sweep: Any = None,
             f"<body>{body}</body></html>\n")
 
 
-def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: Any = None,
-                 generation: Any = None, traces: Sequence[Trace] | None = None, *,
-                 title: str = "RAG Workbench report", golden: Any = None,
+def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: SweepFigures = None,
+                 generation: GenerationResult | None = None,
+                 traces: Sequence[Trace] | None = None, *, title: str = "RAG Workbench report",
+                 golden: GoldenSet | Sequence[GoldenItem] | None = None,
                  corpus: Mapping[str, Document] | None = None,
-                 chunks: Sequence[Chunk] | None = None, triage: Any = None,
+                 chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
                  max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> Path:
     """Write one standalone HTML report (atomically; missing folders are made) and return its
     path. ``sweep`` is a SweepResult (leaderboard, cost/quality and category plots) or

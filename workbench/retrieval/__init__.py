@@ -8,7 +8,8 @@ the embedding cache (:mod:`~workbench.retrieval.cache`, its files in
 :mod:`~workbench.retrieval.shards`), dense retrieval (:mod:`~workbench.retrieval.dense`),
 fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
 and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
-retriever plugs in as any callable through :class:`CallableRetriever`.
+retriever plugs in as any callable through :class:`CallableRetriever`, or in one line with
+:func:`wrap` (:mod:`~workbench.retrieval.adapters`: LangChain, LlamaIndex, Chroma).
 
 ``make_retriever(spec, chunks)`` builds one from a short name used by the CLI and sweeps:
 ``bm25``, ``dense``, ``hybrid`` (BM25 + dense, RRF) and ``hybrid+rerank`` (the hybrid's top
@@ -23,9 +24,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 from workbench.corpus import Chunk
+from workbench.retrieval.adapters import wrap
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
 from workbench.retrieval.bm25 import (
     CHINESE_STOPWORDS,
@@ -81,13 +82,13 @@ __all__ = [
     "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
     "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "top_k_indices", "weighted_fuse",
+    "tokenize", "top_k_indices", "weighted_fuse", "wrap",
 ]
 
 
-def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Any = None, cache: Any = None,
-                   reranker_encoder: Any = "e5", queries: Sequence[str] = (),
-                   progress: bool = True) -> Retriever:
+def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | None = None,
+                   cache: EmbeddingCache | None = None, reranker_encoder: Encoder | str = "e5",
+                   queries: Sequence[str] = (), progress: bool = True) -> Retriever:
     """Build a named retriever over ``chunks``. ``encoder`` is a name, path or Encoder;
     without one, the encoder is chosen for the language of the chunks and of ``queries``
     (:func:`choose_encoder`), and a given one that does not read them is warned about

@@ -1,9 +1,11 @@
 """BM25 over chunks (bm25s), with tokenisation that works for English, Vietnamese, Chinese,
 Japanese and Korean.
 
-Tokenisation (change it by passing ``tokenizer=`` any ``str -> list[str]``): NFKC and case
-folding (:func:`~workbench.text.fold`: full-width ``ＡＰＩ２０２４`` reads as ``api2024``), then
-by script (:mod:`workbench.text.scripts`):
+Tokenisation (change it by passing ``tokenizer=`` any ``str -> list[str]``): the load-time
+normal form (:func:`~workbench.text.normalize_text`, so a query typed or pasted with a
+zero-width space reads as the loaded text does), NFKC and case folding
+(:func:`~workbench.text.fold`: full-width ``ＡＰＩ２０２４`` reads as ``api2024``), then by
+script (:mod:`workbench.text.scripts`):
 
 * runs of Han and kana become character unigrams and bigrams (no segmenter needed);
   the unigrams of Chinese question words and particles (什 么 哪 谁 吗 呢) are dropped, as
@@ -33,7 +35,7 @@ import numpy as np
 
 from workbench.corpus import Chunk
 from workbench.retrieval.base import Hit
-from workbench.text import CJK, HANGUL, WORD, fold
+from workbench.text import CJK, HANGUL, WORD, fold, normalize_text
 
 _TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<hangul>[{HANGUL}]+)|{WORD}+(?:[-_.]{WORD}+)*")
 _CODE_JOINER = re.compile(r"[-_.]")
@@ -54,7 +56,7 @@ STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """The default BM25 tokeniser (see the module docstring)."""
     out: list[str] = []
-    for match in _TOKEN.finditer(fold(text)):
+    for match in _TOKEN.finditer(fold(normalize_text(text))):
         token = match.group(0)
         if match.group("cjk"):
             out.extend(c for c in token if c not in stopwords)

@@ -7,7 +7,6 @@ Vectors are L2-normalised, so scores are cosine similarities.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -61,7 +60,6 @@ class DenseRetriever:
     Without an ``encoder`` it picks one for the chunks' language
     (:func:`~workbench.retrieval.encoders.choose_encoder`); a given encoder that does not read
     that language gets a :class:`~workbench.retrieval.encoders.LanguageWarning`.
-    ``last_latency_s`` is the wall time of the last ``search`` (query encoding + lookup).
     """
 
     def __init__(
@@ -138,7 +136,6 @@ class DenseRetriever:
             else "exact"
         )
         self._hnsw: Any = None
-        self.last_latency_s: float | None = None
         if self.index_kind == "hnsw":
             self._build_hnsw()
 
@@ -228,10 +225,6 @@ class DenseRetriever:
         return self.search_vectors(qvecs, k)
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
         if k <= 0 or not len(self.ids):
-            hits: list[Hit] = []
-        else:
-            hits = self.search_vectors(self._query_vectors([query]), k)[0]
-        self.last_latency_s = time.perf_counter() - start
-        return hits
+            return []
+        return self.search_vectors(self._query_vectors([query]), k)[0]

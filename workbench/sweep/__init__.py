@@ -4,7 +4,7 @@ A grid maps parameters to lists of values; every combination is one configuratio
 
     grid = {"chunker": ["fixed", "recursive"], "size": [200, 400, 800],
             "overlap": [0, "25%"], "header": [False, True], "retriever": ["bm25"], "k": [5]}
-    result = sweep(grid, corpus, golden)          # a SweepResult (an Evaluation)
+    result = run_sweep(grid, golden, corpus)          # a SweepResult (an Evaluation)
     result.leaderboard("recall@5")                # one row per config: mean [CI], n, cost
 
 Parameters (a scalar means a one-value list):
@@ -54,7 +54,7 @@ sweep skips configurations already there.
 The package is split by concern: :mod:`~workbench.sweep.grid` (grid parameters, validation,
 :func:`expand_grid`, chunker specs, :func:`load_grid`), :mod:`~workbench.sweep.worker` (one
 task: chunk once, embed through the cache, evaluate every configuration of that chunking;
-what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`sweep`:
+what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`run_sweep`:
 memoised tasks, executors, resume state) and :mod:`~workbench.sweep.result`
 (:class:`SweepResult`, :func:`refine`, :func:`first_relevant_rank_table`). ``workbench sweep``
 is :mod:`workbench.cli.sweep`.
@@ -81,7 +81,7 @@ from workbench.sweep.result import (
     first_relevant_rank_table,
     refine,
 )
-from workbench.sweep.runner import InProcessExecutor, make_executor, sweep
+from workbench.sweep.runner import InProcessExecutor, make_executor, run_sweep
 
 __all__ = [
     "CHUNKER_KINDS",
@@ -99,5 +99,5 @@ __all__ = [
     "load_grid",
     "make_executor",
     "refine",
-    "sweep",
+    "run_sweep",
 ]

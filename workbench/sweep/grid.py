@@ -11,10 +11,13 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.io import read_text
 from workbench.metrics import parse_metric
+
+if TYPE_CHECKING:
+    from workbench.retrieval import Encoder
 
 GRID_KEYS = ("chunker", "size", "overlap", "unit", "header", "retriever", "encoder", "k")
 CHUNKER_KINDS = ("fixed", "sentence", "recursive", "markdown")
@@ -158,14 +161,14 @@ class SweepConfig:
     params: Mapping[str, Any]
     spec: str
     retriever: str
-    encoder: Any
+    encoder: str | Encoder | None
     k: int
 
     @property
     def encoder_id(self) -> str | None:
-        if self.encoder is None:
-            return None
-        return str(getattr(self.encoder, "model_id", self.encoder))
+        if self.encoder is None or isinstance(self.encoder, str):
+            return self.encoder
+        return self.encoder.model_id
 
 
 def _chunker_spec(p: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ the gold evidence is first found)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ class SweepResult(Evaluation):
       the kept hits); ``resumed``: configurations read from the state file.
 
     Configuration labels (``configs()``, for ``compare``) are the system names, the index
-    of ``config_table``.
+    of ``config_table``. Immutable, as an Evaluation is: tables are read as copies, the rest
+    is read-only.
     """
 
     def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]],
@@ -43,14 +45,31 @@ class SweepResult(Evaluation):
                  found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
                  resumed: int = 0):
         super().__init__(frame, excluded, runs)
-        self._config_table = configs
-        self.skipped = [dict(s) for s in skipped]
-        self.found_rank = {c: dict(v) for c, v in (found_rank or {}).items()}
-        self.resumed = resumed
+        self._config_table = configs.copy()
+        self._skipped = tuple(MappingProxyType(dict(s)) for s in skipped)
+        self._found_rank = MappingProxyType({c: MappingProxyType(dict(v))
+                                             for c, v in (found_rank or {}).items()})
+        self._resumed = resumed
 
     @property
     def config_table(self) -> pd.DataFrame:
-        return self._config_table
+        return self._config_table.copy()
+
+    @property
+    def skipped(self) -> tuple[Mapping[str, Any], ...]:
+        """The grid's invalid combinations, each with its ``reason``."""
+        return self._skipped
+
+    @property
+    def found_rank(self) -> Mapping[str, Mapping[str, int | None]]:
+        """config -> qid -> the rank at which its gold evidence was first found (None: not
+        within the kept hits)."""
+        return self._found_rank
+
+    @property
+    def resumed(self) -> int:
+        """How many configurations were read from the state file."""
+        return self._resumed
 
     @property
     def grid_params(self) -> list[str]:
@@ -84,7 +103,7 @@ class SweepResult(Evaluation):
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
 
     def leaderboard(self, metric: str | None = None, category: str | None = None,
-                    level: float = 0.95) -> pd.DataFrame:
+                    confidence: float = 0.95) -> pd.DataFrame:
         """One row per configuration, best ``metric`` first: parameters, mean, interval,
         n and cost. ``category`` restricts the questions to one category."""
         metric = self.metric_name(metric)
@@ -92,7 +111,7 @@ class SweepResult(Evaluation):
         if category is not None:
             frame = frame[frame["category"] == category]
         # one metric, one configuration per system: the summary has one row per system
-        summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(level).set_index("system")
+        summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(confidence).set_index("system")
         cost = self._config_table.drop(columns=["retriever_name", "k_value"])
         table = cost.join(summ[["mean", "ci_low", "ci_high", "n"]], how="inner")
         table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
@@ -143,14 +162,15 @@ class SweepResult(Evaluation):
                            {k: v for k, v in self.found_rank.items() if k in keep},
                            self.resumed)
 
-    def best_by_category(self, metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    def best_by_category(self, metric: str | None = None,
+                         confidence: float = 0.95) -> pd.DataFrame:
         """Per category: the best configuration there, its mean [interval] and n, next to the
         overall best configuration's score in that category."""
         metric = self.metric_name(metric)
         overall = self.best(metric)
         rows = []
         for cat in sorted(self.frame["category"].unique()):
-            board = self.leaderboard(metric, cat, level)
+            board = self.leaderboard(metric, cat, confidence)
             top = board.iloc[0]
             rows.append({"category": cat, "n": int(top["n"]), "best_config": board.index[0],
                          "mean": top["mean"], "ci_low": top["ci_low"], "ci_high": top["ci_high"],
@@ -179,6 +199,16 @@ def plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _number(value: Any) -> float:
+    """A grid value as a number: ``"25%"`` is 25.0 (grid values were validated)."""
+    if isinstance(value, str):
+        match = PERCENT.match(value)
+        if match is None:
+            raise ValueError(f"{value!r} is not a number or a percentage")
+        return float(match.group(1))
+    return float(value)
+
+
 def refine(result: SweepResult, metric: str | None = None, around: str | Mapping[str, Any]
            | None = None, params: Sequence[str] = ("size", "overlap"), points: int = 1
            ) -> dict[str, list[Any]]:
@@ -187,7 +217,7 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
     neighbouring coarse value for every numeric parameter in ``params`` (at an edge of the
     coarse grid, as far beyond the edge: the optimum may lie outside it). Values are integers;
     overlaps given as percentages stay percentages. Other parameters are fixed at the centre's
-    values. Feed the result back to :func:`sweep`."""
+    values. Feed the result back to :func:`~workbench.sweep.run_sweep`."""
     if around is None:
         centre = result.params_of(result.best(metric))
     elif isinstance(around, str):
@@ -203,9 +233,8 @@ def refine(result: SweepResult, metric: str | None = None, around: str | Mapping
                 grid[key] = [value]
             continue
         pct = isinstance(value, str)
-        nums = sorted({float(PERCENT.match(v).group(1)) if isinstance(v, str)  # type: ignore
-                       else float(v) for v in coarse if isinstance(v, str) == pct})
-        c = float(PERCENT.match(value).group(1)) if pct else float(value)  # type: ignore
+        nums = sorted({_number(v) for v in coarse if isinstance(v, str) == pct})
+        c = _number(value)
         i = nums.index(c)
         fine = {c}
         for j, mirror in ((i - 1, i + 1), (i + 1, i - 1)):
@@ -255,10 +284,11 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
         relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold,
                               grade_threshold=threshold)
         hits = ev.runs[system].hits
-        found = {q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
-                 for q in relevance.qids}
-    elif system in getattr(ev, "found_rank", {}):
-        found = ev.found_rank[system]  # type: ignore[attr-defined]
+        found: Mapping[str, int | None] = {
+            q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
+            for q in relevance.qids}
+    elif isinstance(ev, SweepResult) and system in ev.found_rank:
+        found = ev.found_rank[system]
     else:
         raise ValueError("give the golden set (and the chunks) for this evaluation")
     order = [name for _, _, name in buckets] + [MISSING]

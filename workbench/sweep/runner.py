@@ -1,4 +1,4 @@
-"""The sweep itself: :func:`sweep` plans one task per distinct chunking, runs the tasks on an
+"""The sweep itself: :func:`run_sweep` plans one task per distinct chunking, runs the tasks on an
 executor (in process, a process pool or Dask: :func:`make_executor`), keeps finished
 configurations in a resume state file and assembles the :class:`SweepResult`."""
 
@@ -20,6 +20,7 @@ from workbench.golden import GoldenSet
 from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
+from workbench.retrieval.cache import EmbeddingCache
 from workbench.sweep import worker
 from workbench.sweep.grid import (
     SweepConfig,
@@ -84,11 +85,12 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
     return done
 
 
-def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: GoldenSet,
-          metrics: Sequence[str] | None = None, k: int = 5, executor: cf.Executor | None = None,
-          cache: Any = None, progress: bool = True, state_path: str | Path | None = None,
-          position_depth: int = 10,
-          evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
+def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Iterable[Document],
+              metrics: Sequence[str] | None = None, k: int = 5,
+              executor: cf.Executor | None = None,
+              cache: EmbeddingCache | str | Path | None = None, progress: bool = True,
+              state_path: str | Path | None = None, position_depth: int = 10,
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
     ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache
@@ -117,8 +119,6 @@ def sweep(grid: Mapping[str, Any], corpus: Corpus | Iterable[Document], golden: 
     data_key = _fingerprint([docs, gold])
     in_process = executor is None or isinstance(executor, InProcessExecutor)
     executor = executor or InProcessExecutor()
-    from workbench.retrieval.cache import EmbeddingCache
-
     if cache is None:
         cache = EmbeddingCache()
     elif not isinstance(cache, EmbeddingCache | str | Path):

@@ -7,12 +7,11 @@ golden set travel as plain rows and are rebuilt with :func:`decode_docs` and
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,14 +20,18 @@ from workbench.evaluation import Run
 from workbench.golden import GoldenSet, Problem, parse_item
 from workbench.retrieval.base import Hit
 
+if TYPE_CHECKING:
+    from workbench.retrieval import Encoder
+    from workbench.retrieval.cache import EmbeddingCache
+
 _LOCAL = threading.local()
 
 
-def _encoder(ref: Any) -> Any:
+def _encoder(ref: str | Encoder) -> Encoder:
     """An Encoder from a name (loaded once per process and thread) or the object itself."""
     if not isinstance(ref, str):
         return ref
-    memo = _LOCAL.__dict__.setdefault("encoders", {})
+    memo: dict[str, Encoder] = _LOCAL.__dict__.setdefault("encoders", {})
     if ref not in memo:
         from workbench.retrieval.encoders import get_encoder
 
@@ -36,10 +39,12 @@ def _encoder(ref: Any) -> Any:
     return memo[ref]
 
 
-def _cache(ref: Any) -> Any:
-    if ref is None or not isinstance(ref, str | Path):
+def _cache(ref: EmbeddingCache | str | Path) -> EmbeddingCache:
+    """The embedding cache of a task: the cache itself (in process), or one per folder,
+    process and thread."""
+    if not isinstance(ref, str | Path):
         return ref
-    memo = _LOCAL.__dict__.setdefault("caches", {})
+    memo: dict[str, EmbeddingCache] = _LOCAL.__dict__.setdefault("caches", {})
     key = str(ref)
     if key not in memo:
         from workbench.retrieval.cache import EmbeddingCache
@@ -81,25 +86,10 @@ def _count_tokens(texts: list[str]) -> list[int]:
     return [_TOKEN_COUNTS[t] for t in texts]
 
 
-def _without_overlap(chunker: Any) -> Any:
-    """The same chunker with every overlap set to 0 (None when it has none): the baseline
-    of ``cost_multiplier``, as in ``diagnose_chunking``."""
-    if not dataclasses.is_dataclass(chunker) or isinstance(chunker, type):
-        return None
-    names = {f.name for f in dataclasses.fields(chunker)}
-    changes: dict[str, Any] = {n: 0 for n in ("overlap", "overlap_sentences", "child_overlap")
-                               if n in names and getattr(chunker, n)}
-    for n in ("base", "parent"):
-        inner = _without_overlap(getattr(chunker, n)) if n in names else None
-        if inner is not None:
-            changes[n] = inner
-    return dataclasses.replace(chunker, **changes) if changes else None
-
-
 def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Chunk once, index once per retriever, and evaluate every configuration of one
     chunking. Returns plain data (picklable, JSON-able) keyed by config key."""
-    from workbench.chunking import chunk_corpus, parse_chunker, split_rate
+    from workbench.chunking import chunk_corpus, parse_chunker, split_rate, without_overlap
     from workbench.evaluation import evaluate
     from workbench.metrics import Relevance
     from workbench.retrieval.bm25 import BM25Retriever
@@ -115,7 +105,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
                            strict=True))
     index_tokens = sum(embed_counts)
     cost = 1.0
-    zero = _without_overlap(chunker)
+    zero = without_overlap(chunker)
     if zero is not None:
         base = sum(_count_tokens([c.embed_text for c in chunk_corpus(zero, docs)]))
         cost = index_tokens / base if base else 1.0
@@ -131,7 +121,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         deepest[ref] = max(deepest.get(ref, 0), depth_of[c["key"]])
 
     bm25: list[BM25Retriever] = []
-    dense: dict[Any, Any] = {}
+    dense: dict[Any, tuple[Any, np.ndarray, int, int]] = {}
     searched: dict[tuple[str, Any], list[list[Hit]]] = {}
 
     def get_bm25() -> BM25Retriever:

@@ -27,8 +27,8 @@ _BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 
 
 def nfc(text: str) -> str:
-    """Unicode NFC only (what the BM25 tokenizer applies to a query); loaded text gets
-    :func:`normalize_text`."""
+    """Unicode NFC only (offsets into raw text keep their invisible characters); loaded text
+    and BM25 queries get :func:`normalize_text`."""
     return unicodedata.normalize("NFC", text)
 
 

@@ -108,7 +108,7 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
 KINDS = ("fixed", "sentence", "recursive", "markdown")
 
 
-class ChunkPreview(widgets.VBox):
+class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive preview of one document under a chosen chunker.
 
     Readable from Python: ``spec`` (the chunker spec), ``chunks``, ``selected_chunk_id``.
@@ -168,7 +168,7 @@ class ChunkPreview(widgets.VBox):
         return chunk_preview_html(self.document, self.chunks, self.spans,
                                   self.selected_chunk_id, self.spec, counts)
 
-    def _rechunk(self, change: Any = None) -> None:
+    def _rechunk(self, _change: Any = None) -> None:
         with self.errors:
             self.chunks = parse_chunker(self.spec).chunk(self.document)
             ids = [c.id for c in self.chunks]
@@ -179,14 +179,14 @@ class ChunkPreview(widgets.VBox):
             self._painting = True
             self._repaint()
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         if not self._painting:
             return
         with self.errors:
             self.view.value = self.to_html()
 
 
-class ChunkPreviewPair(widgets.HBox):
+class ChunkPreviewPair(widgets.HBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Two chunk previews side by side on the same documents and spans (``left``,
     ``right``); the document choice of the left one drives both."""
 

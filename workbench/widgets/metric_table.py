@@ -108,7 +108,7 @@ def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "categ
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
-class MetricTable(widgets.VBox):
+class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive metric table. ``k``, ``sort_by`` and ``ascending`` are readable and
     settable from Python; the HTML repaints when any control changes."""
 
@@ -135,7 +135,8 @@ class MetricTable(widgets.VBox):
 
     @property
     def k(self) -> int | None:
-        return self.k_select.value
+        value: int | None = self.k_select.value
+        return value
 
     @property
     def sort_by(self) -> str:
@@ -145,6 +146,6 @@ class MetricTable(widgets.VBox):
         return metric_table_html(self.ev, self.k, self.column, self.sort_by,
                                  self.order.value == "ascending", self.system_select.value)
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         with self.errors:
             self.view.value = self.to_html()

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.evaluation import Evaluation
+from workbench.sweep import SweepResult
 
 __all__ = ["category_heatmap", "cost_quality", "held_values", "metric_vs_param", "param_text",
            "pareto_front", "rank_position", "topk_view"]
@@ -82,7 +83,7 @@ def _errors(data: pd.DataFrame) -> dict[str, Any]:
 
 
 def _points(ev: Evaluation, metric: str, category: str | None, facet: str | None,
-            where: Mapping[str, Any] | None, level: float) -> pd.DataFrame:
+            where: Mapping[str, Any] | None, confidence: float) -> pd.DataFrame:
     resolve = getattr(ev, "metric_name", None)  # a SweepResult maps recall@k -> recall@5
     if resolve is not None and metric not in ev.metrics:
         metric = resolve(metric)
@@ -94,7 +95,7 @@ def _points(ev: Evaluation, metric: str, category: str | None, facet: str | None
         if frame.empty:
             raise ValueError(f"no questions in category {category!r}")
     sub = Evaluation(frame)
-    return sub.by(facet, level) if facet else sub.summary(level)
+    return sub.by(facet, confidence) if facet else sub.summary(confidence)
 
 
 def held_values(ev: Evaluation, metric: str, shown: Sequence[str],
@@ -123,7 +124,7 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
                     facet: str | None = None, category: str | None = None,
                     where: Mapping[str, Any] | None = None,
                     hold: Mapping[str, Any] | str | None = None,
-                    level: float = 0.95) -> go.Figure:
+                    confidence: float = 0.95) -> go.Figure:
     """``metric`` (mean with its interval) against parameter ``x``, one line per value of
     ``color``, one panel per value of ``facet`` (e.g. ``"category"``). Every point is one
     configuration: the other parameters that vary are held fixed, at ``hold`` (a mapping)
@@ -153,7 +154,7 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
             which = "given" if isinstance(hold, Mapping) else "the best configuration's"
             note = ", ".join(f"{p}={param_text(v)}" for p, v in held.items()) + \
                 f" held fixed ({which})"
-    data = _points(ev, metric, category, facet, where, level)
+    data = _points(ev, metric, category, facet, where, confidence)
     data = data[data[x].notna()]
     keys = [k for k in (facet, color, x) if k]
     best = (data.sort_values("mean", ascending=False, kind="stable")
@@ -193,9 +194,9 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
                          categoryarray=[str(v) for v in order])
     if facet:  # one scale for every panel, so panels compare at a glance
         fig.update_yaxes(range=[-0.03, 1.05])
-    level_pct = f"{level:.0%}"
+    confidence_pct = f"{confidence:.0%}"
     fig.update_layout(
-        title=f"{metric} vs {x}: mean and {level_pct} interval"
+        title=f"{metric} vs {x}: mean and {confidence_pct} interval"
               + (f" ({category})" if category not in (None, "all") else "")
               + (f"<br><sup>{note}</sup>" if note else ""),
         yaxis_title=metric, xaxis_title=x, height=320 * rows + 80, template="plotly_white",
@@ -218,16 +219,16 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[int]:
     return front
 
 
-def cost_quality(result: Any, metric: str | None = None, cost: str = "index_tokens",
+def cost_quality(result: SweepResult, metric: str | None = None, cost: str = "index_tokens",
                  color: str | None = None, category: str | None = None,
-                 where: Mapping[str, Any] | None = None, level: float = 0.95) -> go.Figure:
+                 where: Mapping[str, Any] | None = None, confidence: float = 0.95) -> go.Figure:
     """Every configuration as a point (cost, mean ``metric`` with interval); the Pareto
     front (cheapest for its quality) drawn as a line. ``cost`` is a column of
     ``result.config_table``: index_tokens, chunks, cost_multiplier or prompt_tokens_at_k.
     ``where`` keeps only configurations with those parameter values (e.g. ``{"k": 5}``)."""
     if where:
         result = result.subset(**where)
-    board = result.leaderboard(metric, category, level)
+    board = result.leaderboard(metric, category, confidence)
     metric = str(board["metric"].iloc[0])
     if cost not in board.columns:
         raise ValueError(f"cost {cost!r} is not a column of the sweep's configs: "
@@ -262,12 +263,12 @@ def cost_quality(result: Any, metric: str | None = None, cost: str = "index_toke
     return fig
 
 
-def category_heatmap(ev: Evaluation, metric: str, level: float = 0.95,
+def category_heatmap(ev: Evaluation, metric: str, confidence: float = 0.95,
                      max_configs: int | None = 40) -> go.Figure:
     """Mean ``metric`` per configuration (rows, best overall first) and category (columns,
     ``all`` first). Hover gives the interval and n; cells carry the mean."""
-    overall = _points(ev, metric, None, None, None, level)
-    per = _points(ev, metric, None, "category", None, level)
+    overall = _points(ev, metric, None, None, None, confidence)
+    per = _points(ev, metric, None, "category", None, confidence)
     order = overall.sort_values("mean", ascending=False, kind="stable")["system"].tolist()
     order = order[:max_configs] if max_configs else order
     cats = sorted(per["category"].unique())
@@ -306,9 +307,9 @@ def category_heatmap(ev: Evaluation, metric: str, level: float = 0.95,
     return fig
 
 
-def topk_view(result: Any, metrics: Sequence[str] | None = None,
+def topk_view(result: SweepResult, metrics: Sequence[str] | None = None,
               cost: str = "prompt_tokens_at_k", where: Mapping[str, Any] | None = None,
-              level: float = 0.95) -> go.Figure:
+              confidence: float = 0.95) -> go.Figure:
     """How k trades quality for prompt size: ``metrics`` (default hit rate and MRR at k)
     against k, with the mean prompt tokens of the top-k chunks as bars on a second axis.
     Hit rate can only rise with k; MRR barely moves once the first relevant chunk is in;
@@ -332,7 +333,7 @@ def topk_view(result: Any, metrics: Sequence[str] | None = None,
                          hovertemplate="k=%{x}: %{y:,.0f} tokens<extra></extra>"),
                   secondary_y=True)
     summary = Evaluation(result.frame[result.frame["system"].isin(configs["config"])]) \
-        .summary(level).set_index(["system", "metric"])
+        .summary(confidence).set_index(["system", "metric"])
     for metric in names:
         rows = pd.DataFrame(summary.xs(metric, level="metric")).reindex(configs["config"])
         fig.add_trace(go.Scatter(

@@ -100,7 +100,7 @@ class PositionPlot:
         self.figure.data[0].on_click(self._on_click)
         self.widget = widgets.VBox([self.figure, self.output])
 
-    def _on_click(self, trace: Any, points: Any, state: Any) -> None:
+    def _on_click(self, _trace: Any, points: Any, _state: Any) -> None:
         with self.output:
             try:
                 if not points.point_inds:

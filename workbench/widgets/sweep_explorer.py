@@ -17,15 +17,16 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from workbench.sweep import SweepResult
 from workbench.widgets.plots import metric_vs_param
 
 NONE = "(none)"
 
 
-class SweepExplorer(widgets.VBox):
+class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive view of a :class:`~workbench.sweep.SweepResult`."""
 
-    def __init__(self, result: Any, metric: str | None = None, x: str | None = None,
+    def __init__(self, result: SweepResult, metric: str | None = None, x: str | None = None,
                  color: str | None = None, category: str = "all"):
         self.result = result
         table = result.config_table
@@ -111,7 +112,7 @@ class SweepExplorer(widgets.VBox):
         value = self.category_select.value
         return None if value == "all" else str(value)
 
-    def _repaint(self, change: Any = None) -> None:
+    def _repaint(self, _change: Any = None) -> None:
         with self.errors:
             board = self.result.leaderboard(self.metric_select.value, self._category())
             options = [(f"{name}  {row['mean']:.3f} [{row['ci_low']:.3f}, "
@@ -125,7 +126,7 @@ class SweepExplorer(widgets.VBox):
             self.config_select.observe(self._on_select, names="value")
             self._paint()
 
-    def _on_select(self, change: Any = None) -> None:
+    def _on_select(self, _change: Any = None) -> None:
         with self.errors:
             self._paint()
 
@@ -140,7 +141,7 @@ class SweepExplorer(widgets.VBox):
                 trace.on_click(self._clicked)
         self.details.value = self.details_html()
 
-    def _clicked(self, trace: Any, points: Any, state: Any) -> None:
+    def _clicked(self, trace: Any, points: Any, _state: Any) -> None:
         with self.errors:
             if points.point_inds:
                 data = trace.customdata[points.point_inds[0]]
@@ -151,9 +152,9 @@ class SweepExplorer(widgets.VBox):
         config = self.selected_config
         if config is None:
             return ""
-        row = self.result.config_table.loc[config]
+        row = self.result.config_table.loc[[config]].iloc[0]
         board = self.result.leaderboard(self.metric_select.value, self._category())
-        score = board.loc[config]
+        score = board.loc[[config]].iloc[0]
         cells = [("config", config), ("spec", row["spec"]),
                  (str(self.metric_select.value),
                   f"{score['mean']:.3f} [{score['ci_low']:.3f}, {score['ci_high']:.3f}], "

@@ -28,7 +28,15 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document, can_read, can_read_chunk
-from workbench.diagnose import LABELS, WITHHELD, Diagnosis, Trace, diagnose, quadrant
+from workbench.diagnose import (
+    LABELS,
+    WITHHELD,
+    Diagnosis,
+    Trace,
+    Triage,
+    diagnose_trace,
+    quadrant,
+)
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
 from workbench.text import neutralise_bidi
@@ -192,16 +200,16 @@ def _evidence_html(item: GoldenItem | None, corpus: Mapping[str, Document],
     return "".join(parts)
 
 
-def trace_viewer_html(trace: Trace, item: GoldenItem | None, corpus: Mapping[str, Document],
+def trace_viewer_html(trace: Trace, item: GoldenItem | None,
                       chunks: Sequence[Chunk] | Mapping[str, Chunk],
-                      diagnosis: Diagnosis | None = None, quadrant: str | None = None,
-                      snippet: int = 220) -> str:
+                      corpus: Mapping[str, Document], diagnosis: Diagnosis | None = None,
+                      quadrant: str | None = None, snippet: int = 220) -> str:
     """Static HTML of one trace (see module doc). ``diagnosis`` is computed when not given."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     if diagnosis is None and item is not None:
-        diagnosis = diagnose(trace, item, list(by_id.values()), corpus)
+        diagnosis = diagnose_trace(trace, item, list(by_id.values()), corpus)
     withheld = item is not None and (trace.evidence_withheld or not can_read_item(
-        trace.user_groups, item, corpus, by_id))
+        trace.user_groups, item, by_id, corpus))
     marked_item = None if withheld else item
     uid = _uid(trace)
     gold = set() if withheld else {c for unit in (diagnosis.required if diagnosis else ())
@@ -271,18 +279,18 @@ ALL = "all"
 NO_LABEL = "(no label)"
 
 
-class TraceViewer(widgets.VBox):
+class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Browse traces with filters and prev/next. ``selected_qid`` / ``selected_trace`` are
     readable from Python; ``select(qid)``, ``next()`` and ``prev()`` move the selection;
     the filters are ``quadrant``, ``category`` and ``label`` dropdowns."""
 
     def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
-                 corpus: Mapping[str, Document], chunks: Sequence[Chunk],
-                 triage: Any = None, only_failing: bool = False):
+                 chunks: Sequence[Chunk], corpus: Mapping[str, Document],
+                 triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False):
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
-        self.diagnoses = [diagnose(t, self.items[t.qid], chunks, corpus)
+        self.diagnoses = [diagnose_trace(t, self.items[t.qid], chunks, corpus)
                           if t.qid in self.items else None for t in self.traces]
         cells = _quadrants(triage)
         self.quadrants = [cells.get(t.qid) or _derived(d) for t, d in
@@ -338,7 +346,7 @@ class TraceViewer(widgets.VBox):
             return d is not None and not d.labels
         return self.label.value == ALL or (d is not None and self.label.value in d.labels)
 
-    def _refilter(self, change: Any = None) -> None:
+    def _refilter(self, _change: Any = None) -> None:
         with self.errors:
             current = self.filtered[self._at] if self.filtered else None
             self.filtered = [i for i in range(len(self.traces)) if self._keep(i)]
@@ -373,7 +381,7 @@ class TraceViewer(widgets.VBox):
             return "<div class=\"wb-trace\"><i>no trace matches these filters</i></div>"
         i = self.filtered[self._at]
         trace = self.traces[i]
-        return trace_viewer_html(trace, self.items.get(trace.qid), self.corpus, self.chunks,
+        return trace_viewer_html(trace, self.items.get(trace.qid), self.chunks, self.corpus,
                                  self.diagnoses[i], self.quadrants[i])
 
     def _repaint(self) -> None:
@@ -384,12 +392,12 @@ class TraceViewer(widgets.VBox):
             self.view.value = self.to_html()
 
 
-def _quadrants(triage: Any) -> dict[str, str]:
+def _quadrants(triage: Triage | Mapping[str, str] | None) -> dict[str, str]:
     if triage is None:
         return {}
     if isinstance(triage, Mapping):
         return {str(k): str(v) for k, v in triage.items()}
-    rows = getattr(triage, "rows", triage)
+    rows = triage.rows
     return {str(q): str(c) for q, c in zip(rows["qid"], rows["quadrant"], strict=True)}
 
 

@@ -52,8 +52,6 @@ questions can detect) and :mod:`~workbench.evaluation.stats.comparison`
 (:class:`PairedComparison`, :func:`compare_paired`, :func:`compare_many`,
 :func:`comparison_table`). Importing it loads ``scipy.special`` only,
 never ``scipy.stats``.
-
-Besides ``__all__``, the type alias ``Alternative`` can still be imported from here.
 """
 
 from __future__ import annotations
@@ -85,7 +83,6 @@ from workbench.evaluation.stats.significance import (
     paired_permutation_test,
     sign_test,
 )
-from workbench.evaluation.stats.significance import Alternative as Alternative
 
 __all__ = [
     "EXACT_MAX",

@@ -51,7 +51,7 @@ class PairedComparison:
     """Baseline (a) vs candidate (b) on the same ``n`` questions.
 
     ``delta = mean_b - mean_a``; ``ci`` is the paired percentile bootstrap interval of delta
-    at ``level``. ``test`` is ``"mcnemar-exact"`` (both sides 0/1) or ``"permutation"``
+    at ``confidence``. ``test`` is ``"mcnemar-exact"`` (both sides 0/1) or ``"permutation"``
     (sign-flip). ``p_value`` is the raw two-sided p-value; ``p_adjusted`` is the value the
     verdict uses (equal to ``p_value`` unless a multiple-comparison correction was applied,
     named by ``correction``). ``verdict`` is ``"better"`` / ``"worse"`` when
@@ -77,7 +77,7 @@ class PairedComparison:
     flipped: tuple[Flip, ...]
     verdict: str
     alpha: float = 0.05
-    level: float = 0.95
+    confidence: float = 0.95
     p_adjusted: float = math.nan
     correction: str | None = None
     discordance: float = 0.0
@@ -119,7 +119,7 @@ class PairedComparison:
             p += f" ({self.correction}-adjusted {self.p_adjusted:.3g})"
         return (
             f"{who}: {self.mean_b:.3f} vs baseline {self.mean_a:.3f} "
-            f"({self.delta * 100:+.1f} points, {self.level:.0%} CI {low * 100:+.1f} to "
+            f"({self.delta * 100:+.1f} points, {self.confidence:.0%} CI {low * 100:+.1f} to "
             f"{high * 100:+.1f}); {self.wins} up, {self.losses} down, {self.ties} unchanged; "
             f"{self.test} {p} -> {self.verdict}"
         )
@@ -188,7 +188,7 @@ def compare_paired(
     binary: bool | None = None,
     alpha: float = 0.05,
     *,
-    level: float = 0.95,
+    confidence: float = 0.95,
     resamples: int = 10_000,
     bootstrap_resamples: int = 2000,
     seed: int = 0,
@@ -225,7 +225,8 @@ def compare_paired(
         mean_a=float(a.mean()),
         mean_b=float(b.mean()),
         delta=delta,
-        ci=paired_bootstrap_ci(a, b, level=level, resamples=bootstrap_resamples, seed=seed),
+        ci=paired_bootstrap_ci(a, b, confidence=confidence, resamples=bootstrap_resamples,
+                               seed=seed),
         p_value=p,
         test=test,
         wins=int(np.count_nonzero(changed & (d > 0))),
@@ -234,7 +235,7 @@ def compare_paired(
         flipped=tuple(flips),
         verdict=_verdict(delta, p, alpha, n),
         alpha=alpha,
-        level=level,
+        confidence=confidence,
         discordance=float(np.mean(np.where(changed, d, 0.0) ** 2)),
         name=name,
     )
@@ -246,7 +247,7 @@ def compare_many(
     binary: bool | None = None,
     alpha: float = 0.05,
     *,
-    level: float = 0.95,
+    confidence: float = 0.95,
     resamples: int = 10_000,
     bootstrap_resamples: int = 2000,
     seed: int = 0,
@@ -256,7 +257,7 @@ def compare_many(
     configurations does not manufacture a "better" by chance. Results keep the order of
     ``candidates``; :func:`comparison_table` turns them into a DataFrame."""
     results = [
-        compare_paired(baseline, scores, binary=binary, alpha=alpha, level=level,
+        compare_paired(baseline, scores, binary=binary, alpha=alpha, confidence=confidence,
                        resamples=resamples, bootstrap_resamples=bootstrap_resamples,
                        seed=seed, name=str(name))
         for name, scores in candidates.items()

@@ -48,9 +48,9 @@ def paired_arrays(
     return x, y
 
 
-def _check_level(level: float) -> None:
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
 def check_resamples(resamples: int) -> None:
@@ -66,17 +66,17 @@ def is_binary(x: np.ndarray) -> bool:
 
 def bootstrap_ci(
     values: Iterable[float] | np.ndarray,
-    level: float = 0.95,
+    confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval for the mean of ``values``.
 
     Resamples the values with replacement ``resamples`` times (vectorised) and returns the
-    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the resampled means. A single
+    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means. A single
     value gives a zero-width interval.
     """
-    _check_level(level)
+    _check_confidence(confidence)
     check_resamples(resamples)
     x = _as_1d(values, "values")
     n = x.size
@@ -87,7 +87,7 @@ def bootstrap_ci(
         stop = min(resamples, start + step)
         idx = rng.integers(0, n, size=(stop - start, n))
         means[start:stop] = x[idx].mean(axis=1)
-    tail = (1.0 - level) / 2.0
+    tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
 
@@ -95,7 +95,7 @@ def bootstrap_ci(
 def paired_bootstrap_ci(
     a: Iterable[float] | np.ndarray,
     b: Iterable[float] | np.ndarray,
-    level: float = 0.95,
+    confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
 ) -> tuple[float, float]:
@@ -105,19 +105,19 @@ def paired_bootstrap_ci(
     kept. ``a[i]`` and ``b[i]`` must be scores of the same question.
     """
     x, y = paired_arrays(a, b)
-    return bootstrap_ci(y - x, level=level, resamples=resamples, seed=seed)
+    return bootstrap_ci(y - x, confidence=confidence, resamples=resamples, seed=seed)
 
 
-def clopper_pearson(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Exact (Clopper-Pearson) interval for a proportion: the beta quantiles
     ``B(a/2; x, n-x+1)`` and ``B(1-a/2; x+1, n-x)``, with 0 / 1 at the edges. ``successes``
     may be fractional (the sum of [0, 1] values), which gives a conservative interval."""
-    _check_level(level)
+    _check_confidence(confidence)
     if n < 1:
         raise ValueError("an interval needs at least one value")
     if not 0.0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, {n}], got {successes}")
-    tail = (1.0 - level) / 2.0
+    tail = (1.0 - confidence) / 2.0
     # betaincinv(a, b, q) is the q-quantile of Beta(a, b)
     low = 0.0 if successes <= 0 else float(special.betaincinv(successes, n - successes + 1,
                                                                 tail))
@@ -126,7 +126,7 @@ def clopper_pearson(successes: float, n: int, level: float = 0.95) -> tuple[floa
     return low, high
 
 
-def mean_interval(values: Iterable[float] | np.ndarray, level: float = 0.95,
+def mean_interval(values: Iterable[float] | np.ndarray, confidence: float = 0.95,
                   resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
     """An interval for the mean of per-question values that stays honest at small n, and the
     method's name. 0/1 values: Clopper-Pearson (exact). Other values in [0, 1] whose sample
@@ -135,7 +135,7 @@ def mean_interval(values: Iterable[float] | np.ndarray, level: float = 0.95,
     same mean. Anything else: the percentile bootstrap."""
     x = _as_1d(values, "values")
     if is_binary(x):
-        return (*clopper_pearson(float(x.sum()), x.size, level), "clopper-pearson")
+        return (*clopper_pearson(float(x.sum()), x.size, confidence), "clopper-pearson")
     if np.all(x == x[0]) and 0.0 <= x[0] <= 1.0:
-        return (*clopper_pearson(float(x.sum()), x.size, level), "clopper-pearson (sum)")
-    return (*bootstrap_ci(x, level, resamples, seed), "bootstrap")
+        return (*clopper_pearson(float(x.sum()), x.size, confidence), "clopper-pearson (sum)")
+    return (*bootstrap_ci(x, confidence, resamples, seed), "bootstrap")

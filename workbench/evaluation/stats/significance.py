@@ -81,7 +81,7 @@ def paired_permutation_test(
     tol = 1e-9 * float(np.abs(d).sum())  # floating-point slack so exact ties count as ties
     if m <= EXACT_MAX:
         stat = _all_signs(m) @ d
-        return _tail_count(stat, observed, alternative, tol) / stat.size
+        return float(_tail_count(stat, observed, alternative, tol) / stat.size)
     rng = np.random.default_rng(seed)
     count = 0
     step = max(1, BLOCK_ELEMENTS // m)

@@ -9,20 +9,19 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from workbench.generation.context import AssembledContext
-from workbench.generation.prompt import PROMPT_VERSION, Answer, generate_all
+from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.io import atomic_write_text, locked
 from workbench.retrieval import cache_dir
 
 
-def cache_key(generator: Any, question: str, context: AssembledContext) -> str:
+def cache_key(generator: Generator, question: str, context: AssembledContext) -> str:
     """sha256 of model id, prompt version, generation params, question and the context's
     chunk ids with the sha256 of each passage's text (an edited chunk is a new key)."""
     blob = {
-        "model_id": getattr(generator, "model_id", type(generator).__name__),
-        "prompt_version": getattr(generator, "prompt_version", ""),
+        "model_id": generator.model_id,
+        "prompt_version": generator.prompt_version,
         "params": getattr(generator, "cache_params", {}),
         "question": question,
         "context": [[p.label, p.chunk_id, hashlib.sha256(p.render().encode()).hexdigest()]
@@ -86,7 +85,7 @@ class CachedGenerator:
     """Any generator behind a :class:`GenerationCache`: re-running costs nothing.
     ``calls`` counts the answers the wrapped generator actually produced."""
 
-    def __init__(self, generator: Any, cache: GenerationCache | str | Path | None = None):
+    def __init__(self, generator: Generator, cache: GenerationCache | str | Path | None = None):
         self.generator = generator
         self.cache = cache if isinstance(cache, GenerationCache) else GenerationCache(cache or None)
         self.calls = 0
@@ -96,11 +95,11 @@ class CachedGenerator:
 
     @property
     def model_id(self) -> str:
-        return str(self.generator.model_id)
+        return self.generator.model_id
 
     @property
     def prompt_version(self) -> str:
-        return str(getattr(self.generator, "prompt_version", PROMPT_VERSION))
+        return self.generator.prompt_version
 
     def generate(self, question: str, context: AssembledContext) -> Answer:
         return self.generate_many([(question, context)])[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -18,21 +19,23 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
-from workbench.corpus.access import can_read_chunk
-from workbench.evaluation import SMALL_N, bootstrap_ci, mcnemar_exact, mean_interval
+from workbench.corpus.access import can_read_chunk, user_groups_of
+from workbench.evaluation import SMALL_N, FrameField, bootstrap_ci, mcnemar_exact, mean_interval
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
-from workbench.generation.prompt import Answer, generate_all
+from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
+from workbench.retrieval import Retriever
 
 MODES = ("oracle", "live")
 UNREADABLE = "<unreadable>"  # stands in a ranking for a hit the user may not read
 
 
-@dataclass
+@dataclass(frozen=True, eq=False, kw_only=True)
 class GenerationResult:
-    """Per-question answers and grades for each mode, with summary views.
+    """Per-question answers and grades for each mode, with summary views. Immutable:
+    ``frame`` returns a copy, the mappings are read-only and their values tuples.
     ``frame`` columns: qid, category, answerable, mode, passed, method, retrieved_gold_at_k,
     gold_in_context, answer, citations, unknown_citations, context_ids, dropped, gold_ids,
     error, cached, latency_s, model_id, prompt_version.
@@ -46,25 +49,32 @@ class GenerationResult:
     (and never reach a context, an answer or the frame): the readable hits keep their original
     ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
 
-    frame: pd.DataFrame
+    frame: FrameField[pd.DataFrame] = FrameField()
     k: int
-    contexts: dict[tuple[str, str], AssembledContext] = field(default_factory=dict)
-    answers: dict[tuple[str, str], Answer] = field(default_factory=dict)
-    grades: dict[tuple[str, str], Grade] = field(default_factory=dict)
-    retrieved: dict[str, list[str]] = field(default_factory=dict)
-    gold: dict[str, list[str]] = field(default_factory=dict)
+    contexts: Mapping[tuple[str, str], AssembledContext] = field(default_factory=dict)
+    answers: Mapping[tuple[str, str], Answer] = field(default_factory=dict)
+    grades: Mapping[tuple[str, str], Grade] = field(default_factory=dict)
+    retrieved: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    gold: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     model_id: str = ""
-    questions: dict[str, str] = field(default_factory=dict)
-    scores: dict[str, list[float | None]] = field(default_factory=dict)
-    ranks: dict[str, list[int]] = field(default_factory=dict)
-    found_rank: dict[str, int | None] = field(default_factory=dict)
+    questions: Mapping[str, str] = field(default_factory=dict)
+    scores: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)
+    ranks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    found_rank: Mapping[str, int | None] = field(default_factory=dict)
     relevance: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("contexts", "answers", "grades", "questions", "found_rank"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        for name in ("retrieved", "gold", "scores", "ranks"):
+            object.__setattr__(self, name, MappingProxyType(
+                {q: tuple(v) for q, v in getattr(self, name).items()}))
 
     def __repr__(self) -> str:
         n = self.frame["qid"].nunique() if len(self.frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
-    def accuracy(self, by: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    def accuracy(self, by: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
         """Share of decided answers that passed, per mode (and ``by``), with n, an exact
         (Clopper-Pearson) interval, ``small_n`` (fewer than 10 decided answers) and the
         number of undecided answers."""
@@ -73,7 +83,7 @@ class GenerationResult:
         for key, group in self.frame.groupby(keys, sort=False):
             key = key if isinstance(key, tuple) else (key,)
             decided = group["passed"].dropna().astype(float).to_numpy()
-            low, high = mean_interval(decided, level)[:2] if len(decided) else (np.nan,) * 2
+            low, high = mean_interval(decided, confidence)[:2] if len(decided) else (np.nan,) * 2
             rows.append({**dict(zip(keys, key, strict=True)), "n": len(decided),
                          "accuracy": float(decided.mean()) if len(decided) else float("nan"),
                          "ci_low": low, "ci_high": high, "small_n": len(decided) < SMALL_N,
@@ -89,7 +99,7 @@ class GenerationResult:
         wide = wide[list(MODES)].dropna().astype(float).reset_index()
         return wide
 
-    def retrieval_tax(self, by: str | None = "category", level: float = 0.95,
+    def retrieval_tax(self, by: str | None = "category", confidence: float = 0.95,
                       alpha: float = 0.05) -> pd.DataFrame:
         """Oracle accuracy minus live accuracy on the same questions (first row: all
         questions). ``beyond_noise`` comes from the paired test, never from the interval:
@@ -103,7 +113,7 @@ class GenerationResult:
         rows = []
         for name, g in groups:
             diff = (g["oracle"] - g["live"]).to_numpy()
-            low, high = bootstrap_ci(diff, level) if len(diff) else (np.nan, np.nan)
+            low, high = bootstrap_ci(diff, confidence) if len(diff) else (np.nan, np.nan)
             test = mcnemar_exact(g["live"].to_numpy(), g["oracle"].to_numpy()) if len(g) \
                 else None
             p = test.p_value if test is not None else 1.0
@@ -122,8 +132,8 @@ class GenerationResult:
         return f"<div><p>{html.escape(repr(self))}</p>{table}</div>"
 
 
-def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any, retriever: Any,
-                        chunks: Sequence[Chunk],
+def run_generation_eval(generator: Generator, retriever: Retriever,
+                        golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
                         user_groups: Iterable[str] | None = None,
@@ -162,7 +172,7 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     docs: Mapping[str, Document] = (
         {} if documents is None else documents if isinstance(documents, Mapping)
         else {d.id: d for d in documents})
-    groups = None if user_groups is None else frozenset(user_groups)
+    groups = user_groups_of(user_groups)
 
     def readable(cid: str) -> bool:
         chunk = by_id.get(cid)
@@ -173,24 +183,24 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
                 "include_superseded": include_superseded, "assembly": assembly}
     requests: list[tuple[str, AssembledContext]] = []
     keys: list[tuple[str, str]] = []
-    retrieved: dict[str, list[str]] = {}
-    scores: dict[str, list[float | None]] = {}
-    ranks: dict[str, list[int]] = {}
-    gold: dict[str, list[str]] = {}
+    retrieved: dict[str, tuple[str, ...]] = {}
+    scores: dict[str, tuple[float | None, ...]] = {}
+    ranks: dict[str, tuple[int, ...]] = {}
+    gold: dict[str, tuple[str, ...]] = {}
     found_rank: dict[str, int | None] = {}
     contexts: dict[tuple[str, str], AssembledContext] = {}
     for item in tqdm(items, desc="assemble contexts", disable=not progress):
         # the full gold list goes to assembly (which drops, unnamed, what the user may not
         # read); only the readable ids are kept in the result
         all_gold = relevance.gold(item.qid, k) if item.qid in relevance.items else []
-        gold[item.qid] = [c for c in all_gold if readable(c)]
+        gold[item.qid] = tuple(c for c in all_gold if readable(c))
         if "live" in modes:
             hits = retriever.search(item.question, k)[:k]
             kept = [(rank, h) for rank, h in enumerate(hits, start=1) if readable(h.chunk_id)]
-            retrieved[item.qid] = [h.chunk_id for _, h in kept]
-            scores[item.qid] = [None if getattr(h, "score", None) is None else float(h.score)
-                                for _, h in kept]
-            ranks[item.qid] = [rank for rank, _ in kept]
+            retrieved[item.qid] = tuple(h.chunk_id for _, h in kept)
+            scores[item.qid] = tuple(None if h.score is None else float(h.score)
+                                     for _, h in kept)
+            ranks[item.qid] = tuple(rank for rank, _ in kept)
             if item.qid in relevance.items:
                 # the user's view: what they may not read finds nothing for them
                 seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]
@@ -226,13 +236,13 @@ def run_generation_eval(golden: GoldenSet | Sequence[GoldenItem], generator: Any
     if len(frame):
         frame["passed"] = frame["passed"].astype(object)
     labels = sorted({relevance.label(q) for q in relevance.items})
-    return GenerationResult(frame, k, contexts, answers, grades, retrieved, gold,
-                            str(getattr(generator, "model_id", "")),
-                            {i.qid: i.question for i in items}, scores, ranks, found_rank,
-                            ", ".join(labels))
+    return GenerationResult(frame=frame, k=k, contexts=contexts, answers=answers, grades=grades,
+                            retrieved=retrieved, gold=gold, model_id=generator.model_id,
+                            questions={i.qid: i.question for i in items}, scores=scores,
+                            ranks=ranks, found_rank=found_rank, relevance=", ".join(labels))
 
 
-def context_swap(golden: GoldenSet | Sequence[GoldenItem], generator: Any,
+def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
                  chunks: Sequence[Chunk],
                  documents: Mapping[str, Document] | Iterable[Document] | None = None,
                  qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,
