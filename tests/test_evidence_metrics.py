@@ -314,3 +314,55 @@ def test_a_cut_at_a_blank_loses_nothing():
     ev = evaluate(Run.from_ranked({"q": [left.id, right.id]}), golden, [left, right],
                   metrics=["coverage@2", "recall@2"], k=2, evidence_threshold=1.0)
     assert {m: _values(ev, m)["q"] for m in ev.metrics} == {"coverage@2": 1.0, "recall@2": 1.0}
+
+
+@st.composite
+def coverage_cases(draw):
+    """Two documents with blanks, chunks that may overlap (and repeat in the ranking), and
+    1-3 evidence spans that may overlap each other."""
+    docs = [_doc(_text(40, draw(st.integers(0, 10_000))).replace(" ", draw(st.sampled_from(
+        [" ", "\n", " \n\n"]))), doc_id) for doc_id in ("a", "b")]
+    chunks, spans = [], []
+    for doc in docs:
+        n = len(doc.text)
+        for _ in range(draw(st.integers(1, 6))):
+            start = draw(st.integers(0, n - 1))
+            chunks.append(_chunk(doc, len(chunks), start, draw(st.integers(start + 1, n))))
+    for _ in range(draw(st.integers(1, 3))):
+        doc = draw(st.sampled_from(docs))
+        start = draw(st.integers(0, len(doc.text) - 2))
+        end = draw(st.integers(start + 1, len(doc.text)))
+        assume(doc.text[start:end].strip() and not doc.text[start].isspace()
+               and not doc.text[end - 1].isspace())
+        spans.append(_evidence(doc, start, end))
+    ranking = draw(st.lists(st.sampled_from([c.id for c in chunks]), min_size=1, max_size=8))
+    return docs, chunks, spans, ranking
+
+
+@settings(max_examples=200, deadline=None)
+@given(coverage_cases(), st.sampled_from(KS))
+def test_coverage_is_chromas_recall_counted_by_brute_force(case, k):
+    """coverage@k counted character by character: each span's evidence characters (blanks
+    aside) inside the union of the top k chunks, summed over the spans, over the spans'
+    evidence characters: the length-weighted mean of the spans' coverage, which is Chroma's
+    token-level recall when the spans do not overlap. Repeats in the ranking, overlapping
+    chunks and two documents change nothing; labelling a span twice changes no metric."""
+    docs, chunks, spans, ranking = case
+    by_id = {c.id: c for c in chunks}
+    text = {d.id: d.text for d in docs}
+    retrieved = {(by_id[c].doc_id, i) for c in ranking[:k]
+                 for i in range(by_id[c].start, by_id[c].end)}
+    per_span = [{(e.doc_id, i) for i in range(e.start, e.end) if not text[e.doc_id][i].isspace()}
+                for e in spans]
+    expected = sum(len(chars & retrieved) for chars in per_span) / sum(map(len, per_span))
+    metrics = [f"coverage@{k}", f"recall@{k}", f"hit_rate@{k}", f"mrr@{k}", f"precision@{k}"]
+    once = evaluate(Run.from_ranked({"q": ranking}), GoldenSet([GoldenItem(
+        "q", "?", evidence=tuple(spans))]), chunks, metrics=metrics, k=k)
+    assert _values(once, f"coverage@{k}")["q"] == pytest.approx(expected, abs=1e-12)
+    if len({(e.doc_id, e.start, e.end) for e in spans}) == 1:
+        union = per_span[0]
+        assert expected == pytest.approx(len(union & retrieved) / len(union), abs=1e-12)
+    twice = evaluate(Run.from_ranked({"q": ranking}), GoldenSet([GoldenItem(
+        "q", "?", evidence=(*spans, *spans))]), chunks, metrics=metrics, k=k)
+    for metric in metrics:
+        assert _values(twice, metric)["q"] == pytest.approx(_values(once, metric)["q"]), metric

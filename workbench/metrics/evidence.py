@@ -32,8 +32,10 @@ ndcg, ndcg@k    gain 1 per span at the rank where it is found: ``DCG = sum 1/log
 map, ap@k       ``sum_{j: f_j <= k} precision@f_j / m``.
 r_precision     recall at k = m.
 coverage@k      non-whitespace evidence characters inside the top k, over all the spans'
-                non-whitespace characters (Chroma's token-level recall, counted in
-                characters). No threshold.
+                non-whitespace characters, each span counted on its own (the
+                length-weighted mean of the spans' coverage: a span labelled twice changes
+                nothing). Chroma's token-level recall, counted in characters, when the
+                spans do not overlap. No threshold.
 ==============  ==========================================================================
 
 A question is never dropped because of the chunking: a span that no single chunk holds is
