@@ -189,14 +189,19 @@ def test_damaged_cache_entry_is_recomputed(tmp_path):
 
 # ----------------------------------------------------------------------------- oracle vs live
 
-def test_retrieval_tax_hand_case():
+def hand_case_result():
+    """The tiny corpus at k=1: q1 and q2 retrieve their gold chunk, q3 and q4 the wrong one,
+    q5 (unanswerable) a passage."""
     docs, chunks, golden = tiny_corpus()
-    # live retrieval: q1 and q2 find their gold chunk, q3 and q4 get the wrong one
     ranked = {"refund window?": ["refunds#0"], "password length?": ["passwords#0"],
               "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
               "bitcoin?": ["leave#0"]}
     retriever = CallableRetriever(lambda q: ranked[q], "fixed")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+    return run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+
+
+def test_retrieval_tax_hand_case():
+    result = hand_case_result()
     acc = result.accuracy().set_index("mode")
     assert acc.loc["oracle", "accuracy"] == 1.0 and acc.loc["oracle", "n"] == 5
     # live: q1, q2 pass; q3, q4 fail; q5 (unanswerable) is answered from a passage: fail
@@ -232,12 +237,7 @@ def test_retrieval_tax_hand_case():
 def test_results_are_read_only():
     """A GenerationResult and its Triage never change once made: what a notebook does to the
     tables it reads, or an attempt to set a field, leaves the numbers as they were."""
-    docs, chunks, golden = tiny_corpus()
-    ranked = {"refund window?": ["refunds#0"], "password length?": ["passwords#0"],
-              "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
-              "bitcoin?": ["leave#0"]}
-    retriever = CallableRetriever(lambda q: ranked[q], "fixed")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+    result = hand_case_result()
     before = result.accuracy()
     frame = result.frame
     frame["passed"] = True  # a copy: the result is unchanged
