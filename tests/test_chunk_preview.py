@@ -32,6 +32,16 @@ def test_text_is_escaped_and_marks_every_chunk():
     assert html.count('class="wb-mark"') == len(chunks)
 
 
+def test_bidi_controls_cannot_reorder_what_the_preview_shows():
+    """The Trojan-Source trick: a right-to-left override in a document, its title or a chunk
+    id is shown as [U+202E], never written raw into the HTML (as the report and viewer do)."""
+    doc = Document("h\u202eq", "Refunds take 30 days.\u202e syad 06 \u2066x\u2069 end.", "T\u202e")
+    chunks = FixedChunker(size=20, overlap=0).chunk(doc)
+    html = chunk_preview_html(doc, chunks, label="fixed\u202e")
+    assert not set(html) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert "[U+202E]" in html and "[U+2066]" in html
+
+
 def test_widget_controls_rechunk_and_selection_is_readable():
     p = ChunkPreview(HOSTILE, [Span("h", 80, 100)], size=100, overlap=0)
     before = len(p.chunks)

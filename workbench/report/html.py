@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import pandas as pd
 
@@ -41,6 +40,7 @@ from workbench.generation import GenerationResult
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import atomic_write_text
 from workbench.sweep import SweepResult
+from workbench.text import escape_html as _esc
 from workbench.text import neutralise_bidi
 
 if TYPE_CHECKING:
@@ -113,10 +113,6 @@ table.wb-frame td,table.wb-frame th,table.wb-metric-table td,table.wb-metric-tab
   border:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top}
 .wb-note{color:#5f6368;font-size:12px}nav a{margin-right:12px}
 """
-
-
-def _esc(value: Any) -> str:
-    return html.escape(neutralise_bidi(str(value)), quote=True)
 
 
 def _frame(frame: pd.DataFrame, index: bool = False) -> str:

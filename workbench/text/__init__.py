@@ -18,6 +18,7 @@ from workbench.text.languages import LANGUAGE_NAMES, detect_language, detect_lan
 from workbench.text.normalize import (
     BIDI_CONTROLS,
     INVISIBLE,
+    escape_html,
     neutralise_bidi,
     nfc,
     normalize_text,
@@ -35,5 +36,6 @@ from workbench.text.tokens import (
 
 __all__ = ["BIDI_CONTROLS", "CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "HAN", "HANGUL",
            "INVISIBLE", "KANA", "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter",
-           "HFTokenizerCounter", "TokenCounter", "detect_language", "detect_languages", "fold",
-           "get_counter", "minilm_tokenizer_path", "neutralise_bidi", "nfc", "normalize_text"]
+           "HFTokenizerCounter", "TokenCounter", "detect_language", "detect_languages",
+           "escape_html", "fold", "get_counter", "minilm_tokenizer_path", "neutralise_bidi", "nfc",
+           "normalize_text"]

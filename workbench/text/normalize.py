@@ -15,10 +15,12 @@ reorder what a reader sees (the "Trojan Source" trick).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
+from typing import Any
 
-__all__ = ["BIDI_CONTROLS", "INVISIBLE", "neutralise_bidi", "nfc", "normalize_text"]
+__all__ = ["BIDI_CONTROLS", "INVISIBLE", "escape_html", "neutralise_bidi", "nfc", "normalize_text"]
 
 INVISIBLE = "\u200b\u2060\ufeff\u00ad"
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -40,3 +42,10 @@ def normalize_text(text: str) -> str:
 def neutralise_bidi(text: str) -> str:
     """``text`` with each bidirectional control shown as ``[U+XXXX]`` (for HTML views)."""
     return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+
+
+def escape_html(value: Any) -> str:
+    """``str(value)`` ready for HTML text or an attribute: bidi controls made visible
+    (:func:`neutralise_bidi`), then escaped (quotes included). Every HTML view (the report,
+    the trace viewer, the chunk preview) writes user text through it."""
+    return html.escape(neutralise_bidi(str(value)), quote=True)

@@ -6,14 +6,13 @@ single chunk holds whole in red, and a count ("3 of 12 answer spans are cut"). T
 also names the page(s) and heading path a chunk came from, and the extraction warnings of a
 PDF / HTML / DOCX document (scanned pages, columns read across, hyphenation) head the view.
 Chunks are ordered by their offsets, never by their ids (production ids are uuids). All
-document text is HTML-escaped. ``ChunkPreview`` adds controls (chunker, unit, size, overlap,
-document, chunk) and exposes ``selected_chunk_id``; ``ChunkPreviewPair`` shows two configs
-side by side.
+document text is HTML-escaped, with bidi controls shown as ``[U+202E]`` (``escape_html``).
+``ChunkPreview`` adds controls (chunker, unit, size, overlap, document, chunk) and exposes
+``selected_chunk_id``; ``ChunkPreviewPair`` shows two configs side by side.
 """
 
 from __future__ import annotations
 
-import html
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,7 @@ import ipywidgets as widgets
 
 from workbench.chunking import parse_chunker, split_spans
 from workbench.corpus import Chunk, Document, Span, extraction_warnings
+from workbench.text import escape_html
 from workbench.text.tokens import get_counter
 
 STYLE = """<style>
@@ -63,8 +63,8 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
                 active.append(c)
         if a in starts:
             c = starts[a]
-            parts.append(f'<span class="wb-mark" data-chunk="{html.escape(c.id)}">'
-                         f"[{html.escape(c.id)}]</span>")
+            parts.append(f'<span class="wb-mark" data-chunk="{escape_html(c.id)}">'
+                         f"[{escape_html(c.id)}]</span>")
         classes = []
         if len(active) > 1:
             classes.append("wb-ov")
@@ -77,16 +77,16 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
                 classes.append("wb-cut" if (s.start, s.end) in cut else "wb-gold")
                 break
         title = " | ".join(_hover(c, counts) for c in active)
-        parts.append(f'<span class="{" ".join(classes)}" title="{html.escape(title)}">'
-                     f"{html.escape(doc.text[a:b])}</span>")
+        parts.append(f'<span class="{" ".join(classes)}" title="{escape_html(title)}">'
+                     f"{escape_html(doc.text[a:b])}</span>")
     n_cut = len(cut)
     verdict = (f'<span class="bad">{n_cut} of {len(spans)} answer spans are cut</span>'
                if n_cut else f"0 of {len(spans)} answer spans are cut")
-    summary = (f'<div class="wb-summary"><b>{html.escape(label or "chunks")}</b> · '
-               f"{html.escape(doc.id)} · {len(doc.text):,} characters · {len(chunks)} chunks · "
+    summary = (f'<div class="wb-summary"><b>{escape_html(label or "chunks")}</b> · '
+               f"{escape_html(doc.id)} · {len(doc.text):,} characters · {len(chunks)} chunks · "
                f"{verdict}</div>")
     warnings = "".join(f'<div class="wb-summary"><span class="bad">extraction: '
-                       f"{html.escape(w.kind)}</span> {html.escape(w.message)}</div>"
+                       f"{escape_html(w.kind)}</span> {escape_html(w.message)}</div>"
                        for w in extraction_warnings(doc))
     return f'{STYLE}{summary}{warnings}<div class="wb-preview">{"".join(parts)}</div>'
 

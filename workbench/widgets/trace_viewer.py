@@ -19,7 +19,6 @@ cell, category, diagnosis label) and prev/next, and exposes ``selected_qid``.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,7 +38,7 @@ from workbench.diagnose import (
 )
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
-from workbench.text import neutralise_bidi
+from workbench.text import escape_html as _esc
 
 __all__ = ["TraceViewer", "trace_viewer_html"]
 
@@ -60,10 +59,6 @@ STYLE = """<style>
 .wb-answer{font-size:14px;background:#f1f3f4;padding:4px 8px}
 .wb-unknown{color:#d93025;text-decoration:line-through}
 </style>"""
-
-def _esc(value: Any) -> str:
-    return html.escape(neutralise_bidi(str(value)), quote=True)
-
 
 def _uid(trace: Trace) -> str:
     slug = re.sub(r"[^A-Za-z0-9_-]", "_", f"{trace.qid}-{trace.mode}")[:40]
