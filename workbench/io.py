@@ -9,9 +9,9 @@ surrogates (``"\\ud800"``) and nesting too deep to read, naming the line and the
 :func:`decode_json_file` reads a whole-file JSON document the same way.
 
 Writing. :func:`atomic_write_text` (and ``_bytes``) is a write that a crash cannot half-do:
-temporary file ``.{name}.XXXXXXXX.tmp`` in the same folder, fsync, ``os.replace``. It holds
-the file's lock (:func:`locked`) while it writes, removes the temporary files that killed
-writers left behind, and removes its own on failure. A folder where the file belongs, a
+a temporary file ``.{name}.<8 random characters>.tmp`` in the same folder, fsync,
+``os.replace``. It holds the file's lock (:func:`locked`) while it writes, removes the
+temporary files that killed writers left behind, and removes its own on failure. A folder where the file belongs, a
 missing parent folder (a typo'd path; callers that own their folders, such as caches, pass
 ``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
 file is then unchanged. A read-modify-write (append a golden case, ratchet a baseline,
@@ -215,7 +215,8 @@ def locked(path: str | Path, timeout: float = LOCK_TIMEOUT_S) -> AbstractContext
 # ----------------------------------------------------------------------------- writing
 
 def temp_files(path: str | Path) -> list[Path]:
-    """The temporary files that writes of ``path`` create (``.{name}.XXXXXXXX.tmp``)."""
+    """The temporary files that writes of ``path`` create
+    (``.{name}.<8 random characters>.tmp``)."""
     path = Path(path)
     pattern = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9_]{{8}}\.tmp")
     if not path.parent.is_dir():

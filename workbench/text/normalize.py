@@ -40,7 +40,8 @@ def normalize_text(text: str) -> str:
 
 
 def neutralise_bidi(text: str) -> str:
-    """``text`` with each bidirectional control shown as ``[U+XXXX]`` (for HTML views)."""
+    """``text`` with each bidirectional control shown as its code point, e.g. ``[U+202E]``
+    (for HTML views)."""
     return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
