@@ -11,13 +11,14 @@ surrogates (``"\\ud800"``) and nesting too deep to read, naming the line and the
 Writing. :func:`atomic_write_text` (and ``_bytes``) is a write that a crash cannot half-do:
 a temporary file ``.{name}.<8 random characters>.tmp`` in the same folder, fsync,
 ``os.replace``. It holds the file's lock (:func:`locked`) while it writes, removes the
-temporary files that killed writers left behind, and removes its own on failure. A folder where the file belongs, a
-missing parent folder (a typo'd path; callers that own their folders, such as caches, pass
-``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
-file is then unchanged. A read-modify-write (append a golden case, ratchet a baseline,
-extend the sweep state) holds :func:`locked` around the read and the write, so concurrent
-writers lose nothing. The lock is a ``filelock`` lock on the sibling ``.{name}.lock`` (an
-empty file that stays; the kernel releases the lock when a holder dies).
+temporary files that killed writers left behind, and removes its own on failure. A folder
+where the file belongs, a missing parent folder (a typo'd path; callers that own their
+folders, such as caches, pass ``make_parents=True``), a full disk or a read-only target
+raise :class:`InputError`; the old file is then unchanged. A read-modify-write (append a
+golden case, ratchet a baseline, extend the sweep state) holds :func:`locked` around the
+read and the write, so concurrent writers lose nothing. The lock is a ``filelock`` lock on
+the sibling ``.{name}.lock`` (an empty file that stays; the kernel releases the lock when a
+holder dies).
 
 This module imports nothing from the rest of the package (it is the lowest layer).
 """
