@@ -49,12 +49,17 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def probability(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1."""
+def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    return value
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    value = _number(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
     return value
@@ -62,10 +67,7 @@ def probability(text: str) -> float:
 
 def share(text: str) -> float:
     """An argparse type: a number in (0, 1] (a share, such as an evidence threshold)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    value = _number(text)
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1, got {text!r}")
     return value
