@@ -3,8 +3,9 @@
 :class:`TextBuilder` lays out blocks (paragraphs, ``#`` headings, lines of a table or a
 list) and records each heading's offset; :func:`dehyphenate` resolves words broken at line
 ends (marked :data:`BREAK`); :func:`warning` and :func:`page_list` format the warnings that
-:mod:`~workbench.corpus.extract` documents. All text written is NFC, so the recorded offsets
-are offsets into the final ``Document.text``.
+:mod:`~workbench.corpus.extract` documents. Each piece is put in the load-time normal form
+(:func:`~workbench.text.normalize_text`: NFC, invisible characters removed) before it is
+appended, so the recorded offsets are offsets into the final ``Document.text``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.text import nfc
+from workbench.text import normalize_text
 
 __all__ = ["BREAK", "TextBuilder", "dehyphenate", "page_list", "warning"]
 
@@ -32,7 +33,6 @@ class TextBuilder:
         self._open = False
 
     def _write(self, text: str) -> None:
-        text = nfc(text)
         self.parts.append(text)
         self.length += len(text)
 
@@ -41,14 +41,14 @@ class TextBuilder:
             self._write(sep)
 
     def block(self, text: str) -> None:
-        text = text.strip()
+        text = normalize_text(text).strip()
         if text:
             self._separate("\n\n")
             self._write(text)
             self._open = False
 
     def line(self, text: str) -> None:
-        text = text.strip()
+        text = normalize_text(text).strip()
         if text:
             self._separate("\n" if self._open else "\n\n")
             self._write(text)
@@ -58,7 +58,7 @@ class TextBuilder:
         self._open = False
 
     def heading(self, text: str, level: int) -> None:
-        text = " ".join(text.split())
+        text = " ".join(normalize_text(text).split())
         if text:
             level = min(max(level, 1), 6)
             self._separate("\n\n")

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from workbench.corpus.blocks import BREAK, dehyphenate, page_list, warning
-from workbench.text import nfc
+from workbench.text import normalize_text
 
 __all__ = ["GUTTER_PT", "MIN_COLUMN_LINES", "MIN_PAGE_CHARS", "PARAGRAPH_GAP", "read_pdf"]
 
@@ -247,7 +247,7 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
         title = str(pdf.get_metadata_dict().get("Title") or "").strip()
     finally:
         pdf.close()
-    texts = [nfc(p.text) for p in pages]
+    texts = [normalize_text(p.text) for p in pages]
     joined, kept = 0, 0
     if dehyphenate_breaks and any(p.breaks for p in pages):
         context = "\n\n".join(texts)
