@@ -16,7 +16,7 @@ from workbench.corpus import (
     load_folder,
     provenance,
 )
-from workbench.corpus.blocks import BREAK, dehyphenate
+from workbench.corpus.blocks import BREAK, Vocabulary, dehyphenate
 from workbench.corpus.html_text import html_to_text
 
 pytest.importorskip("pypdfium2")
@@ -108,6 +108,15 @@ def test_dehyphenate_rules():
     assert fixed == ("Please request a follow-up. A follow-up helps. Call Northwind or see "
                      "page 1-2 of the New-York terms.")
     assert (joined, kept) == (2, 3)
+
+
+def test_dehyphenate_a_page_by_the_vocabulary_of_its_document():
+    """The words counted once per document decide a page's breaks as the page's own would
+    not: "trade-in" written on another page keeps the hyphen of trade|in."""
+    page = f"Ask for a trade{BREAK}\nin today."
+    assert dehyphenate(page)[0] == "Ask for a tradein today."
+    document = Vocabulary(page + "\n\nThe trade-in value is fixed.")
+    assert dehyphenate(page, document) == ("Ask for a trade-in today.", 0, 1)
 
 
 def test_html_keeps_content_tables_and_headings_and_drops_the_furniture(tmp_path):

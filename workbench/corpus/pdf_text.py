@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.corpus.blocks import BREAK, dehyphenate, page_list, warning
+from workbench.corpus.blocks import BREAK, Vocabulary, dehyphenate, page_list, warning
 from workbench.text import normalize_text
 
 __all__ = ["GUTTER_PT", "MIN_COLUMN_LINES", "MIN_PAGE_CHARS", "PARAGRAPH_GAP", "read_pdf"]
@@ -250,8 +250,8 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
     texts = [normalize_text(p.text) for p in pages]
     joined, kept = 0, 0
     if dehyphenate_breaks and any(p.breaks for p in pages):
-        context = "\n\n".join(texts)
-        fixed = [dehyphenate(t, context) for t in texts]
+        vocabulary = Vocabulary("\n\n".join(texts))
+        fixed = [dehyphenate(t, vocabulary) for t in texts]
         texts = [t for t, _, _ in fixed]
         joined, kept = sum(j for _, j, _ in fixed), sum(k for _, _, k in fixed)
     else:
