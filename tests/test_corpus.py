@@ -134,3 +134,25 @@ def test_jsonl_refuses_acl_and_a_near_miss_together(tmp_path):
         "acl": ["hr"], "ACL": ["all"]}}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"docs\.jsonl:1: field 'metadata\.ACL': .*keep 'acl'"):
         load_jsonl(path)
+
+
+@pytest.mark.parametrize("names", [("x/a.md", "y/a.md"), ("report.md", "report.txt")])
+def test_duplicate_ids_in_a_folder_name_both_files(tmp_path, names):
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("text", encoding="utf-8")
+    first, second = (str(tmp_path / name) for name in names)
+    with pytest.raises(ValueError, match="duplicate document id") as err:
+        load_folder(tmp_path)
+    message = str(err.value)
+    assert message.startswith(second + ": field 'id'") and first in message
+    assert "'id:' in its front matter" in message and "\n" not in message
+
+
+def test_duplicate_id_of_an_extracted_file_names_both_files(tmp_path):
+    (tmp_path / "report.md").write_text("text", encoding="utf-8")
+    (tmp_path / "report.html").write_text("<p>text</p>", encoding="utf-8")
+    with pytest.raises(ValueError, match="duplicate document id 'report'") as err:
+        load_folder(tmp_path)
+    assert str(tmp_path / "report.html") in str(err.value)
+    assert str(tmp_path / "report.md") in str(err.value)

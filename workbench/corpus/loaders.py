@@ -237,14 +237,20 @@ def load_folder(folder: str | Path) -> Corpus:
                    or p.suffix.lower() in EXTRACTED_SUFFIXES)
     unknown: dict[str, list[str]] = {}
     docs = []
+    files: dict[str, Path] = {}
     for path in paths:
         if path.is_dir():
             raise InputError(str(path), "is a folder named like a document; rename it (its "
                              "files are read either way)")
-        if path.suffix.lower() in EXTRACTED_SUFFIXES:
-            docs.append(load_document(path))
-            continue
-        docs.append(_load_file(path, unknown))
+        extracted = path.suffix.lower() in EXTRACTED_SUFFIXES
+        doc = load_document(path) if extracted else _load_file(path, unknown)
+        first = files.setdefault(doc.id, path)
+        if first != path:
+            fix = ("give one of them its own 'id:' in its front matter, or rename one"
+                   if not extracted or first.suffix in (".md", ".txt") else "rename one")
+            raise InputError(str(path), f"duplicate document id {doc.id!r}: {first} has it "
+                             f"too; {fix}", field="id")
+        docs.append(doc)
     if not docs:
         raise InputError(str(folder), "no .md, .txt, .pdf, .html or .docx files found")
     for key, files in unknown.items():
