@@ -237,14 +237,14 @@ def load_folder(folder: str | Path) -> Corpus:
                    or p.suffix.lower() in EXTRACTED_SUFFIXES)
     unknown: dict[str, list[str]] = {}
     docs = []
-    files: dict[str, Path] = {}
+    file_of: dict[str, Path] = {}
     for path in paths:
         if path.is_dir():
             raise InputError(str(path), "is a folder named like a document; rename it (its "
                              "files are read either way)")
         extracted = path.suffix.lower() in EXTRACTED_SUFFIXES
         doc = load_document(path) if extracted else _load_file(path, unknown)
-        first = files.setdefault(doc.id, path)
+        first = file_of.setdefault(doc.id, path)
         if first != path:
             fix = ("give one of them its own 'id:' in its front matter, or rename one"
                    if not extracted or first.suffix in (".md", ".txt") else "rename one")
