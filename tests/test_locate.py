@@ -233,3 +233,8 @@ def test_raw_offsets_and_raw_texts_follow_the_loader_through_invisible_character
     assert mapping.to_raw(corpus["doc"].text.index("hyphen")) == raw.index("hyphen")
     loc = Locator(corpus, raw=files).locate(doc_id="doc", start=start, end=len(raw))
     assert corpus["doc"].text[loc.start:loc.end] == "Softhyphen here.\n"
+
+
+def test_a_locator_refuses_documents_with_one_id_as_a_corpus_does():
+    with pytest.raises(ValueError, match="duplicate document id 'a': every document needs"):
+        Locator([Document("a", "x"), Document("a", "y")])
