@@ -104,3 +104,55 @@ def test_documents_built_in_python_fail_closed_on_a_malformed_acl():
     chunk = Chunk("d#0", "d", 0, 4, "text", metadata={"acl": 0})
     with pytest.raises(ValueError, match="chunk 'd#0': field 'acl'"):
         assemble_context(["d#0"], [chunk], [Document("d", "text")])
+
+
+@pytest.mark.parametrize("key", ["ACL", "acls", "Acl"])
+def test_jsonl_near_miss_of_acl_keeps_the_document_restricted(tmp_path, key):
+    """A near miss of ``acl`` in JSONL metadata is read as the acl (with a warning naming
+    the line and the field), as in front matter; it never loads as public."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"id": "pay", "text": "salaries",
+                                "metadata": {key: ["hr"]}}) + "\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"docs\.jsonl:1: field 'metadata\.{key}'.*'acl'"):
+        doc = load_jsonl(path)["pay"]
+    assert doc.acl == ("hr",)
+
+
+@pytest.mark.parametrize("key", ["access", "allowed_groups", "readers", "visibility"])
+def test_jsonl_refuses_readers_under_another_word(tmp_path, key):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"id": "pay", "text": "salaries",
+                                "metadata": {key: ["hr"]}}) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"docs\.jsonl:1: field 'metadata\.{key}': looks like "
+                       r"a list of readers.*rename it"):
+        load_corpus(path)
+
+
+def test_jsonl_refuses_acl_and_a_near_miss_together(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"id": "pay", "text": "x", "metadata": {
+        "acl": ["hr"], "ACL": ["all"]}}) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"docs\.jsonl:1: field 'metadata\.ACL': .*keep 'acl'"):
+        load_jsonl(path)
+
+
+@pytest.mark.parametrize("names", [("x/a.md", "y/a.md"), ("report.md", "report.txt")])
+def test_duplicate_ids_in_a_folder_name_both_files(tmp_path, names):
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("text", encoding="utf-8")
+    first, second = (str(tmp_path / name) for name in names)
+    with pytest.raises(ValueError, match="duplicate document id") as err:
+        load_folder(tmp_path)
+    message = str(err.value)
+    assert message.startswith(second + ": field 'id'") and first in message
+    assert "'id:' in its front matter" in message and "\n" not in message
+
+
+def test_duplicate_id_of_an_extracted_file_names_both_files(tmp_path):
+    (tmp_path / "report.md").write_text("text", encoding="utf-8")
+    (tmp_path / "report.html").write_text("<p>text</p>", encoding="utf-8")
+    with pytest.raises(ValueError, match="duplicate document id 'report'") as err:
+        load_folder(tmp_path)
+    assert str(tmp_path / "report.html") in str(err.value)
+    assert str(tmp_path / "report.md") in str(err.value)

@@ -9,13 +9,14 @@ from tests import documents as drawn
 from workbench.chunking import FixedChunker, MarkdownChunker, chunk_corpus
 from workbench.corpus import (
     Document,
+    Span,
     extraction_warnings,
     load_corpus,
     load_document,
     load_folder,
     provenance,
 )
-from workbench.corpus.blocks import BREAK, dehyphenate
+from workbench.corpus.blocks import BREAK, Vocabulary, dehyphenate
 from workbench.corpus.html_text import html_to_text
 
 pytest.importorskip("pypdfium2")
@@ -107,6 +108,15 @@ def test_dehyphenate_rules():
     assert fixed == ("Please request a follow-up. A follow-up helps. Call Northwind or see "
                      "page 1-2 of the New-York terms.")
     assert (joined, kept) == (2, 3)
+
+
+def test_dehyphenate_a_page_by_the_vocabulary_of_its_document():
+    """The words counted once per document decide a page's breaks as the page's own would
+    not: "trade-in" written on another page keeps the hyphen of trade|in."""
+    page = f"Ask for a trade{BREAK}\nin today."
+    assert dehyphenate(page)[0] == "Ask for a tradein today."
+    document = Vocabulary(page + "\n\nThe trade-in value is fixed.")
+    assert dehyphenate(page, document) == ("Ask for a trade-in today.", 0, 1)
 
 
 def test_html_keeps_content_tables_and_headings_and_drops_the_furniture(tmp_path):
@@ -226,3 +236,30 @@ def test_the_chunk_preview_shows_warnings_and_pages_and_takes_any_chunk_id(tmp_p
     assert "extraction: no_text_layer" in page and "OCR" in page
     assert "page 3" in page and ("page 1 " in page or "pages 1-3" in page)
     assert production[0].id in page
+
+
+def test_extracted_text_gets_the_load_time_normal_form(tmp_path):
+    """Soft hyphens, zero-width spaces and a BOM are removed from HTML and DOCX text as from
+    markdown (text.normalize_text), and heading offsets point into the normalised text, so a
+    quote of the visible text is found."""
+    import docx
+
+    page = ("\ufeff<html><head><meta charset=\"utf-8\"><title>Pay\u200bslips</title></head>"
+            "<body><h1>Soft&shy;hyphen rules</h1><p>Pass\u200bword and Soft&shy;hyphen "
+            "here.</p><h2>\u200bNext\u2060</h2><p>End.</p></body></html>")
+    (tmp_path / "p.html").write_bytes(page.encode("utf-8"))
+    made = docx.Document()
+    made.add_heading("Soft\u00adhyphen rules", level=1)
+    made.add_paragraph("Pass\u200bword and Soft\u00adhyphen here.")
+    made.add_heading("\u200bNext\u2060", level=2)
+    made.add_paragraph("End.")
+    made.save(str(tmp_path / "d.docx"))
+    for name in ("p.html", "d.docx"):
+        doc = load_document(tmp_path / name)
+        assert doc.text == ("# Softhyphen rules\n\nPassword and Softhyphen here.\n\n"
+                            "## Next\n\nEnd."), name
+        assert [(h["start"], h["text"]) for h in doc.metadata["headings"]] == [
+            (0, "Softhyphen rules"), (doc.text.index("## Next"), "Next")], name
+        span = Span.locate(doc, "Softhyphen here")
+        assert doc.text[span.start:span.end] == "Softhyphen here"
+    assert load_document(tmp_path / "p.html").title == "Payslips"

@@ -261,3 +261,25 @@ def test_beir_grade_zero_on_the_first_line_is_not_a_header(tmp_path):
     (folder / "qrels" / "test.tsv").write_text("q1\td1\t1.000000\nq1\td2\t0\n",
                                                encoding="utf-8")
     assert load_beir(folder)[1].get("q1").relevant_doc_ids == ("d1",)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("q1\td1\t1\nq1\td1\t2\n", r"test\.tsv:2: .*judged twice with different grades"),
+    ("query-id\tcorpus-id\tscore\nq1\td1\n", r"test\.tsv:2: expected 3 tab-separated columns"),
+    ("q1\t\t1\n", r"test\.tsv:1: expected 3 tab-separated columns"),
+])
+def test_load_beir_and_read_trec_qrels_read_beir_qrels_alike(tmp_path, text, message):
+    """One BEIR qrels reader (golden.datasets.read_beir_qrels) behind load_beir and
+    read_trec_qrels: cells stripped, a conflicting second grade refused with file:line."""
+    from workbench.golden.datasets import load_beir, read_beir_qrels
+
+    folder = _beir_folder(tmp_path)
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\r\nq1 \t d1\t2 \r\nq1\td2\t0\r\n",
+                     encoding="utf-8")
+    assert read_beir_qrels(qrels) == read_trec_qrels(qrels) == {"q1": {"d1": 2, "d2": 0}}
+    assert load_beir(folder)[1].get("q1").relevant_doc_ids == ("d1",)
+    qrels.write_text(text, encoding="utf-8")
+    for read in (read_trec_qrels, lambda p: load_beir(folder)):
+        with pytest.raises(ValueError, match=message):
+            read(qrels)

@@ -88,6 +88,47 @@ def test_a_read_only_target_is_one_clear_error(tmp_path):
         folder.chmod(0o700)
 
 
+def test_written_files_get_a_plain_writes_mode_without_touching_the_umask(tmp_path,
+                                                                          monkeypatch):
+    """A new file gets 0o666 less the umask (applied by the kernel, the process umask never
+    changed: other threads share it); a replaced file keeps its mode."""
+    old = os.umask(0o027)
+    try:
+        def no_umask(mask):
+            raise AssertionError("os.umask changed during a write")
+
+        monkeypatch.setattr(os, "umask", no_umask)
+        atomic_write_text(tmp_path / "new.txt", "x")
+        assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
+        (tmp_path / "kept.txt").write_text("old")
+        (tmp_path / "kept.txt").chmod(0o604)
+        atomic_write_text(tmp_path / "kept.txt", "new")
+        assert (tmp_path / "kept.txt").stat().st_mode & 0o777 == 0o604
+        assert (tmp_path / "kept.txt").read_text() == "new"
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+
+
+def test_a_failed_chmod_leaks_no_file_descriptor(tmp_path, monkeypatch):
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("counts open descriptors through /proc")
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def refused(*args):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "chmod", refused)
+    monkeypatch.setattr(os, "fchmod", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        with pytest.raises(InputError, match=r"out\.txt: cannot write \(Operation not permitted"):
+            atomic_write_text(target, "new")
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert target.read_text() == "old" and temp_files(target) == []
+
+
 def test_stale_temp_files_of_killed_writers_are_removed_by_the_next_write(tmp_path):
     target = tmp_path / "golden.jsonl"
     stale = [tmp_path / ".golden.jsonl.abcd1234.tmp", tmp_path / ".golden.jsonl.zz_99xyz.tmp"]

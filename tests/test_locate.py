@@ -215,3 +215,26 @@ def test_offsets_of_the_raw_file_round_trip(case):
         ra, rb = mapping.to_raw(a), mapping.to_raw(b)
         assert (mapping.to_body(ra), mapping.to_body(rb)) == (a, b)
         assert raw[ra:rb].replace("\r\n", "\n") == text[a:b]
+
+
+def test_raw_offsets_and_raw_texts_follow_the_loader_through_invisible_characters(tmp_path):
+    """The loader removes text.INVISIBLE characters (here a zero-width space and a soft
+    hyphen); raw_texts still finds the file and RawOffsets maps around them."""
+    raw = "---\nid: doc\n---\nPass\u200bword rules.\r\nSoft\u00adhyphen here.\r\n"
+    (tmp_path / "doc.md").write_bytes(raw.encode("utf-8"))
+    corpus = load_folder(tmp_path)
+    assert corpus["doc"].text == "Password rules.\nSofthyphen here.\n"
+    files = raw_texts(tmp_path, corpus.documents)
+    assert files == {"doc": raw}
+    mapping = RawOffsets(raw, corpus["doc"].text, "doc")
+    assert raw[mapping.body_start:].startswith("Pass\u200bword")
+    start = raw.index("Soft")
+    assert mapping.to_body(start) == corpus["doc"].text.index("Soft")
+    assert mapping.to_raw(corpus["doc"].text.index("hyphen")) == raw.index("hyphen")
+    loc = Locator(corpus, raw=files).locate(doc_id="doc", start=start, end=len(raw))
+    assert corpus["doc"].text[loc.start:loc.end] == "Softhyphen here.\n"
+
+
+def test_a_locator_refuses_documents_with_one_id_as_a_corpus_does():
+    with pytest.raises(ValueError, match="duplicate document id 'a': every document needs"):
+        Locator([Document("a", "x"), Document("a", "y")])

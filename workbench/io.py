@@ -10,11 +10,13 @@ surrogates (``"\\ud800"``) and nesting too deep to read, naming the line and the
 
 Writing. :func:`atomic_write_text` (and ``_bytes``) is a write that a crash cannot half-do:
 a temporary file ``.{name}.<8 random characters>.tmp`` in the same folder, fsync,
-``os.replace``. It holds the file's lock (:func:`locked`) while it writes, removes the
-temporary files that killed writers left behind, and removes its own on failure. A folder
-where the file belongs, a missing parent folder (a typo'd path; callers that own their
-folders, such as caches, pass ``make_parents=True``), a full disk or a read-only target
-raise :class:`InputError`; the old file is then unchanged. A read-modify-write (append a
+``os.replace``; the new file keeps the permissions of the one it replaces, else gets those
+of a plain write (0o666 less the umask, applied by the kernel). It holds the file's lock
+(:func:`locked`) while it writes, removes the temporary files that killed writers left
+behind, and removes its own on failure. A folder where the file belongs, a missing parent
+folder (a typo'd path; callers that own their folders, such as caches, pass
+``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
+file is then unchanged. A read-modify-write (append a
 golden case, ratchet a baseline, extend the sweep state) holds :func:`locked` around the
 read and the write, so concurrent writers lose nothing. The lock is a ``filelock`` lock on
 the sibling ``.{name}.lock`` (an empty file that stays; the kernel releases the lock when a
@@ -25,10 +27,11 @@ This module imports nothing from the rest of the package (it is the lowest layer
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -225,13 +228,22 @@ def temp_files(path: str | Path) -> list[Path]:
     return sorted(p for p in path.parent.iterdir() if pattern.fullmatch(p.name))
 
 
-def _file_mode(path: Path) -> int:
-    """The mode a plain write would give: the existing file's, else 0o666 minus the umask."""
-    if path.exists():
-        return path.stat().st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+_TEMP_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_CREATE = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_BINARY", 0)
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new temporary file ``.{name}.<8 random characters>.tmp`` next to ``path``, open for
+    writing. Created with mode 0o666, so the kernel applies the umask as for a plain write
+    (the process umask is never changed: threads share it)."""
+    for _ in range(100):
+        name = "".join(secrets.choice(_TEMP_CHARS) for _ in range(8))
+        tmp = str(path.parent / f".{path.name}.{name}.tmp")
+        try:
+            return os.open(tmp, _CREATE, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(path.parent))
 
 
 def _check_target(path: Path, make_parents: bool) -> None:
@@ -263,9 +275,14 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, make_parents: bool = Fa
             stale.unlink(missing_ok=True)
         tmp = ""
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.chmod(tmp, _file_mode(path))
-            with os.fdopen(fd, "wb") as fh:
+            fd, tmp = _create_temp(path)
+            with os.fdopen(fd, "wb") as fh:  # closes the file on every path
+                try:
+                    mode = path.stat().st_mode & 0o777
+                except FileNotFoundError:
+                    pass
+                else:  # the new file keeps the permissions of the one it replaces
+                    os.fchmod(fh.fileno(), mode)
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -3,8 +3,9 @@
 :class:`TextBuilder` lays out blocks (paragraphs, ``#`` headings, lines of a table or a
 list) and records each heading's offset; :func:`dehyphenate` resolves words broken at line
 ends (marked :data:`BREAK`); :func:`warning` and :func:`page_list` format the warnings that
-:mod:`~workbench.corpus.extract` documents. All text written is NFC, so the recorded offsets
-are offsets into the final ``Document.text``.
+:mod:`~workbench.corpus.extract` documents. Each piece is put in the load-time normal form
+(:func:`~workbench.text.normalize_text`: NFC, invisible characters removed) before it is
+appended, so the recorded offsets are offsets into the final ``Document.text``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.text import nfc
+from workbench.text import normalize_text
 
-__all__ = ["BREAK", "TextBuilder", "dehyphenate", "page_list", "warning"]
+__all__ = ["BREAK", "TextBuilder", "Vocabulary", "dehyphenate", "page_list", "warning"]
 
 BREAK = "\ufffe"  # a line-end hyphen awaiting the join-or-keep decision (pdfium's own marker)
 
@@ -32,7 +33,6 @@ class TextBuilder:
         self._open = False
 
     def _write(self, text: str) -> None:
-        text = nfc(text)
         self.parts.append(text)
         self.length += len(text)
 
@@ -41,14 +41,14 @@ class TextBuilder:
             self._write(sep)
 
     def block(self, text: str) -> None:
-        text = text.strip()
+        text = normalize_text(text).strip()
         if text:
             self._separate("\n\n")
             self._write(text)
             self._open = False
 
     def line(self, text: str) -> None:
-        text = text.strip()
+        text = normalize_text(text).strip()
         if text:
             self._separate("\n" if self._open else "\n\n")
             self._write(text)
@@ -58,7 +58,7 @@ class TextBuilder:
         self._open = False
 
     def heading(self, text: str, level: int) -> None:
-        text = " ".join(text.split())
+        text = " ".join(normalize_text(text).split())
         if text:
             level = min(max(level, 1), 6)
             self._separate("\n\n")
@@ -75,19 +75,30 @@ _BROKEN = re.compile(rf"(\w+){BREAK}\n?(\w+)")
 _WORD = re.compile(r"\w+(?:-\w+)*")
 
 
-def dehyphenate(text: str, context: str | None = None) -> tuple[str, int, int]:
+class Vocabulary:
+    """The words of a document that :func:`dehyphenate` decides by: those written plain and
+    those written with a hyphen (lower-cased; the broken fragments left out). Counted once
+    per document, then used for each of its pages."""
+
+    __slots__ = ("hyphenated", "plain")
+
+    def __init__(self, text: str):
+        words = _WORD.findall(_BROKEN.sub(" ", text))
+        self.plain = frozenset(w.lower() for w in words if "-" not in w)
+        self.hyphenated = frozenset(w.lower() for w in words if "-" in w)
+
+
+def dehyphenate(text: str, vocabulary: Vocabulary | None = None) -> tuple[str, int, int]:
     """Resolve the line-end breaks marked with ``BREAK`` in ``text``: join ``requ|est`` into
     "request", keep ``trade|in`` as "trade-in". Returns the text, the joined and the kept count.
 
     The rule needs no dictionary: keep the hyphen when the document writes ``a-b`` elsewhere;
     join when it writes ``ab`` elsewhere; keep it when ``b`` starts upper-case or either part
     is a number, or when both halves are words of the document and ``a`` has at most six
-    letters (follow-up, trade-in); otherwise join. The vocabulary is counted over ``context``
-    (default: ``text``; pass the whole document when fixing one page), with the broken
-    fragments left out."""
-    words = _WORD.findall(_BROKEN.sub(" ", text if context is None else context))
-    plain = {w.lower() for w in words if "-" not in w}
-    hyphenated = {w.lower() for w in words if "-" in w}
+    letters (follow-up, trade-in); otherwise join. The words are ``vocabulary`` (default:
+    those of ``text``; pass the whole document's :class:`Vocabulary` when fixing one page)."""
+    words = vocabulary if vocabulary is not None else Vocabulary(text)
+    plain, hyphenated = words.plain, words.hyphenated
     counts = [0, 0]
 
     def fix(m: re.Match[str]) -> str:

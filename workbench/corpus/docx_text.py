@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus.blocks import TextBuilder
+from workbench.io import InputError
 
 __all__ = ["read_docx"]
 
@@ -54,7 +55,7 @@ def read_docx(path: Path) -> tuple[str, str, dict[str, Any]]:
         from docx.opc.exceptions import PackageNotFoundError
         from docx.table import Table
     except ImportError:  # pragma: no cover - the documents extra installs it
-        raise ValueError(f"{path}: reading DOCX needs python-docx: pip install "
+        raise InputError(str(path), "reading DOCX needs python-docx: pip install "
                          "'workbench[documents]'") from None
     try:
         document = docx.Document(str(path))

@@ -32,7 +32,7 @@ from typing import Any
 
 from workbench.corpus.blocks import warning
 from workbench.corpus.types import Document
-from workbench.text import nfc
+from workbench.text import normalize_text
 
 __all__ = ["EXTRACTED_SUFFIXES", "WARNING_KINDS", "ExtractionWarning", "extraction_warnings",
            "load_document", "provenance"]
@@ -109,13 +109,14 @@ def load_document(path: str | Path, doc_id: str | None = None) -> Document:
 
 def _document(doc_id: str, title: str, text: str, meta: Mapping[str, Any], path: Path) -> Document:
     """The Document of an extracted file, with the ``no_text`` warning when it is empty.
-    Extractors give NFC text (their page and heading offsets are into it)."""
-    if text != nfc(text):
-        raise AssertionError(f"{path}: extractor returned non-NFC text")
+    Extractors give text in the load-time normal form (their page and heading offsets are
+    into it)."""
+    if text != normalize_text(text):
+        raise AssertionError(f"{path}: extractor returned text not in the normal form")
     meta = {"source": str(path), **meta}
     if not text.strip():
         info = dict(meta.get("extraction") or {})
         info["warnings"] = [*info.get("warnings", ()), warning(
             "no_text", "no text was extracted (an image-only file needs OCR first)")]
         meta["extraction"] = info
-    return Document(nfc(doc_id), text, nfc(title), MappingProxyType(meta))
+    return Document(normalize_text(doc_id), text, normalize_text(title), MappingProxyType(meta))

@@ -17,6 +17,7 @@ table row on one line and no boilerplate). Rules:
 
 from __future__ import annotations
 
+import codecs
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -169,18 +170,19 @@ def html_to_text(markup: str) -> tuple[str, str, list[dict[str, Any]]]:
 
 
 def read_html(path: Path) -> tuple[str, str, dict[str, Any]]:
-    """Title, text and metadata of an HTML file (UTF-8, or the charset it declares)."""
+    """Title, text and metadata of an HTML file (UTF-8, or the charset it declares; a UTF-8
+    byte-order mark wins over a declared charset and is dropped)."""
     data = path.read_bytes()
     head = data[:2048].decode("ascii", "replace").lower()
-    charset = "utf-8"
-    if "charset=" in head:
+    charset = "utf-8-sig"
+    if "charset=" in head and not data.startswith(codecs.BOM_UTF8):
         charset = head.split("charset=", 1)[1].strip("\"' ").split('"')[0].split("'")[0]
-        charset = charset.split(";")[0].split(">")[0].strip() or "utf-8"
+        charset = charset.split(";")[0].split(">")[0].strip() or "utf-8-sig"
     try:
         markup = data.decode(charset)
     except (LookupError, UnicodeDecodeError):
         try:
-            markup = data.decode("utf-8")
+            markup = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ValueError(f"{path}: not valid {charset} text (byte {exc.start}); save the "
                              "page as UTF-8") from None

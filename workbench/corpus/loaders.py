@@ -12,7 +12,9 @@ fails closed: a header that cannot be parsed (never closed, not YAML, not a mapp
 given twice, TOML ``+++``), an ``acl`` that names no group, or an ``acl:`` line outside a
 header refuses the document with an error; it is never loaded as public. A key that is not
 known gets a warning naming the closest known key; a near miss of ``acl`` (``ACL``,
-``acls``) is read as the ``acl`` it was meant to be, so the document stays restricted.
+``acls``) is read as the ``acl`` it was meant to be, so the document stays restricted, and
+a key that names readers under another word (``access``, ``groups``, ``roles``, ...) is
+refused. These access rules hold for the ``metadata`` of documents JSONL too.
 """
 
 from __future__ import annotations
@@ -126,41 +128,48 @@ def _closest(key: str) -> str | None:
     return found[0] if found else None
 
 
-def _known_keys(meta: dict[str, Any], lines: dict[str, int], path: Path,
-                unknown: dict[str, list[str]]) -> dict[str, Any]:
-    """``meta`` with near misses of ``acl`` read as ``acl``; other unknown keys are kept
-    and collected in ``unknown`` (key -> files) for one warning per key."""
+def _known_keys(meta: dict[str, Any], at: Callable[[str], str], prefix: str,
+                unknown: dict[str, list[str]] | None, source: str) -> tuple[dict[str, Any], str]:
+    """``meta`` with a near miss of ``acl`` (``ACL``, ``acls``) read as ``acl`` and other
+    access-like keys refused, and the key the ``acl`` came from. Other unknown keys are kept
+    and, when ``unknown`` is given, collected there (key -> ``source`` files) for one warning
+    per key."""
     out: dict[str, Any] = {}
+    acl_from = "acl"
     for key, value in meta.items():
         if key in HEADER_KEYS:
             out[key] = value
             continue
         closest = _closest(key)
-        where = f"{path}:{lines[key]}"
+        where = at(key)
         if closest == "acl" or "acl" in key.casefold():
             if "acl" in meta or "acl" in out:
                 raise InputError(where, f"{key!r} and 'acl' both name readers; keep 'acl'",
-                                 field=key)
-            warnings.warn(f"{where}: field {key!r} is not a known key; read as 'acl' (the "
-                          "closest known key) so the document stays restricted: rename it "
-                          "'acl'", FrontMatterWarning, stacklevel=4)
+                                 field=f"{prefix}{key}")
+            warnings.warn(f"{where}: field {prefix + key!r} is not a known key; read as 'acl' "
+                          "(the closest known key) so the document stays restricted: rename "
+                          "it 'acl'", FrontMatterWarning, stacklevel=5)
             out["acl"] = value
-            lines["acl"] = lines[key]
+            acl_from = key
             continue
         if any(word in key.casefold() for word in _ACCESS_WORDS):
             raise InputError(where, "looks like a list of readers, but the key that restricts "
-                             "access is 'acl'; rename it (e.g. acl: [finance])", field=key)
-        unknown.setdefault(key, []).append(str(path))
+                             f"access is 'acl'; rename it (e.g. {prefix}acl: [finance])",
+                             field=f"{prefix}{key}")
+        if unknown is not None:
+            unknown.setdefault(key, []).append(source)
         out[key] = value
-    return out
+    return out, acl_from
 
 
-def _checked(meta: dict[str, Any], at: Callable[[str], str], prefix: str = "") -> dict[str, Any]:
-    """Validate the known keys (``at(key)`` is where each is; ``prefix`` names the field's
-    parent, ``metadata.`` in JSONL); returns the metadata to keep."""
-    out = dict(meta)
+def _checked(meta: dict[str, Any], at: Callable[[str], str], prefix: str = "",
+             unknown: dict[str, list[str]] | None = None, source: str = "") -> dict[str, Any]:
+    """Validate the keys (``at(key)`` is where each is; ``prefix`` names the field's parent,
+    ``metadata.`` in JSONL): the access rules of :func:`_known_keys` first, for front matter
+    and JSONL alike, then the known keys' values. Returns the metadata to keep."""
+    out, acl_from = _known_keys(meta, at, prefix, unknown, source)
     if "acl" in out:
-        out["acl"] = parse_acl(out["acl"], at("acl"), f"{prefix}acl")
+        out["acl"] = parse_acl(out["acl"], at(acl_from), f"{prefix}acl")
     if "effective_date" in out:
         value = out["effective_date"]
         text = str(value).strip()
@@ -205,14 +214,14 @@ def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
     lines: dict[str, int] = {}
     if header is not None:
         meta, lines = _parse_header(header, line0, path)
-        meta = _known_keys(meta, lines, path, unknown)
     where_id = f"{path}:{lines['id']}" if "id" in lines else str(path)
     doc_id = meta.pop("id") if "id" in meta else path.stem
     title = meta.pop("title", "")
     if not title:
         heading = re.search(r"^#\s+(.+)$", body, re.MULTILINE)
         title = heading.group(1).strip() if heading else path.stem
-    meta = _checked(meta, lambda key: f"{path}:{lines[key]}" if key in lines else str(path))
+    meta = _checked(meta, lambda key: f"{path}:{lines[key]}" if key in lines else str(path),
+                    unknown=unknown, source=str(path))
     return _document(doc_id, body, title, meta, where_id)
 
 
@@ -228,14 +237,20 @@ def load_folder(folder: str | Path) -> Corpus:
                    or p.suffix.lower() in EXTRACTED_SUFFIXES)
     unknown: dict[str, list[str]] = {}
     docs = []
+    file_of: dict[str, Path] = {}
     for path in paths:
         if path.is_dir():
             raise InputError(str(path), "is a folder named like a document; rename it (its "
                              "files are read either way)")
-        if path.suffix.lower() in EXTRACTED_SUFFIXES:
-            docs.append(load_document(path))
-            continue
-        docs.append(_load_file(path, unknown))
+        extracted = path.suffix.lower() in EXTRACTED_SUFFIXES
+        doc = load_document(path) if extracted else _load_file(path, unknown)
+        first = file_of.setdefault(doc.id, path)
+        if first != path:
+            fix = ("give one of them its own 'id:' in its front matter, or rename one"
+                   if not extracted or first.suffix in (".md", ".txt") else "rename one")
+            raise InputError(str(path), f"duplicate document id {doc.id!r}: {first} has it "
+                             f"too; {fix}", field="id")
+        docs.append(doc)
     if not docs:
         raise InputError(str(folder), "no .md, .txt, .pdf, .html or .docx files found")
     for key, files in unknown.items():

@@ -40,7 +40,7 @@ from workbench.corpus.offsets import (
     normalise,
     raw_texts,
 )
-from workbench.corpus.types import Document
+from workbench.corpus.types import Corpus, Document
 
 __all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "normalise",
            "raw_texts"]
@@ -93,13 +93,12 @@ class Locator:
 
     def __init__(self, documents: Mapping[str, Document] | Iterable[Document],
                  raw: Mapping[str, str] | None = None):
-        docs = documents.values() if isinstance(documents, Mapping) else documents
-        self.documents: dict[str, Document] = {}
-        for doc in docs:
-            if doc.id in self.documents:
-                raise ValueError(f"duplicate document id {doc.id!r}: every document needs a "
-                                 "unique id")
-            self.documents[doc.id] = doc
+        if isinstance(documents, Corpus):  # already id-unique
+            corpus = documents
+        else:
+            docs = documents.values() if isinstance(documents, Mapping) else documents
+            corpus = Corpus(docs, "the documents given")
+        self.documents: dict[str, Document] = dict(corpus)
         self.raw = dict(raw or {})
         self._norm: dict[str, Normalised] = {}
         self._maps: dict[tuple[str, int], RawOffsets] = {}

@@ -4,8 +4,9 @@
 by character, zero-width characters and soft hyphens removed, each whitespace run one space,
 ends stripped) together with, per character, the span of original text it came from, so a
 match maps back exactly. :class:`RawOffsets` maps offsets into a raw file (BOM, front matter,
-CRLF, non-NFC text) to offsets into the document text loaded from it; :func:`raw_texts` finds
-the raw file of each document of a folder. Used by :mod:`~workbench.corpus.locate`.
+CRLF, invisible characters, non-NFC text) to offsets into the document text loaded from it;
+:func:`raw_texts` finds the raw file of each document of a folder. Used by
+:mod:`~workbench.corpus.locate`.
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from pathlib import Path
 import numpy as np
 
 from workbench.corpus.types import Document
+from workbench.text import INVISIBLE, normalize_text
 
 __all__ = ["FENCE", "PROBLEMS", "LocateError", "Normalised", "RawOffsets", "normal_form",
            "normalise", "raw_texts"]
 
 PROBLEMS = ("missing", "ambiguous", "unknown_document", "bad_offsets", "empty", "front_matter")
-_ZERO_WIDTH = (0x00AD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)
+#: What the normalised match removes: the loader's invisible characters and the zero-width
+#: (non-)joiners, which the loader keeps.
+_ZERO_WIDTH = (*map(ord, INVISIBLE), 0x200C, 0x200D)
+_INVISIBLE_CODES = np.array([ord(c) for c in INVISIBLE], dtype=np.uint32)
 _WS_TABLE = np.zeros(0x3001, dtype=bool)
 _WS_TABLE[[c for c in range(0x3001) if chr(c).isspace()]] = True
 FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -127,23 +132,23 @@ class Normalised:
 class RawOffsets:
     """Maps offsets into a raw file to offsets into the document text loaded from it.
 
-    The loader strips a UTF-8 BOM and the front matter, turns CRLF into LF and normalises to
-    NFC; the body is found as the end of the normalised raw text (or, failing that, as its
-    only occurrence). ``body_start`` is where the body begins in the raw file."""
+    The loader strips the front matter, turns CRLF into LF and puts the text in the normal
+    form (:func:`~workbench.text.normalize_text`: :data:`~workbench.text.INVISIBLE`
+    characters, a UTF-8 BOM among them, removed, then NFC); the body is found as the end of
+    the raw text so changed (or, failing that, as its only occurrence). ``body_start`` is
+    where the body begins in the raw file."""
 
     def __init__(self, raw: str, body: str, doc_id: str = ""):
         self.doc_id = doc_id
         self._raw_length = len(raw)
         positions: np.ndarray | None = None
         text = raw
-        if "\r\n" in text or text.startswith("\ufeff"):
-            keep = np.ones(len(text), dtype=bool)
+        if "\r\n" in text or any(c in text for c in INVISIBLE):
             codes = _codes(text).copy()
+            keep = ~np.isin(codes, _INVISIBLE_CODES)
             crlf = np.flatnonzero((codes[:-1] == 13) & (codes[1:] == 10))
             codes[crlf] = 10  # a CRLF becomes the LF at the CR's position
             keep[crlf + 1] = False
-            if text.startswith("\ufeff"):
-                keep[0] = False
             positions = np.flatnonzero(keep)
             text = _from_codes(codes[keep])
         if not unicodedata.is_normalized("NFC", text):
@@ -182,8 +187,9 @@ def _digest(text: str) -> str:
 
 def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, str]:
     """``{doc_id: raw file text}`` for the ``.md`` / ``.txt`` files of ``folder``: each file is
-    matched to the document whose text it ends with (after the loader's BOM, CRLF and NFC
-    changes), so offsets into the files can be mapped (``Locator(docs, raw=...)``)."""
+    matched to the document whose text it ends with (after the loader's CRLF and normal-form
+    changes: :func:`~workbench.text.normalize_text`), so offsets into the files can be mapped
+    (``Locator(docs, raw=...)``)."""
     by_body: dict[str, list[str]] = {}
     for doc in documents:
         by_body.setdefault(_digest(doc.text), []).append(doc.id)
@@ -193,7 +199,7 @@ def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, st
             continue
         with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF: offsets count it
             raw = fh.read()
-        text = unicodedata.normalize("NFC", raw.lstrip("\ufeff").replace("\r\n", "\n"))
+        text = normalize_text(raw.replace("\r\n", "\n"))
         starts = [0, *(m.end() + 1 for m in FENCE.finditer(text, 0, min(len(text), 65536)))]
         for start in starts:
             ids = by_body.get(_digest(text[start:]))

@@ -14,7 +14,7 @@ layout is read from the boxes, not from the order the producer wrote the text in
 * **paragraphs**: a gap between lines larger than ``PARAGRAPH_GAP`` times the page's usual
   line spacing is a blank line;
 * **hyphenation**: a line ending in a hyphen (or PDFium's line-end hyphen mark) followed by
-  a word on the next line is a break; :func:`~workbench.corpus.extract.dehyphenate` rejoins
+  a word on the next line is a break; :func:`~workbench.corpus.blocks.dehyphenate` rejoins
   it ("requ-/est" -> "request", "trade-/in" -> "trade-in") and the ``hyphenation`` warning
   says how many were joined and kept. ``dehyphenate=False`` keeps ``-`` + newline instead;
 * **no text layer**: a page with fewer than ``MIN_PAGE_CHARS`` characters that images cover
@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.corpus.blocks import BREAK, dehyphenate, page_list, warning
-from workbench.text import nfc
+from workbench.corpus.blocks import BREAK, Vocabulary, dehyphenate, page_list, warning
+from workbench.io import InputError
+from workbench.text import normalize_text
 
 __all__ = ["GUTTER_PT", "MIN_COLUMN_LINES", "MIN_PAGE_CHARS", "PARAGRAPH_GAP", "read_pdf"]
 
@@ -43,7 +44,7 @@ GUTTER_PT = 12
 MIN_COLUMN_LINES = 5
 MIN_PAGE_CHARS = 20
 PARAGRAPH_GAP = 1.6
-_HYPHENS = ("-", BREAK, "\u00ad", "\u2010")
+_HYPHENS = ("-", BREAK, "\u2010")  # a soft hyphen is already BREAK (_glyphs)
 
 
 @dataclass
@@ -235,7 +236,7 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
     try:
         import pypdfium2 as pdfium
     except ImportError:  # pragma: no cover - the documents extra installs it
-        raise ValueError(f"{path}: reading PDF needs pypdfium2: pip install "
+        raise InputError(str(path), "reading PDF needs pypdfium2: pip install "
                          "'workbench[documents]'") from None
     try:
         pdf = pdfium.PdfDocument(str(path))
@@ -247,11 +248,11 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
         title = str(pdf.get_metadata_dict().get("Title") or "").strip()
     finally:
         pdf.close()
-    texts = [nfc(p.text) for p in pages]
+    texts = [normalize_text(p.text) for p in pages]
     joined, kept = 0, 0
     if dehyphenate_breaks and any(p.breaks for p in pages):
-        context = "\n\n".join(texts)
-        fixed = [dehyphenate(t, context) for t in texts]
+        vocabulary = Vocabulary("\n\n".join(texts))
+        fixed = [dehyphenate(t, vocabulary) for t in texts]
         texts = [t for t, _, _ in fixed]
         joined, kept = sum(j for _, j, _ in fixed), sum(k for _, _, k in fixed)
     else:

@@ -16,7 +16,7 @@ from workbench.io import InputError, decode_json_file, iter_jsonl, read_text
 from workbench.text import normalize_text
 
 __all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
-           "load_squad", "parse_relevance"]
+           "load_squad", "parse_relevance", "read_beir_qrels"]
 
 #: The chunking BEIR numbers are meant for: whole documents, title indexed with the text
 #: (the BEIR convention). The CLI uses it for BEIR folders when no ``--chunker`` is given.
@@ -49,6 +49,40 @@ def parse_relevance(raw: str, where: str) -> int:
     return int(value)
 
 
+def read_beir_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """A BEIR qrels TSV as ``{query-id: {corpus-id: grade}}``: lines
+    ``query-id<TAB>corpus-id<TAB>score``, the first may be the header row
+    (:func:`is_qrels_header`), blank lines are skipped and each cell is stripped. Raises
+    :class:`~workbench.io.InputError` naming ``file:line`` for a line that is not three
+    non-empty cells, a grade that is not an integer (:func:`parse_relevance`) or a document
+    judged twice with different grades. The one reader of the format (the TREC tools read
+    BEIR qrels through it)."""
+    path = Path(path)
+    judged: dict[str, dict[str, int]] = {}
+    first = True
+    for lineno, line in enumerate(read_text(path, "BEIR qrels").split("\n"), start=1):
+        if not line.strip():
+            continue
+        cells = [cell.strip() for cell in line.strip().split("\t")]
+        if first:
+            first = False
+            if is_qrels_header(cells):
+                continue
+        where = f"{path}:{lineno}"
+        if len(cells) != 3 or not all(cells):
+            raise InputError(where, "expected 3 tab-separated columns 'query-id<TAB>corpus-id"
+                             f"<TAB>score' (a BEIR qrels file), got {line.strip()!r}; fix the "
+                             "line or remove it")
+        qid, doc_id, score = cells
+        grade = parse_relevance(score, where)
+        grades = judged.setdefault(qid, {})
+        if grades.get(doc_id, grade) != grade:
+            raise InputError(where, f"{qid} {doc_id} is judged twice with different grades "
+                             f"({grades[doc_id]} and {grade}); keep one judgment")
+        grades[doc_id] = grade
+    return judged
+
+
 def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSet]:
     """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/{split}.tsv) as a corpus and a
     golden set. BEIR judges whole documents: each item lists its relevant documents
@@ -60,16 +94,7 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         raise InputError(str(qrels_path), "BEIR qrels file not found (choose split=...)")
-    judged: dict[str, dict[str, int]] = {}
-    for lineno, line in enumerate(read_text(qrels_path, "BEIR qrels").split("\n"), start=1):
-        parts = line.rstrip("\r").split("\t")
-        if not line.strip() or (lineno == 1 and is_qrels_header(parts)):
-            continue
-        if len(parts) != 3:
-            raise InputError(f"{qrels_path}:{lineno}", "expected 'query-id<TAB>corpus-id"
-                             "<TAB>score'")
-        grade = parse_relevance(parts[2], f"{qrels_path}:{lineno}")
-        judged.setdefault(parts[0], {})[parts[1]] = grade
+    judged = read_beir_qrels(qrels_path)
     items = []
     for where, row in iter_jsonl(folder / "queries.jsonl", "BEIR queries"):
         if not isinstance(row, dict):

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 
-from workbench.golden.datasets import is_qrels_header, parse_relevance
+from workbench.golden.datasets import parse_relevance, read_beir_qrels
 from workbench.io import atomic_write_text, read_text
 
 Qrels = dict[str, dict[str, int]]
@@ -72,35 +72,24 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     """Read a TREC qrels file, or a BEIR qrels TSV, into ``{qid: {docno: grade}}``.
 
-    The format is decided by the first data line: three tab-separated columns is BEIR (its
-    header row ``query-id corpus-id score`` is skipped), anything else TREC. Raises
+    The format is decided by the first data line: three tab-separated columns is BEIR, read
+    by :func:`~workbench.golden.datasets.read_beir_qrels` (its header row ``query-id
+    corpus-id score`` is skipped), anything else TREC. Raises
     ``ValueError`` naming ``file:line`` for a line with the wrong number of columns, a grade
     that is not an integer, or a docno judged twice with different grades.
     """
     p = Path(path)
     qrels: Qrels = {}
-    beir: bool | None = None
-    for lineno, line in _raw_data_lines(p):
-        if beir is None:
-            beir = len(line.split("\t")) == 3
-            if beir and is_qrels_header(line.split("\t")):
-                continue
-        if beir:
-            cols = [c.strip() for c in line.split("\t")]
-            if len(cols) != 3 or not all(cols):
-                raise ValueError(
-                    f"{p}:{lineno}: expected 3 tab-separated columns 'query-id corpus-id "
-                    f"score' (a BEIR qrels file), got {line!r}. Fix the line or remove it."
-                )
-            qid, docno, rel = cols
-        else:
-            cols = line.split()
-            if len(cols) != 4:
-                raise ValueError(
-                    f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
-                    f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
-                )
-            qid, _, docno, rel = cols
+    for n, (lineno, line) in enumerate(_raw_data_lines(p)):
+        if n == 0 and len(line.split("\t")) == 3:
+            return read_beir_qrels(p)
+        cols = line.split()
+        if len(cols) != 4:
+            raise ValueError(
+                f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
+                f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
+            )
+        qid, _, docno, rel = cols
         grade = parse_relevance(rel, f"{p}:{lineno}")
         judged = qrels.setdefault(qid, {})
         if judged.get(docno, grade) != grade:

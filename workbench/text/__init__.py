@@ -23,7 +23,7 @@ from workbench.text.normalize import (
     nfc,
     normalize_text,
 )
-from workbench.text.scripts import CJK, CJK_CHAR, CJK_RUN, HAN, HANGUL, KANA, WORD, fold
+from workbench.text.scripts import CJK, CJK_CHAR, HAN, HANGUL, KANA, WORD, fold
 from workbench.text.tokens import (
     COUNTER_NAMES,
     CharCounter,
@@ -34,8 +34,8 @@ from workbench.text.tokens import (
     minilm_tokenizer_path,
 )
 
-__all__ = ["BIDI_CONTROLS", "CJK", "CJK_CHAR", "CJK_RUN", "COUNTER_NAMES", "HAN", "HANGUL",
-           "INVISIBLE", "KANA", "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter",
+__all__ = ["BIDI_CONTROLS", "CJK", "CJK_CHAR", "COUNTER_NAMES", "HAN", "HANGUL", "INVISIBLE",
+           "KANA", "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter",
            "HFTokenizerCounter", "TokenCounter", "detect_language", "detect_languages",
            "escape_html", "fold", "get_counter", "minilm_tokenizer_path", "neutralise_bidi", "nfc",
            "normalize_text"]

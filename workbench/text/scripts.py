@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CJK", "CJK_CHAR", "CJK_RUN", "HAN", "HANGUL", "KANA", "WORD", "fold"]
+__all__ = ["CJK", "CJK_CHAR", "HAN", "HANGUL", "KANA", "WORD", "fold"]
 
 #: Han ideographs (regex class body, use inside ``[...]``): the iteration mark 々, ideographic
 #: zero 〇 and Hangzhou numerals, CJK Unified Ideographs and Extension A, Compatibility
@@ -41,8 +41,6 @@ CJK = HAN + KANA
 WORD = rf"[^\W_{CJK}{HANGUL}]"
 #: One CJK character.
 CJK_CHAR = re.compile(rf"[{CJK}]")
-#: A run of CJK characters.
-CJK_RUN = re.compile(rf"[{CJK}]+")
 
 
 def fold(text: str) -> str:
