@@ -123,6 +123,48 @@ def test_ratchet_refuses_to_lower_and_allows_higher(baseline):
                         CONFIG, GOLDEN)
 
 
+def judged(hits, relevance):
+    return evaluation_from_scores({q: {"hit_rate@5": v, "mrr@5": v * 0.5}
+                                   for q, v in hits.items()},
+                                  categories={i.qid: i.category for i in GOLDEN},
+                                  relevance=relevance)
+
+
+def test_ratchet_refuses_numbers_judged_another_way(tmp_path):
+    """Loosening the evidence threshold raises every number; the ratchet must not take
+    that as an improvement (check_gate already refused it)."""
+    path = tmp_path / "baseline.json"
+    update_baseline(path, judged(BASE_HITS, "evidence>=0.75"), CONFIG, GOLDEN)
+    before = path.read_text()
+    looser = judged(dict.fromkeys(QIDS, 1.0), "evidence>=0.5")
+    for gate in (lambda: check_gate(looser, path, golden=GOLDEN),
+                 lambda: update_baseline(path, looser, CONFIG, GOLDEN)):
+        with pytest.raises(BaselineRefused, match=r"relevance evidence>=0\.75") as exc:
+            gate()
+        assert exc.value.reason == "relevance" and path.read_text() == before
+    forced = update_baseline(path, looser, CONFIG, GOLDEN, force=True)
+    assert forced.summary["hit_rate@5"]["relevance"] == "evidence>=0.5"
+
+
+def test_a_metric_that_mixes_relevance_kinds_is_refused(tmp_path):
+    """The label is read from every row, not from the summary's last row of the metric."""
+    import pandas as pd
+
+    from workbench.evaluation import Evaluation
+
+    path = tmp_path / "baseline.json"
+    baseline = update_baseline(path, judged(BASE_HITS, "evidence>=0.75"), CONFIG, GOLDEN)
+    for other in ("chunk-ids", "zzz-chunk-ids"):  # sorts before and after the baseline's
+        frame = judged(BASE_HITS, "evidence>=0.75").frame
+        mixed = (frame["metric"] == "hit_rate@5") & frame["qid"].isin(QIDS[:30])
+        frame["relevance"] = frame["relevance"].where(~mixed, other)
+        current = Evaluation(pd.DataFrame(frame))
+        with pytest.raises(ValueError, match="'hit_rate@5' mixes relevance kinds"):
+            check_gate(current, baseline, golden=GOLDEN)
+        with pytest.raises(ValueError, match="'hit_rate@5' mixes relevance kinds"):
+            update_baseline(path, current, CONFIG, GOLDEN)
+
+
 def test_changed_golden_set_is_refused_unless_acknowledged(baseline):
     new_qids = [*QIDS[2:], "q98", "q99"]  # two questions gone, two added
     golden = golden_for(new_qids)

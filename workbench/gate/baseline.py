@@ -133,6 +133,21 @@ def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict
     return values, cats
 
 
+def metric_relevance(ev: Evaluation) -> dict[str, str]:
+    """metric -> the relevance label its values were judged with (the ``relevance`` column),
+    read from every row; a metric that mixes kinds (evidence for some questions, chunk ids
+    for others) raises ValueError, since neither the baseline nor the gate can compare it."""
+    out: dict[str, str] = {}
+    for metric, labels in ev.frame.groupby("metric")["relevance"].unique().items():
+        if len(labels) > 1:
+            raise ValueError(
+                f"metric {metric!r} mixes relevance kinds in this evaluation "
+                f"({', '.join(sorted(str(x) for x in labels))}); gate a golden set labelled "
+                "one way")
+        out[str(metric)] = str(labels[0])
+    return out
+
+
 @dataclass(frozen=True)
 class Baseline:
     """A recorded evaluation: ``outcomes`` maps qid -> metric -> value; ``summary`` maps
@@ -160,11 +175,9 @@ class Baseline:
     def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
                         golden: GoldenSet | None) -> Baseline:
         values, cats = question_outcomes(ev)
+        metric_relevance(ev)  # one relevance label per metric, or refuse
         summary: dict[str, dict[str, Any]] = {}
         for r in ev.summary().to_dict("records"):
-            if str(r["metric"]) in summary:
-                raise ValueError(f"metric {r['metric']!r} mixes relevance kinds in this "
-                                 "evaluation; gate a golden set labelled one way")
             summary[str(r["metric"])] = {"mean": float(r["mean"]), "n": int(r["n"]),
                                          "ci_low": float(r["ci_low"]),
                                          "ci_high": float(r["ci_high"]),
