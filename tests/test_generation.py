@@ -293,6 +293,27 @@ def test_context_swap_tells_memory_from_grounding():
     assert memory["unchanged"].all() and memory["from_memory"].all()
 
 
+def test_the_corpus_is_required_where_the_context_is_assembled():
+    """context_swap, oracle_context and trace_question take the corpus as a required argument
+    (left out, the error named assemble_context), and read a one-pass iterable of documents
+    once, not once per question."""
+    from workbench.diagnose import trace_question
+    from workbench.generation import oracle_context
+
+    docs, chunks, golden = tiny_corpus()
+    with pytest.raises(TypeError, match=r"context_swap\(\) missing .*'documents'"):
+        context_swap(EchoGenerator(), golden, chunks)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"oracle_context\(\) missing .*'documents'"):
+        oracle_context(golden.get("q1"), chunks)  # type: ignore[call-arg]
+    retriever = CallableRetriever(lambda q, k: ["refunds#0"], chunks)
+    with pytest.raises(TypeError, match=r"trace_question\(\) missing .*'documents'"):
+        trace_question(EchoGenerator(), retriever, "refund window?",  # type: ignore[call-arg]
+                       chunks)
+    assert oracle_context(golden.get("q1"), chunks, iter(docs)).chunk_ids == ("refunds#0",)
+    once = context_swap(EchoGenerator(), golden, chunks, iter(docs))
+    pd.testing.assert_frame_equal(once, context_swap(EchoGenerator(), golden, chunks, docs))
+
+
 def test_acl_holds_through_the_eval(handbook):
     docs, golden = handbook
     from workbench.chunking import FixedChunker, chunk_corpus

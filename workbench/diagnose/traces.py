@@ -336,12 +336,12 @@ def traces_from_result(result: GenerationResult, mode: str = "live", *,
 
 
 def trace_question(generator: Generator, retriever: Retriever, question: str,
-                   chunks: Sequence[Chunk], documents: Mapping[str, Document] | None = None, *,
+                   chunks: Sequence[Chunk], documents: Mapping[str, Document], *,
                    k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
                    corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
-    ``item`` if given) and return its trace. ``documents`` is what the pipeline passes to
-    context assembly; ``corpus`` (default: ``documents``) records the true versions.
+    ``item`` if given) and return its trace. ``documents`` (required) is what the pipeline
+    passes to context assembly; ``corpus`` (default: ``documents``) records the true versions.
     ``assemble`` takes user_groups, budget_tokens, count_tokens, include_superseded."""
     started = time.perf_counter()
     hits = retriever.search(question, k)[:k]
