@@ -265,6 +265,23 @@ def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
             Baseline.load(bad)
 
 
+def test_config_options_are_checked_once_with_the_closest_name(monkeypatch):
+    from workbench.gate import baseline as baseline_module
+    from workbench.gate.baseline import pipeline_config
+
+    for typo in ("fixed:size=300", None):  # refused even as None (None: the default)
+        with pytest.raises(ValueError, match="did you mean 'chunker'"):
+            gate_config("docs", chunkr=typo)
+    assert gate_config("docs", k=None)["k"] == 5
+    calls = []
+    check = baseline_module.check_config
+    monkeypatch.setattr(baseline_module, "check_config",
+                        lambda *a, **kw: (calls.append(1), check(*a, **kw))[1])
+    config = pipeline_config({"corpus": "docs", "golden": "g.jsonl", "k": 3})
+    assert len(calls) == 1
+    assert config == gate_config("docs", "g.jsonl", k=3)
+
+
 HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
 
 

@@ -99,20 +99,28 @@ def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> di
     if not config.get("corpus"):
         raise InputError(where, "is missing: give --corpus (and --golden) to create a baseline",
                          field="config.corpus")
-    return gate_config(**config)
+    return _with_defaults(config["corpus"], config.get("golden"),
+                          {k: v for k, v in config.items() if k not in PATH_KEYS})
 
 
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
                 ) -> dict[str, Any]:
     """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
     metrics, level, threshold, evidence_threshold (defaults: BM25 over
-    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`)."""
-    unknown = set(options) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
-    given = {k: v for k, v in options.items() if v is not None}
-    check_config({"corpus": corpus, "golden": golden, **given}, "gate config")
-    config = {"corpus": str(corpus), **DEFAULTS, **given}
+    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`; an option
+    given as None takes its default). An unknown option is refused, naming the closest."""
+    # a known option given as None takes its default; an unknown one is refused even as None
+    check_config({"corpus": corpus, "golden": golden,
+                  **{k: v for k, v in options.items() if v is not None or k not in DEFAULTS}},
+                 "gate config")
+    return _with_defaults(corpus, golden, options)
+
+
+def _with_defaults(corpus: str | Path, golden: str | Path | None,
+                   options: Mapping[str, Any]) -> dict[str, Any]:
+    """The full pipeline config from checked options (None: the default)."""
+    config = {"corpus": str(corpus), **DEFAULTS,
+              **{k: v for k, v in options.items() if v is not None}}
     config["golden"] = None if golden is None else str(golden)
     config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
     return config
