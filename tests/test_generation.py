@@ -282,6 +282,17 @@ def test_triage_seed_rows():
     assert "can&#x27;t tell" in t._repr_html_() and "sign test p=1" in t._repr_html_()
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([(True, True), (True, False), (False, True), (False, False)]),
+                max_size=30))
+def test_every_triage_verdict_is_one_of_verdicts(cells):
+    from workbench.diagnose import VERDICTS
+
+    rows = [{"gold": ["a#0"], "retrieved": ["a#0"] if ok else ["b#0"], "answer_pass": passed}
+            for ok, passed in cells]
+    assert triage_rows(rows, k=5).verdict in VERDICTS
+
+
 def test_context_swap_tells_memory_from_grounding():
     docs, chunks, golden = tiny_corpus()
     grounded = context_swap(EchoGenerator(), golden, chunks, docs)
