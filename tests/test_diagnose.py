@@ -259,6 +259,12 @@ def test_load_traces_names_file_and_line(tmp_path):
     path.write_text(json.dumps({"qid": "q", "query": "x", "retrieved": [{"oops": 1}]}) + "\n")
     with pytest.raises(ValueError, match=r":1: field 'retrieved'"):
         load_traces(path)
+    # the field blamed is the one that failed, whatever the error's words
+    for name, entry in (("context", {"TraceHit": 1}), ("context", [1]),
+                        ("retrieved", {"TracePassage": 1}), ("retrieved", [1])):
+        path.write_text(json.dumps({"qid": "q", "query": "x", name: [entry]}) + "\n")
+        with pytest.raises(ValueError, match=rf":1: field '{name}'"):
+            load_traces(path)
     with pytest.raises(ValueError, match="not found"):
         load_traces(tmp_path / "missing.jsonl")
 
