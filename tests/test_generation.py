@@ -200,6 +200,16 @@ def hand_case_result():
     return run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
 
 
+def test_result_repr_copies_its_table_once(monkeypatch):
+    result = hand_case_result()
+    copies = []
+    copy = pd.DataFrame.copy
+    monkeypatch.setattr(pd.DataFrame, "copy",
+                        lambda self, *a, **kw: (copies.append(1), copy(self, *a, **kw))[1])
+    assert repr(result) == "GenerationResult(echo, n=5 questions, k=1)"
+    assert len(copies) == 1
+
+
 def test_retrieval_tax_hand_case():
     result = hand_case_result()
     acc = result.accuracy().set_index("mode")
@@ -316,7 +326,7 @@ def test_the_corpus_is_required_where_the_context_is_assembled():
         context_swap(EchoGenerator(), golden, chunks)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"oracle_context\(\) missing .*'documents'"):
         oracle_context(golden.get("q1"), chunks)  # type: ignore[call-arg]
-    retriever = CallableRetriever(lambda q, k: ["refunds#0"], chunks)
+    retriever = CallableRetriever(lambda q: ["refunds#0"], "fixed")
     with pytest.raises(TypeError, match=r"trace_question\(\) missing .*'documents'"):
         trace_question(EchoGenerator(), retriever, "refund window?",  # type: ignore[call-arg]
                        chunks)

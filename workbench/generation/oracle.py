@@ -71,7 +71,8 @@ class GenerationResult:
                 {q: tuple(v) for q, v in getattr(self, name).items()}))
 
     def __repr__(self) -> str:
-        n = self.frame["qid"].nunique() if len(self.frame) else 0
+        frame = self.frame  # one copy
+        n = frame["qid"].nunique() if len(frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
     def accuracy(self, by: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
