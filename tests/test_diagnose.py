@@ -259,6 +259,12 @@ def test_load_traces_names_file_and_line(tmp_path):
     path.write_text(json.dumps({"qid": "q", "query": "x", "retrieved": [{"oops": 1}]}) + "\n")
     with pytest.raises(ValueError, match=r":1: field 'retrieved'"):
         load_traces(path)
+    # the field blamed is the one that failed, whatever the error's words
+    for name, entry in (("context", {"TraceHit": 1}), ("context", [1]),
+                        ("retrieved", {"TracePassage": 1}), ("retrieved", [1])):
+        path.write_text(json.dumps({"qid": "q", "query": "x", name: [entry]}) + "\n")
+        with pytest.raises(ValueError, match=rf":1: field '{name}'"):
+            load_traces(path)
     with pytest.raises(ValueError, match="not found"):
         load_traces(tmp_path / "missing.jsonl")
 
@@ -367,3 +373,64 @@ def test_case_from_trace_uses_the_traced_question():
     assert item.qid == "bug-7" and item.question == QUESTION and item.source == "real"
     assert item.category == "exception"
     assert item.evidence[0].text == EXCEPTION
+
+
+# ----------------------------------------------------------------------------- one relevance
+
+def test_a_prebuilt_relevance_gives_the_same_diagnoses_and_is_built_once(handbook, monkeypatch):
+    """diagnosis_table judges the chunking once (not once per trace), passes its evidence
+    threshold through, and every diagnosis equals the per-trace one."""
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.diagnose import diagnosis as diagnosis_module
+    from workbench.diagnose import trace_relevance
+    from workbench.metrics import Relevance
+    from workbench.retrieval.bm25 import BM25Retriever
+
+    corpus, golden = handbook
+    chunks = chunk_corpus(FixedChunker(size=300, overlap=0), corpus.documents)
+    qids = ["q001", "q034", "q040", "q054", "q010", "q020"]
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
+                                 corpus, k=3, budget_tokens=200, qids=qids)
+    traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
+    built = []
+
+    class Counting(Relevance):
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    for threshold in (0.75, 0.3, 1.0):
+        shared = trace_relevance(traces, golden, chunks, threshold)
+        for t in traces:
+            alone = diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold)
+            assert diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold,
+                                  relevance=shared) == alone
+        built.clear()
+        monkeypatch.setattr(diagnosis_module, "Relevance", Counting)
+        table = diagnosis_table(traces, golden, chunks, corpus, evidence_threshold=threshold)
+        monkeypatch.undo()
+        assert len(built) == 1
+        for row in table.to_dict("records"):
+            t = next(t for t in traces if t.qid == row["qid"])
+            d = diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold)
+            assert row["labels"] == list(d.labels)
+            assert row["facts"] == {f.fact: f.status for f in d.facts}
+
+
+def test_a_prebuilt_relevance_that_does_not_match_is_refused():
+    from workbench.diagnose import trace_relevance
+
+    t = trace(["expense-r4#0"], f"{RULE} [P1]")
+    shared = trace_relevance([t], [ITEM], CHUNKS)
+    assert diagnose_trace(t, ITEM, CHUNKS, DOCS, relevance=shared) == diagnose_trace(
+        t, ITEM, CHUNKS, DOCS)
+    with pytest.raises(ValueError, match=r"evidence_threshold 0\.75, the diagnosis asks 0\.5"):
+        diagnose_trace(t, ITEM, CHUNKS, DOCS, 0.5, relevance=shared)
+    with pytest.raises(ValueError, match="another chunking"):
+        diagnose_trace(t, ITEM, CHUNKS[:2], DOCS, relevance=shared)
+    other = case_from_bug_report("another question", [("expense-r4", RULE)], ["14 days"],
+                                 corpus=DOCS, qid=ITEM.qid)
+    with pytest.raises(ValueError, match="does not hold golden item 'exc-1' as given"):
+        diagnose_trace(t, other, CHUNKS, DOCS, relevance=shared)
+    with pytest.raises(ValueError, match="does not hold golden item"):
+        diagnose_trace(t, ITEM, CHUNKS, DOCS, relevance=trace_relevance([], [ITEM], CHUNKS))

@@ -123,6 +123,48 @@ def test_ratchet_refuses_to_lower_and_allows_higher(baseline):
                         CONFIG, GOLDEN)
 
 
+def judged(hits, relevance):
+    return evaluation_from_scores({q: {"hit_rate@5": v, "mrr@5": v * 0.5}
+                                   for q, v in hits.items()},
+                                  categories={i.qid: i.category for i in GOLDEN},
+                                  relevance=relevance)
+
+
+def test_ratchet_refuses_numbers_judged_another_way(tmp_path):
+    """Loosening the evidence threshold raises every number; the ratchet must not take
+    that as an improvement (check_gate already refused it)."""
+    path = tmp_path / "baseline.json"
+    update_baseline(path, judged(BASE_HITS, "evidence>=0.75"), CONFIG, GOLDEN)
+    before = path.read_text()
+    looser = judged(dict.fromkeys(QIDS, 1.0), "evidence>=0.5")
+    for gate in (lambda: check_gate(looser, path, golden=GOLDEN),
+                 lambda: update_baseline(path, looser, CONFIG, GOLDEN)):
+        with pytest.raises(BaselineRefused, match=r"relevance evidence>=0\.75") as exc:
+            gate()
+        assert exc.value.reason == "relevance" and path.read_text() == before
+    forced = update_baseline(path, looser, CONFIG, GOLDEN, force=True)
+    assert forced.summary["hit_rate@5"]["relevance"] == "evidence>=0.5"
+
+
+def test_a_metric_that_mixes_relevance_kinds_is_refused(tmp_path):
+    """The label is read from every row, not from the summary's last row of the metric."""
+    import pandas as pd
+
+    from workbench.evaluation import Evaluation
+
+    path = tmp_path / "baseline.json"
+    baseline = update_baseline(path, judged(BASE_HITS, "evidence>=0.75"), CONFIG, GOLDEN)
+    for other in ("chunk-ids", "zzz-chunk-ids"):  # sorts before and after the baseline's
+        frame = judged(BASE_HITS, "evidence>=0.75").frame
+        mixed = (frame["metric"] == "hit_rate@5") & frame["qid"].isin(QIDS[:30])
+        frame["relevance"] = frame["relevance"].where(~mixed, other)
+        current = Evaluation(pd.DataFrame(frame))
+        with pytest.raises(ValueError, match="'hit_rate@5' mixes relevance kinds"):
+            check_gate(current, baseline, golden=GOLDEN)
+        with pytest.raises(ValueError, match="'hit_rate@5' mixes relevance kinds"):
+            update_baseline(path, current, CONFIG, GOLDEN)
+
+
 def test_changed_golden_set_is_refused_unless_acknowledged(baseline):
     new_qids = [*QIDS[2:], "q98", "q99"]  # two questions gone, two added
     golden = golden_for(new_qids)
@@ -221,6 +263,23 @@ def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
         line = next(n for n, t in enumerate(bad.read_text().splitlines(), 1) if '"q03"' in t)
         with pytest.raises(ValueError, match=f"bad.json:{line}: field 'questions.q03.mrr@5'"):
             Baseline.load(bad)
+
+
+def test_config_options_are_checked_once_with_the_closest_name(monkeypatch):
+    from workbench.gate import baseline as baseline_module
+    from workbench.gate.baseline import pipeline_config
+
+    for typo in ("fixed:size=300", None):  # refused even as None (None: the default)
+        with pytest.raises(ValueError, match="did you mean 'chunker'"):
+            gate_config("docs", chunkr=typo)
+    assert gate_config("docs", k=None)["k"] == 5
+    calls = []
+    check = baseline_module.check_config
+    monkeypatch.setattr(baseline_module, "check_config",
+                        lambda *a, **kw: (calls.append(1), check(*a, **kw))[1])
+    config = pipeline_config({"corpus": "docs", "golden": "g.jsonl", "k": 3})
+    assert len(calls) == 1
+    assert config == gate_config("docs", "g.jsonl", k=3)
 
 
 HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]

@@ -200,6 +200,16 @@ def hand_case_result():
     return run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
 
 
+def test_result_repr_copies_its_table_once(monkeypatch):
+    result = hand_case_result()
+    copies = []
+    copy = pd.DataFrame.copy
+    monkeypatch.setattr(pd.DataFrame, "copy",
+                        lambda self, *a, **kw: (copies.append(1), copy(self, *a, **kw))[1])
+    assert repr(result) == "GenerationResult(echo, n=5 questions, k=1)"
+    assert len(copies) == 1
+
+
 def test_retrieval_tax_hand_case():
     result = hand_case_result()
     acc = result.accuracy().set_index("mode")
@@ -282,6 +292,17 @@ def test_triage_seed_rows():
     assert "can&#x27;t tell" in t._repr_html_() and "sign test p=1" in t._repr_html_()
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([(True, True), (True, False), (False, True), (False, False)]),
+                max_size=30))
+def test_every_triage_verdict_is_one_of_verdicts(cells):
+    from workbench.diagnose import VERDICTS
+
+    rows = [{"gold": ["a#0"], "retrieved": ["a#0"] if ok else ["b#0"], "answer_pass": passed}
+            for ok, passed in cells]
+    assert triage_rows(rows, k=5).verdict in VERDICTS
+
+
 def test_context_swap_tells_memory_from_grounding():
     docs, chunks, golden = tiny_corpus()
     grounded = context_swap(EchoGenerator(), golden, chunks, docs)
@@ -291,6 +312,27 @@ def test_context_swap_tells_memory_from_grounding():
     assert not grounded["from_memory"].any()
     memory = context_swap(MemoryGenerator(), golden, chunks, docs, qids=["q1", "q2"])
     assert memory["unchanged"].all() and memory["from_memory"].all()
+
+
+def test_the_corpus_is_required_where_the_context_is_assembled():
+    """context_swap, oracle_context and trace_question take the corpus as a required argument
+    (left out, the error named assemble_context), and read a one-pass iterable of documents
+    once, not once per question."""
+    from workbench.diagnose import trace_question
+    from workbench.generation import oracle_context
+
+    docs, chunks, golden = tiny_corpus()
+    with pytest.raises(TypeError, match=r"context_swap\(\) missing .*'documents'"):
+        context_swap(EchoGenerator(), golden, chunks)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"oracle_context\(\) missing .*'documents'"):
+        oracle_context(golden.get("q1"), chunks)  # type: ignore[call-arg]
+    retriever = CallableRetriever(lambda q: ["refunds#0"], "fixed")
+    with pytest.raises(TypeError, match=r"trace_question\(\) missing .*'documents'"):
+        trace_question(EchoGenerator(), retriever, "refund window?",  # type: ignore[call-arg]
+                       chunks)
+    assert oracle_context(golden.get("q1"), chunks, iter(docs)).chunk_ids == ("refunds#0",)
+    once = context_swap(EchoGenerator(), golden, chunks, iter(docs))
+    pd.testing.assert_frame_equal(once, context_swap(EchoGenerator(), golden, chunks, docs))
 
 
 def test_acl_holds_through_the_eval(handbook):

@@ -200,3 +200,27 @@ def test_position_figure_static_and_widget():
         "<script>", "q?", passage("g#0", "<script>x</script>"), (), ("x",))],
         n_positions=1)
     assert "<script>" not in PositionPlot(evil).select(0)
+
+
+def test_handbook_items_respect_chunk_level_acl(handbook):
+    """A chunk restricted by its own ``metadata["acl"]`` inside a public document is neither a
+    gold passage nor a distractor for a user outside that group."""
+    from dataclasses import replace
+
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.retrieval.bm25 import BM25Retriever
+
+    docs, golden = handbook
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs)
+    open_items = handbook_position_items(BM25Retriever(chunks), golden, chunks, docs,
+                                         n_distractors=4, user_groups=["engineering"])
+    used = {p.chunk_id for it in open_items for p in (it.gold, *it.distractors)}
+    assert used
+    locked = [replace(c, metadata={**c.metadata, "acl": ["legal"]}) if c.id in used else c
+              for c in chunks]
+    hb = handbook_position_items(BM25Retriever(locked), golden, locked, docs, n_distractors=4,
+                                 user_groups=["engineering"])
+    assert not used & {p.chunk_id for it in hb for p in (it.gold, *it.distractors)}
+    allowed = handbook_position_items(BM25Retriever(locked), golden, locked, docs,
+                                      n_distractors=4, user_groups=["engineering", "legal"])
+    assert used & {p.chunk_id for it in allowed for p in (it.gold, *it.distractors)}

@@ -172,6 +172,27 @@ def test_viewer_filters_prev_next_and_selected_qid():
         viewer.select("nope")
 
 
+def test_viewer_judges_the_chunking_once_with_the_same_diagnoses(monkeypatch):
+    from workbench.diagnose import diagnose_trace
+    from workbench.diagnose import diagnosis as diagnosis_module
+    from workbench.metrics import Relevance
+
+    golden, traces = make_traces()
+    items = {i.qid: i for i in golden}
+    alone = [diagnose_trace(t, items[t.qid], CHUNKS, DOCS) for t in traces]
+    built = []
+
+    class Counting(Relevance):
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(diagnosis_module, "Relevance", Counting)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    assert len(traces) > 1 and len(built) == 1
+    assert viewer.diagnoses == alone
+
+
 def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
     golden, traces = make_traces()
     viewer = TraceViewer(traces, golden, CHUNKS, DOCS,

@@ -18,6 +18,7 @@ from workbench.diagnose.diagnosis import (
     FactCheck,
     diagnose_trace,
     diagnosis_table,
+    trace_relevance,
 )
 from workbench.diagnose.growth import case_from_bug_report, case_from_trace
 from workbench.diagnose.traces import (
@@ -32,9 +33,10 @@ from workbench.diagnose.traces import (
     trace_question,
     traces_from_result,
 )
-from workbench.diagnose.triage import QUADRANTS, Triage, quadrant, triage, triage_rows
+from workbench.diagnose.triage import QUADRANTS, VERDICTS, Triage, quadrant, triage, triage_rows
 
-__all__ = ["FACT_STATUSES", "LABELS", "QUADRANTS", "SCHEMA", "WITHHELD", "Diagnosis", "FactCheck",
-           "Trace", "TraceHit", "TracePassage", "Triage", "case_from_bug_report", "case_from_trace",
-           "diagnose_trace", "diagnosis_table", "load_traces", "make_trace", "quadrant",
-           "save_traces", "trace_question", "traces_from_result", "triage", "triage_rows"]
+__all__ = ["FACT_STATUSES", "LABELS", "QUADRANTS", "SCHEMA", "VERDICTS", "WITHHELD", "Diagnosis",
+           "FactCheck", "Trace", "TraceHit", "TracePassage", "Triage", "case_from_bug_report",
+           "case_from_trace", "diagnose_trace", "diagnosis_table", "load_traces", "make_trace",
+           "quadrant", "save_traces", "trace_question", "trace_relevance", "traces_from_result",
+           "triage", "triage_rows"]

@@ -32,9 +32,10 @@ from workbench.corpus import Chunk, Document, is_superseded
 from workbench.diagnose.traces import Trace
 from workbench.generation.grading import grade_answer, missing_mentions, normalize
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_GRADE_THRESHOLD, Relevance
 
-__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose_trace", "diagnosis_table"]
+__all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose_trace", "diagnosis_table",
+           "trace_relevance"]
 
 LABELS = {
     "retrieval_miss": "required evidence was never retrieved",
@@ -87,15 +88,57 @@ def _holds(text: str, fact: str) -> bool:
     return not missing_mentions(text, [fact])
 
 
+def trace_relevance(traces: Iterable[Trace], golden: Iterable[GoldenItem],
+                    chunks: Sequence[Chunk] | Mapping[str, Chunk],
+                    evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Relevance:
+    """One :class:`~workbench.metrics.Relevance` for the golden items that ``traces`` ask
+    about, under ``chunks``: what :func:`diagnose_trace` builds per trace, built once for a
+    loop of them (pass it as ``relevance=``)."""
+    items = {i.qid: i for i in golden}
+    asked = dict.fromkeys(t.qid for t in traces)
+    chunk_list = list(chunks.values()) if isinstance(chunks, Mapping) else list(chunks)
+    return Relevance([items[q] for q in asked if q in items], chunk_list,
+                     evidence_threshold=evidence_threshold)
+
+
+def _check_relevance(relevance: Relevance, item: GoldenItem, by_id: Mapping[str, Chunk],
+                     evidence_threshold: float) -> None:
+    """Refuse a prebuilt ``relevance`` that would judge ``item`` otherwise than
+    ``Relevance([item], chunks, evidence_threshold)`` does."""
+    where = "diagnose_trace(relevance=...)"
+    fix = "build it with trace_relevance(traces, golden, chunks, evidence_threshold)"
+    if relevance.evidence_threshold != float(evidence_threshold):
+        raise ValueError(f"{where}: built with evidence_threshold "
+                         f"{relevance.evidence_threshold:g}, the diagnosis asks "
+                         f"{float(evidence_threshold):g}; {fix}")
+    if relevance.grade_threshold != DEFAULT_GRADE_THRESHOLD:
+        raise ValueError(f"{where}: built with grade threshold {relevance.grade_threshold}, "
+                         f"the diagnosis judges at {DEFAULT_GRADE_THRESHOLD}; {fix}")
+    known = item.qid in relevance.items or any(item.qid in q for q in relevance.excluded.values())
+    if not known or relevance.items.get(item.qid, item) != item:
+        raise ValueError(f"{where}: it does not hold golden item {item.qid!r} as given; {fix}")
+    index = relevance.index
+    if index is None or len(index.where) != len(by_id) or any(
+            index.where.get(cid) != (c.doc_id, c.start, c.end) for cid, c in by_id.items()):
+        raise ValueError(f"{where}: it was built over another chunking than the chunks "
+                         f"given; {fix}")
+
+
 def diagnose_trace(trace: Trace, item: GoldenItem,
                    chunks: Sequence[Chunk] | Mapping[str, Chunk],
                    corpus: Mapping[str, Document] | None = None,
-                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Diagnosis:
+                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                   relevance: Relevance | None = None) -> Diagnosis:
     """Diagnose one trace against its golden item (see module doc). ``corpus`` is used for
-    document versions the trace did not record."""
+    document versions the trace did not record. ``relevance``: a prebuilt judgment of the
+    golden items under ``chunks`` (:func:`trace_relevance`), so a loop over traces indexes
+    the chunking once; it must match ``chunks``, ``item`` and ``evidence_threshold``."""
     chunk_list = list(chunks.values()) if isinstance(chunks, Mapping) else list(chunks)
     by_id = {c.id: c for c in chunk_list}
-    relevance = Relevance([item], chunk_list, evidence_threshold=evidence_threshold)
+    if relevance is None:
+        relevance = Relevance([item], chunk_list, evidence_threshold=evidence_threshold)
+    else:
+        _check_relevance(relevance, item, by_id, evidence_threshold)
     judged = item.qid in relevance.items
     units = relevance.unit_chunks(item.qid) if judged else []
     retrieved = relevance.found_ranks(item.qid, trace.retrieved_ids) if judged else []
@@ -162,15 +205,18 @@ def _copied_from(trace: Trace, by_id: Mapping[str, Chunk]) -> list[str]:
 
 
 def diagnosis_table(traces: Iterable[Trace], golden: GoldenSet | Sequence[GoldenItem],
-                    chunks: Sequence[Chunk], corpus: Mapping[str, Document] | None = None
-                    ) -> pd.DataFrame:
+                    chunks: Sequence[Chunk], corpus: Mapping[str, Document] | None = None,
+                    evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> pd.DataFrame:
     """One row per trace: qid, mode, category, passed, labels, facts (status per fact)."""
+    traces = list(traces)
     items = {i.qid: i for i in golden}
+    relevance = trace_relevance(traces, items.values(), chunks, evidence_threshold)
     rows = []
     for t in traces:
         if t.qid not in items:
             continue
-        d = diagnose_trace(t, items[t.qid], chunks, corpus)
+        d = diagnose_trace(t, items[t.qid], chunks, corpus, evidence_threshold,
+                           relevance=relevance)
         rows.append({"qid": t.qid, "mode": t.mode, "category": items[t.qid].category,
                      "passed": d.passed, "labels": list(d.labels),
                      "facts": {f.fact: f.status for f in d.facts}})

@@ -142,12 +142,11 @@ class Trace:
             if name not in row:
                 raise InputError(where, "is missing", field=name)
         known = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
-        try:
-            known["retrieved"] = tuple(TraceHit(**h) for h in row.get("retrieved") or ())
-            known["context"] = tuple(TracePassage(**p) for p in row.get("context") or ())
-        except TypeError as exc:
-            name = "retrieved" if "TraceHit" in str(exc) else "context"
-            raise InputError(where, f"is malformed ({exc})", field=name) from None
+        for name, kind in (("retrieved", TraceHit), ("context", TracePassage)):
+            try:
+                known[name] = tuple(kind(**entry) for entry in row.get(name) or ())
+            except TypeError as exc:
+                raise InputError(where, f"is malformed ({exc})", field=name) from None
         known["dropped"] = tuple((c, w) for c, w in row.get("dropped") or ())
         known["unknown_citations"] = tuple(row.get("unknown_citations") or ())
         if row.get("user_groups") is not None:
@@ -336,12 +335,12 @@ def traces_from_result(result: GenerationResult, mode: str = "live", *,
 
 
 def trace_question(generator: Generator, retriever: Retriever, question: str,
-                   chunks: Sequence[Chunk], documents: Mapping[str, Document] | None = None, *,
+                   chunks: Sequence[Chunk], documents: Mapping[str, Document], *,
                    k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
                    corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
-    ``item`` if given) and return its trace. ``documents`` is what the pipeline passes to
-    context assembly; ``corpus`` (default: ``documents``) records the true versions.
+    ``item`` if given) and return its trace. ``documents`` (required) is what the pipeline
+    passes to context assembly; ``corpus`` (default: ``documents``) records the true versions.
     ``assemble`` takes user_groups, budget_tokens, count_tokens, include_superseded."""
     started = time.perf_counter()
     hits = retriever.search(question, k)[:k]

@@ -65,9 +65,10 @@ def _verdict(counts: Counter[str], alpha: float) -> tuple[str, float, str]:
     ret, gen = counts["RET_FAIL"], counts["GEN_FAIL"]
     p = sign_test(ret, gen)
     said = f"RET_FAIL {ret} vs GEN_FAIL {gen}, sign test p={p:.3g}"
+    retrieval, generation, cant_tell = VERDICTS
     if p >= alpha:
-        return "can't tell", p, f"{said}: not beyond noise, read the traces of both"
-    return ("retrieval" if ret > gen else "generation"), p, said
+        return cant_tell, p, f"{said}: not beyond noise, read the traces of both"
+    return (retrieval if ret > gen else generation), p, said
 
 
 def _triage(records: list[dict[str, Any]], excluded: Sequence[str] = (),

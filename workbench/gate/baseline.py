@@ -99,20 +99,28 @@ def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> di
     if not config.get("corpus"):
         raise InputError(where, "is missing: give --corpus (and --golden) to create a baseline",
                          field="config.corpus")
-    return gate_config(**config)
+    return _with_defaults(config["corpus"], config.get("golden"),
+                          {k: v for k, v in config.items() if k not in PATH_KEYS})
 
 
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
                 ) -> dict[str, Any]:
     """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
     metrics, level, threshold, evidence_threshold (defaults: BM25 over
-    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`)."""
-    unknown = set(options) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown config option(s) {sorted(unknown)}; use {sorted(DEFAULTS)}")
-    given = {k: v for k, v in options.items() if v is not None}
-    check_config({"corpus": corpus, "golden": golden, **given}, "gate config")
-    config = {"corpus": str(corpus), **DEFAULTS, **given}
+    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`; an option
+    given as None takes its default). An unknown option is refused, naming the closest."""
+    # a known option given as None takes its default; an unknown one is refused even as None
+    check_config({"corpus": corpus, "golden": golden,
+                  **{k: v for k, v in options.items() if v is not None or k not in DEFAULTS}},
+                 "gate config")
+    return _with_defaults(corpus, golden, options)
+
+
+def _with_defaults(corpus: str | Path, golden: str | Path | None,
+                   options: Mapping[str, Any]) -> dict[str, Any]:
+    """The full pipeline config from checked options (None: the default)."""
+    config = {"corpus": str(corpus), **DEFAULTS,
+              **{k: v for k, v in options.items() if v is not None}}
     config["golden"] = None if golden is None else str(golden)
     config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
     return config
@@ -131,6 +139,21 @@ def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict
         values.setdefault(str(q), {})[str(m)] = float(v)
         cats[str(q)] = str(c)
     return values, cats
+
+
+def metric_relevance(ev: Evaluation) -> dict[str, str]:
+    """metric -> the relevance label its values were judged with (the ``relevance`` column),
+    read from every row; a metric that mixes kinds (evidence for some questions, chunk ids
+    for others) raises ValueError, since neither the baseline nor the gate can compare it."""
+    out: dict[str, str] = {}
+    for metric, labels in ev.frame.groupby("metric")["relevance"].unique().items():
+        if len(labels) > 1:
+            raise ValueError(
+                f"metric {metric!r} mixes relevance kinds in this evaluation "
+                f"({', '.join(sorted(str(x) for x in labels))}); gate a golden set labelled "
+                "one way")
+        out[str(metric)] = str(labels[0])
+    return out
 
 
 @dataclass(frozen=True)
@@ -160,11 +183,9 @@ class Baseline:
     def from_evaluation(cls, ev: Evaluation, config: Mapping[str, Any],
                         golden: GoldenSet | None) -> Baseline:
         values, cats = question_outcomes(ev)
+        metric_relevance(ev)  # one relevance label per metric, or refuse
         summary: dict[str, dict[str, Any]] = {}
         for r in ev.summary().to_dict("records"):
-            if str(r["metric"]) in summary:
-                raise ValueError(f"metric {r['metric']!r} mixes relevance kinds in this "
-                                 "evaluation; gate a golden set labelled one way")
             summary[str(r["metric"])] = {"mean": float(r["mean"]), "n": int(r["n"]),
                                          "ci_low": float(r["ci_low"]),
                                          "ci_high": float(r["ci_high"]),

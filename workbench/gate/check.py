@@ -45,7 +45,13 @@ from workbench.evaluation.stats import (
     one_question,
     paired_permutation_test,
 )
-from workbench.gate.baseline import PATH_KEYS, Baseline, pipeline_config, question_outcomes
+from workbench.gate.baseline import (
+    PATH_KEYS,
+    Baseline,
+    metric_relevance,
+    pipeline_config,
+    question_outcomes,
+)
 from workbench.golden import GoldenSet
 from workbench.io import locked
 from workbench.retrieval import EmbeddingCache
@@ -297,9 +303,12 @@ def _golden_check(baseline: Baseline, golden: GoldenSet | None, qids: set[str],
 
 
 def _relevance_check(base: Baseline, current: Evaluation, metrics: Sequence[str]) -> None:
-    """Numbers judged differently (evidence vs chunk ids, another threshold) never gate
-    each other."""
-    now = {str(r["metric"]): str(r["relevance"]) for r in current.summary().to_dict("records")}
+    """Numbers judged differently (evidence vs chunk ids, another threshold) never gate or
+    ratchet each other; a metric of ``current`` that mixes kinds is refused."""
+    try:
+        now = metric_relevance(current)
+    except ValueError as exc:
+        raise BaselineRefused(str(exc), "relevance") from None
     for m in metrics:
         was = base.summary.get(m, {}).get("relevance")
         if was is not None and now.get(m) != was:
@@ -385,7 +394,8 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
 
     With an existing baseline it raises :class:`BaselineRefused` when the golden set changed
     and ``golden_changed`` is not given, or when any gated metric (default: every metric in
-    the old baseline) has a lower mean on the questions both share, unless ``force``."""
+    the old baseline) has a lower mean on the questions both share or was judged with
+    another relevance (e.g. another ``evidence_threshold``), unless ``force``."""
     path = Path(path)
     new = Baseline.from_evaluation(current, config, golden)
     with locked(path):  # the ratchet compares with the file as it is when it writes
@@ -399,12 +409,15 @@ def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet |
         values, _ = question_outcomes(current)
         _golden_check(old, golden, set(values), golden_changed)
         common = sorted(set(values) & set(old.outcomes))
-        lower = []
-        for m in metrics or old.metrics:
+        gated = list(metrics or old.metrics)
+        for m in gated:
             if m not in current.metrics:
                 raise BaselineRefused(f"{path}: metric {m!r} is in the baseline but not in the "
                                       "new evaluation; score it too, or use force=True "
                                       "(--force) to drop it", "metrics")
+        _relevance_check(old, current, gated)
+        lower = []
+        for m in gated:
             was = float(np.mean([old.outcomes[q][m] for q in common]))
             now = float(np.mean([values[q][m] for q in common]))
             if now < was - 1e-9:

@@ -71,7 +71,8 @@ class GenerationResult:
                 {q: tuple(v) for q, v in getattr(self, name).items()}))
 
     def __repr__(self) -> str:
-        n = self.frame["qid"].nunique() if len(self.frame) else 0
+        frame = self.frame  # one copy
+        n = frame["qid"].nunique() if len(frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
     def accuracy(self, by: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
@@ -169,9 +170,8 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     relevance = Relevance([i for i in items if i.answerable], chunks,
                           evidence_threshold=evidence_threshold, grade_threshold=threshold)
     by_id = {c.id: c for c in chunks}
-    docs: Mapping[str, Document] = (
-        {} if documents is None else documents if isinstance(documents, Mapping)
-        else {d.id: d for d in documents})
+    docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
+                                    else {d.id: d for d in documents})
     groups = user_groups_of(user_groups)
 
     def readable(cid: str) -> bool:
@@ -243,16 +243,18 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
 
 
 def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
-                 chunks: Sequence[Chunk],
-                 documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                 chunks: Sequence[Chunk], documents: Mapping[str, Document] | Iterable[Document],
                  qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,
                  seed: int = 0, progress: bool = False) -> pd.DataFrame:
     """Ask each question twice: with its own gold context and with another question's gold
     context (from different documents). If the answer still passes, or is unchanged (and
     not a refusal), without its evidence, the model answers from memory, not the context.
     Columns: qid, donor_qid, answer, swapped_answer, passed_with_gold, passed_with_swap,
-    unchanged, similarity (token Jaccard), from_memory."""
+    unchanged, similarity (token Jaccard), from_memory. ``documents`` (the corpus) gives
+    the access and version checks of context assembly."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
+    corpus: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
+                                      else {d.id: d for d in documents})
     relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
     pool = [i for i in gs if i.qid in relevance.items and relevance.gold(i.qid)]
@@ -266,8 +268,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
         if not donors:
             continue
         donor = rng.choice(donors)
-        own = assemble_context(relevance.gold(item.qid), by_id, documents, user_groups)
-        other = assemble_context(relevance.gold(donor.qid), by_id, documents, user_groups)
+        own = assemble_context(relevance.gold(item.qid), by_id, corpus, user_groups)
+        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, user_groups)
         requests += [(item.question, own), (item.question, other)]
         meta.append((item, donor))
     answers = generate_all(generator, requests, progress, desc="context swap")
@@ -287,10 +289,11 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
 
 
 def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
-                   documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                   documents: Mapping[str, Document] | Iterable[Document],
                    user_groups: Iterable[str] | None = None, k: int | None = None
                    ) -> AssembledContext:
     """The oracle context of one item: the fewest chunks that hold its gold evidence (or its
-    labelled chunks, best grade first), at most ``k``."""
+    labelled chunks, best grade first), at most ``k``, assembled with the access and version
+    checks of ``documents`` (the corpus)."""
     gold = Relevance([item], chunks).gold(item.qid, k) if item.answerable else []
     return assemble_context(gold, {c.id: c for c in chunks}, documents, user_groups)

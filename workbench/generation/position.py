@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from workbench.corpus import Chunk, Document, can_read, is_superseded
+from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
 from workbench.evaluation import SMALL_N, FrameField, mean_interval
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
@@ -219,20 +219,24 @@ def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[G
     """Position items from a golden set: the gold passage is the first gold chunk (of the
     fewest that hold the evidence) that mentions every required string; distractors are the
     retriever's hits for the question that hold no part of the evidence, are not superseded,
-    are readable by ``user_groups`` and do not mention the answer, in rank order. Items
-    without such a gold chunk are left out."""
+    are readable by ``user_groups`` (the document's ACL and the chunk's own, as
+    :func:`~workbench.corpus.can_read_chunk` reads them) and do not mention the answer, in
+    rank order. Items without such a gold chunk are left out."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents or ()})
     relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
     wanted = set(qids) if qids is not None else None
+    groups = user_groups_of(user_groups)
 
     def usable(chunk: Chunk) -> bool:
+        # the chunk's own ACL counts as well as its document's; an unknown document is
+        # readable only in the unrestricted view (can_read_chunk fails closed)
         doc = docs.get(chunk.doc_id)
-        if doc is None:
-            return user_groups is None
-        return not is_superseded(doc) and can_read(user_groups, doc.acl)
+        if doc is not None and is_superseded(doc):
+            return False
+        return can_read_chunk(groups, chunk, doc)
 
     def passage(chunk: Chunk) -> Passage:
         doc = docs.get(chunk.doc_id)

@@ -35,6 +35,7 @@ from workbench.diagnose import (
     Triage,
     diagnose_trace,
     quadrant,
+    trace_relevance,
 )
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
@@ -285,7 +286,9 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
-        self.diagnoses = [diagnose_trace(t, self.items[t.qid], chunks, corpus)
+        relevance = trace_relevance(self.traces, self.items.values(), chunks)
+        self.diagnoses = [diagnose_trace(t, self.items[t.qid], chunks, corpus,
+                                         relevance=relevance)
                           if t.qid in self.items else None for t in self.traces]
         cells = _quadrants(triage)
         self.quadrants = [cells.get(t.qid) or _derived(d) for t, d in
