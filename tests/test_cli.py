@@ -245,3 +245,16 @@ def test_every_command_that_embeds_takes_cache():
             "gate": ["--baseline", "b"], "sweep": ["--corpus", "c", "--grid", "g"],
             "cache": ["info"]}[command], "--cache", "/somewhere"])
         assert args.cache == "/somewhere", command
+
+
+def test_every_cache_option_is_the_shared_one():
+    """--cache is written once (cli.cache_arg): every command's option reads the same."""
+    from workbench.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.choices and "sweep" in a.choices).choices
+    helps = {name: next(a.help for a in sub._actions if "--cache" in a.option_strings)
+             for name, sub in subs.items()
+             if any("--cache" in a.option_strings for a in sub._actions)}
+    assert {"eval", "report", "gate", "sweep"} <= set(helps)
+    assert len(set(helps.values())) == 1, helps
