@@ -377,3 +377,18 @@ def test_cli_sweep_runs_a_grid_of_at_k_metrics(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["metric_order"] == ["recall@k", "mrr@k"]
     assert len(out["configs"]) == 2
+
+
+@pytest.mark.parametrize("depth", [300, 5000])
+def test_a_deeply_nested_grid_file_is_refused_naming_the_file(tmp_path, capsys, depth):
+    from workbench.cli import main
+    from workbench.io import InputError
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("size: [" + "[" * depth + "]" * depth + "]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(f"{deep}") + r"(:1)?: grid file nested too "
+                       r"deeply to read; a grid is a flat mapping"):
+        load_grid(deep)
+    assert main(["sweep", "--corpus", "c", "--grid", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert str(deep) in err and "nested too deeply" in err
