@@ -108,8 +108,9 @@ def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
 
 def embedding_cache(args: argparse.Namespace) -> Any:
     from workbench.retrieval import EmbeddingCache, cache_dir
+    from workbench.retrieval.shards import EMBEDDINGS_DIR
 
-    return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / "embeddings")
+    return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / EMBEDDINGS_DIR)
 
 
 def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) -> tuple[Any, str]:
