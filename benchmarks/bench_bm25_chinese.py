@@ -18,8 +18,10 @@ variant, k1=1.5, b=0.75), so only the tokenisation differs:
   follows a digit or a Latin letter became one giant token (for the record).
 
 MRR@k and nDCG@k (binary relevance, trec_eval conventions) come from
-:func:`workbench.metrics.mean_scores` on the same qrels for all three; the paired sign test
-(wins / losses per question on reciprocal rank) says whether a difference is beyond noise.
+:func:`workbench.metrics.score_queries` on the same qrels for all three (each run scored
+once: the means and the per-question reciprocal ranks); the paired sign test
+(:func:`workbench.evaluation.sign_test` on the wins / losses per question on reciprocal
+rank) says whether a difference is beyond noise.
 Exits 1 when our BM25 scores below the reference on either metric.
 """
 
@@ -33,12 +35,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
-import numpy as np
-from scipy.stats import binomtest
 
 from workbench.chunking import DocumentChunker, chunk_corpus
+from workbench.evaluation import sign_test
 from workbench.golden import load_squad
-from workbench.metrics import mean_scores, score_queries
+from workbench.metrics import score_queries
 from workbench.retrieval import BM25Retriever
 from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
 from workbench.text import CJK, nfc
@@ -132,16 +133,16 @@ def main() -> int:
         seconds[name] = time.perf_counter() - started
 
     print(f"{'retriever':<22}{names[0]:>9}{names[1]:>9}{names[2]:>13}{'seconds':>9}")
-    means = {name: mean_scores(qrels, run, names) for name, run in runs.items()}
+    scores = {name: score_queries(qrels, run, names) for name, run in runs.items()}
+    means = {name: s.mean() for name, s in scores.items()}
     for name, m in means.items():
         print(f"{name:<22}{m[names[0]]:>9.4f}{m[names[1]]:>9.4f}{m[names[2]]:>13.4f}"
               f"{seconds[name]:>9.1f}")
 
-    rr = {name: np.asarray(score_queries(qrels, run, [names[0]]).values[names[0]])
-          for name, run in runs.items()}
-    ours, ref = rr["workbench"], rr["char-bigram (bm25s)"]
+    ours = scores["workbench"].values[names[0]]
+    ref = scores["char-bigram (bm25s)"].values[names[0]]
     wins, losses = int((ours > ref).sum()), int((ours < ref).sum())
-    p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+    p = sign_test(wins, losses)
     print(f"\nworkbench vs char-bigram, reciprocal rank per question: {wins} wins, {losses} "
           f"losses, {len(ours) - wins - losses} ties (two-sided sign test p={p:.3g})")
     below = [n for n in names[:2] if means["workbench"][n] < means["char-bigram (bm25s)"][n]]

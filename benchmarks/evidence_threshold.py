@@ -28,7 +28,7 @@ from pathlib import Path
 from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import load_folder
 from workbench.golden import GoldenSet, load_squad
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, union_ranges
 from workbench.metrics.evidence import ChunkIndex, EvidenceSpan, trace_ranking
 from workbench.retrieval import BM25Retriever
 
@@ -69,20 +69,10 @@ def cases(corpus_docs: Sequence, golden: GoldenSet, chunkings: Iterable[str],
                     pieces = [(a, b) for r, cid in enumerate(ranked[:k], start=1)
                               for j, a, b in judged.pieces.get(cid, ()) if j == 0]
                     retrieved = all(
-                        sum(span.count(max(a, fa), min(b, fb)) for a, b in _union(pieces))
+                        sum(span.count(max(a, fa), min(b, fb)) for a, b in union_ranges(pieces))
                         == span.count(fa, fb) for fa, fb in facts)
                     out.append((held / span.size, retrieved))
     return out
-
-
-def _union(pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted(pieces):
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
 
 
 def must_mention_facts(item, ev) -> list[tuple[int, int]]:

@@ -245,3 +245,49 @@ def test_every_command_that_embeds_takes_cache():
             "gate": ["--baseline", "b"], "sweep": ["--corpus", "c", "--grid", "g"],
             "cache": ["info"]}[command], "--cache", "/somewhere"])
         assert args.cache == "/somewhere", command
+
+
+def test_every_cache_option_is_the_shared_one():
+    """--cache is written once (cli.cache_arg): every command's option reads the same."""
+    from workbench.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.choices and "sweep" in a.choices).choices
+    helps = {name: next(a.help for a in sub._actions if "--cache" in a.option_strings)
+             for name, sub in subs.items()
+             if any("--cache" in a.option_strings for a in sub._actions)}
+    assert {"eval", "report", "gate", "sweep"} <= set(helps)
+    assert len(set(helps.values())) == 1, helps
+
+
+def test_cache_info_and_clear_find_the_models_where_the_generator_puts_them(tmp_path, capsys,
+                                                                               monkeypatch):
+    """With $WORKBENCH_MODEL_CACHE set, the converted models live there
+    (generation.model_cache_root): info lists them and clear removes them, not
+    --cache/models; the folder itself and what else it holds stay."""
+    from workbench.generation import model_cache_root
+
+    models = tmp_path / "models-elsewhere"
+    monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(models))
+    (models / "smol-123").mkdir(parents=True)
+    (models / "smol-123" / "config.json").write_text("{}", encoding="utf-8")
+    (models / "notes.txt").write_text("mine", encoding="utf-8")
+    decoy = tmp_path / "cache" / "models" / "not-this-one"
+    decoy.mkdir(parents=True)
+    assert model_cache_root(tmp_path / "cache") == models
+    cache = ["--cache", str(tmp_path / "cache")]
+    assert main(["cache", "info", *cache, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["models"] == {"smol-123": 2} and info["models_folder"] == str(models)
+    assert main(["cache", "info", *cache]) == 0
+    assert f"converted models in {models}: smol-123 (2 B)" in capsys.readouterr().out
+    assert main(["cache", "clear", *cache, "--only", "models"]) == 0
+    assert f"1 converted model(s) (2 B) from {models}" in capsys.readouterr().out
+    assert not (models / "smol-123").exists() and (models / "notes.txt").exists()
+    assert decoy.is_dir()
+    monkeypatch.delenv("WORKBENCH_MODEL_CACHE")
+    assert model_cache_root(tmp_path / "cache") == tmp_path / "cache" / "models"
+    assert main(["cache", "clear", *cache, "--only", "models"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"removed 1 converted model(s) (0 B) from {tmp_path / 'cache'}")
+    assert not decoy.exists()

@@ -230,3 +230,26 @@ def test_explorer_ring_sits_on_its_own_curve(result):
               for x, y in zip(t.x, t.y, strict=True)}
     assert (ring.x[0], ring.y[0]) in points
     assert "k=1 held fixed" in ex.figure.layout.title.text
+
+
+def test_the_held_configuration_is_the_leaderboards_best_on_a_tie():
+    """Two configurations tie on the metric; the leaderboard (SweepResult.best) breaks the tie
+    by the smaller index, so the plot holds that one's overlap, not the first in table order."""
+    frames, rows = [], []
+    for overlap, tokens in ((0, 2000), (50, 1000)):
+        name = f"size=200 overlap={overlap}"
+        frames.append(pd.DataFrame({
+            "system": name, "qid": QIDS, "category": CATS, "source": "owner",
+            "relevance": "evidence>=0.75", "metric": "hit_rate@5", "value": [1.0, 0.0] * 4,
+            "size": 200, "overlap": overlap, "retriever": "bm25", "k": 5}))
+        rows.append({"config": name, "size": 200, "overlap": overlap, "retriever": "bm25",
+                     "k": 5, "spec": f"fixed:size=200,overlap={overlap},unit=chars",
+                     "retriever_name": "bm25", "k_value": 5, "chunks": 50,
+                     "index_tokens": tokens, "cost_multiplier": 1 + overlap / 200,
+                     "split_rate": 0.1, "prompt_tokens_at_k": 250, "embedded": 0, "reused": 0})
+    tied = SweepResult(pd.concat(frames, ignore_index=True), {}, {},
+                       pd.DataFrame(rows).set_index("config"))
+    assert tied.best("hit_rate@5") == "size=200 overlap=50"
+    fig = metric_vs_param(tied, "hit_rate@5", "size")
+    assert "overlap=50 held fixed (the best configuration's)" in fig.layout.title.text
+    assert [c[0] for t in fig.data for c in t.customdata] == ["size=200 overlap=50"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -88,6 +89,20 @@ def test_source_slices_side_by_side(pipeline):
     assert "real" in relabelled.columns.get_level_values(0)
     with pytest.raises(ValueError, match="nothing to slice"):
         source_slices(ev, metrics=["nope@1"])
+
+
+def test_report_of_an_evaluation_with_params_has_one_table_per_configuration(pipeline):
+    """A configuration is a system plus its parameters (Evaluation.configs()): the report
+    draws one table per configuration, never looks a bare system name up."""
+    chunks, _, _, _ = pipeline
+    bm25 = BM25Retriever(chunks)
+    ev = evaluate(bm25, GOLDEN, chunks, k=3, system="bm25", params={"size": 300})
+    both = Evaluation(pd.concat([ev.frame, evaluate(bm25, GOLDEN, chunks, k=3, system="bm25",
+                                                    params={"size": 800}).frame]))
+    page = render_report(both)
+    retrieval = page.split('<section id="retrieval">', 1)[1].split("</section>", 1)[0]
+    assert retrieval.count("<h3>bm25 size=") == 2
+    assert "<h3>bm25 size=300</h3>" in retrieval and "<h3>bm25 size=800</h3>" in retrieval
 
 
 def test_report_of_a_sweep_draws_its_leaderboard_and_plots(tmp_path):

@@ -162,6 +162,22 @@ def test_eval_run_leaves_out_metrics_that_need_the_whole_chunking(tmp_path, caps
     assert code == 2 and "cannot be scored from a run log" in capsys.readouterr().err
 
 
+def test_eval_run_asks_the_registry_which_metrics_need_the_whole_chunking(tmp_path, capsys,
+                                                                          monkeypatch):
+    """One rule decides (metrics/registry.py needs_chunking): a kind marked there is refused
+    for a run log, whatever its name."""
+    import dataclasses
+
+    from workbench.metrics.registry import KINDS
+
+    cli_json(capsys, "--export-run", str(tmp_path / "bm25.jsonl"))
+    monkeypatch.setitem(KINDS, "ap", dataclasses.replace(KINDS["ap"], needs_chunking=True))
+    code = main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--run", str(tmp_path / "bm25.jsonl"),
+                 "-m", "map"])
+    assert code == 2 and "map cannot be scored from a run log" in capsys.readouterr().err
+
+
 def test_eval_run_maps_offsets_into_the_raw_files(tmp_path, capsys):
     live = cli_json(capsys, "--export-run", str(tmp_path / "bm25.jsonl"))
     rows = [json.loads(line) for line in (tmp_path / "bm25.jsonl").read_text().splitlines()]

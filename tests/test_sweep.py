@@ -360,3 +360,35 @@ def test_golden_items_survive_the_round_trip():
     golden = sweep_worker.decode_golden([item.to_json()])
     assert docs[0] == doc and docs[0].metadata["effective_date"] == "2024-01-01"
     assert golden[0] == item
+
+
+def test_cli_sweep_runs_a_grid_of_at_k_metrics(tmp_path, capsys):
+    """The README's grid (`metrics: [recall@k, mrr@k]`) runs: templates are expanded at each
+    configuration's k before the cutoffs are checked."""
+    from tests.conftest import HANDBOOK
+    from workbench.cli import main
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("size: 800\nretriever: bm25\nk: [3, 5]\nmetrics: [recall@k, mrr@k]\n",
+                    encoding="utf-8")
+    assert main(["sweep", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--grid", str(grid), "--cache",
+                 str(tmp_path / "cache"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metric_order"] == ["recall@k", "mrr@k"]
+    assert len(out["configs"]) == 2
+
+
+@pytest.mark.parametrize("depth", [300, 1500])
+def test_a_deeply_nested_grid_file_is_refused_naming_the_file(tmp_path, capsys, depth):
+    from workbench.cli import main
+    from workbench.io import InputError
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("size: [" + "[" * depth + "]" * depth + "]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(f"{deep}") + r"(:1)?: grid file nested too "
+                       r"deeply to read; a grid is a flat mapping"):
+        load_grid(deep)
+    assert main(["sweep", "--corpus", "c", "--grid", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert str(deep) in err and "nested too deeply" in err

@@ -192,9 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", required=True, help="grid YAML: parameter: [values], + metrics")
     p.add_argument("--executor", help="dask://HOST:PORT or processes:N (default: in process)")
     p.add_argument("--state", help="JSONL of finished configs: a rerun skips them (resume)")
-    p.add_argument("--cache", metavar="DIR",
-                   help="cache folder, shared by workers (a network folder for a multi-machine "
-                        "Dask cluster); default: $WORKBENCH_CACHE, else ~/.cache/workbench")
+    cache_arg(p)
     p.add_argument("-k", type=cutoff, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
     p.set_defaults(fn=_sweep)

@@ -3,13 +3,16 @@
 The cache folder is :func:`workbench.retrieval.cache_dir` (``--cache DIR``, else
 ``$WORKBENCH_CACHE``, else ``$XDG_CACHE_HOME/workbench`` or ``~/.cache/workbench``): the
 embeddings in ``embeddings/`` (per model and kind), the generated answers in
-``generations/`` and the local generator's converted model in ``models/``. ``clear`` removes
-them all, or ``--only`` one kind, or ``--model`` one model's embeddings.
+``generations/`` and the local generator's converted model in ``models/``, or in
+``$WORKBENCH_MODEL_CACHE`` when set (:func:`workbench.generation.model_cache_root`).
+``clear`` removes them all, or ``--only`` one kind, or ``--model`` one model's embeddings;
+of a models folder it removes the converted models, never the folder itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -51,23 +54,36 @@ def _where(given: str | None) -> str:
 
 
 def run_cache_command(args: argparse.Namespace) -> int:
+    from workbench.generation.local import model_cache_root
     from workbench.retrieval import EmbeddingCache, cache_dir
+    from workbench.retrieval.shards import EMBEDDINGS_DIR, GENERATIONS_DIR
 
     root = cache_dir(args.cache)
-    embeddings = EmbeddingCache(root / "embeddings")
+    folders = _Folders(root, root / GENERATIONS_DIR, model_cache_root(args.cache))
+    embeddings = EmbeddingCache(root / EMBEDDINGS_DIR)
     if args.action == "info":
-        return _info(root, embeddings, args)
-    return _clear(root, embeddings, args)
+        return _info(folders, embeddings, args)
+    return _clear(folders, embeddings, args)
 
 
-def _info(root: Path, embeddings: Any, args: argparse.Namespace) -> int:
+@dataclasses.dataclass(frozen=True)
+class _Folders:
+    """Where the cache command looks: the cache folder, its answers and converted models."""
+
+    root: Path
+    generations: Path
+    models: Path
+
+
+def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
+    root = folders.root
     rows = embeddings.inventory()
-    answers, answer_bytes = _files(root / "generations", "*.json")
-    models = {p.name: _files(p)[1] for p in _models(root / "models")}
+    answers, answer_bytes = _files(folders.generations, "*.json")
+    models = {p.name: _files(p)[1] for p in _models(folders.models)}
     if args.json:
         print(json.dumps({"folder": str(root), "embeddings": rows,
                           "generations": {"answers": answers, "bytes": answer_bytes},
-                          "models": models}, indent=2))
+                          "models": models, "models_folder": str(folders.models)}, indent=2))
         return 0
     print(f"cache folder: {root} ({_where(args.cache)})")
     if rows:
@@ -80,12 +96,15 @@ def _info(root: Path, embeddings: Any, args: argparse.Namespace) -> int:
     else:
         print("embeddings: none")
     print(f"generations: {answers:,} answers ({_size(answer_bytes)})")
-    print("converted models: " + (", ".join(f"{name} ({_size(n)})" for name, n in models.items())
-                                  or "none"))
+    print(f"converted models in {folders.models}: "
+          + (", ".join(f"{name} ({_size(n)})" for name, n in models.items()) or "none"))
     return 0
 
 
-def _clear(root: Path, embeddings: Any, args: argparse.Namespace) -> int:
+def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
+    from workbench.retrieval.shards import MODELS_DIR
+
+    root = folders.root
     rows = embeddings.inventory()
     if args.model:
         if args.only not in (None, "embeddings"):
@@ -95,11 +114,11 @@ def _clear(root: Path, embeddings: Any, args: argparse.Namespace) -> int:
         gone = [r for r in rows if r["model_id"] == model_id]
         if not gone:
             known = ", ".join(sorted({r["model_id"] for r in rows})) or "none"
-            raise ValueError(f"no embeddings of {model_id!r} in {root / 'embeddings'} "
+            raise ValueError(f"no embeddings of {model_id!r} in {embeddings.root} "
                              f"(models there: {known})")
         embeddings.clear(model_id)
         print(f"removed {sum(r['vectors'] for r in gone):,} vectors of {model_id} "
-              f"({_size(sum(r['bytes'] for r in gone))}) from {root / 'embeddings'}")
+              f"({_size(sum(r['bytes'] for r in gone))}) from {embeddings.root}")
         return 0
     removed = []
     if args.only in (None, "embeddings"):
@@ -108,14 +127,16 @@ def _clear(root: Path, embeddings: Any, args: argparse.Namespace) -> int:
                        f"{len({r['model_id'] for r in rows})} model(s) "
                        f"({_size(sum(r['bytes'] for r in rows))})")
     if args.only in (None, "generations"):
-        answers, answer_bytes = _files(root / "generations", "*.json")
-        shutil.rmtree(root / "generations", ignore_errors=True)
+        answers, answer_bytes = _files(folders.generations, "*.json")
+        shutil.rmtree(folders.generations, ignore_errors=True)
         removed.append(f"{answers:,} generated answers ({_size(answer_bytes)})")
     if args.only in (None, "models"):
-        models = _models(root / "models")
+        models = _models(folders.models)
         model_bytes = sum(_files(p)[1] for p in models)
-        shutil.rmtree(root / "models", ignore_errors=True)
-        removed.append(f"{len(models)} converted model(s) ({_size(model_bytes)})")
+        for model in models:  # the models, not the folder: $WORKBENCH_MODEL_CACHE may hold more
+            shutil.rmtree(model, ignore_errors=True)
+        removed.append(f"{len(models)} converted model(s) ({_size(model_bytes)})"
+                       + ("" if folders.models == root / MODELS_DIR else f" from {folders.models}"))
     print(f"removed {', '.join(removed)} from {root}")
     return 0
 

@@ -108,8 +108,9 @@ def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
 
 def embedding_cache(args: argparse.Namespace) -> Any:
     from workbench.retrieval import EmbeddingCache, cache_dir
+    from workbench.retrieval.shards import EMBEDDINGS_DIR
 
-    return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / "embeddings")
+    return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / EMBEDDINGS_DIR)
 
 
 def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) -> tuple[Any, str]:
@@ -258,17 +259,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
-# metrics that need the production system's whole chunking, which a run log does not hold
-_NEED_THE_CHUNKING = ("ndcg", "span_precision_omega")
-
-
 def _loggable(metrics: list[str], given: bool) -> list[str]:
-    """The metrics a run log can be scored on: nDCG's ideal ranking (and omega precision)
-    need every chunk of the production chunking, not only the logged ones; asked for, they
-    are refused; by default, left out."""
+    """The metrics a run log can be scored on: those the registry marks ``needs_chunking``
+    (nDCG's ideal ranking, omega precision) need every chunk of the production chunking,
+    not only the logged ones; asked for, they are refused; by default, left out."""
     from workbench.metrics import parse_metric
 
-    needs = [m for m in metrics if parse_metric(m).kind in _NEED_THE_CHUNKING]
+    needs = [m for m in metrics if parse_metric(m).spec.needs_chunking]
     if needs and given:
         raise ValueError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
                          "ranking needs the production system's whole chunking, and a log "

@@ -26,6 +26,7 @@ from workbench.generation.prompt import (
 )
 from workbench.retrieval import cache_dir
 from workbench.retrieval.models import LazyModel, quiet_transformers, set_torch_threads
+from workbench.retrieval.shards import MODELS_DIR
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -44,11 +45,11 @@ def smollm2_gguf_path() -> Path:
     return path
 
 
-def model_cache_root() -> Path:
+def model_cache_root(cache: str | Path | None = None) -> Path:
     """Converted models: ``$WORKBENCH_MODEL_CACHE``, else ``models/`` in the one cache folder
-    (:func:`~workbench.retrieval.cache_dir`)."""
+    (:func:`~workbench.retrieval.cache_dir` of ``cache``)."""
     env = os.environ.get("WORKBENCH_MODEL_CACHE")
-    return Path(env) if env else cache_dir() / "models"
+    return Path(env).expanduser() if env else cache_dir(cache) / MODELS_DIR
 
 
 def convert_gguf(gguf: Path, target: Path) -> Path:

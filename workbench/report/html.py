@@ -277,9 +277,9 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     hashes: list[str] = []
     if evaluation is not None:
         tables = []
-        for system in dict.fromkeys(evaluation.frame["system"]):
-            tables.append(f"<h3>{_esc(system)}</h3>"
-                          + metric_table_html(evaluation, system=str(system)))
+        for config in evaluation.configs():
+            tables.append(f"<h3>{_esc(config)}</h3>"
+                          + metric_table_html(evaluation, system=config))
         if evaluation.frame["source"].nunique() > 1:
             tables.append("<h3>By source (real / owner / synthetic)</h3>"
                           + _frame(source_slices(evaluation, golden), index=True))

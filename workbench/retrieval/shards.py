@@ -23,12 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "SHARD_NAME", "ShardError", "cache_dir", "model_slug", "read_model_id",
-           "read_shard", "remove_stale_temp", "shard_rows", "text_hash", "write_model_id",
-           "write_shard"]
+__all__ = ["CACHE_ENV", "EMBEDDINGS_DIR", "GENERATIONS_DIR", "MODELS_DIR", "SHARD_NAME",
+           "ShardError", "cache_dir", "model_slug", "read_model_id", "read_shard",
+           "remove_stale_temp", "shard_rows", "text_hash", "write_model_id", "write_shard"]
 
 #: The environment variable that moves the default cache folder.
 CACHE_ENV = "WORKBENCH_CACHE"
+#: The cache folder's sub-folders (:func:`cache_dir`): the embedding cache, the generated
+#: answers and the local generator's converted models (unless ``$WORKBENCH_MODEL_CACHE``).
+EMBEDDINGS_DIR = "embeddings"
+GENERATIONS_DIR = "generations"
+MODELS_DIR = "models"
 #: A shard's file name (``stem`` and ``sha`` groups).
 SHARD_NAME = re.compile(r"^(?P<stem>[0-9]+-[0-9]+-[0-9a-f]+)\.(?P<sha>[0-9a-f]{64})\.npz$")
 
@@ -39,8 +44,8 @@ class ShardError(ValueError):
 
 def cache_dir(path: str | Path | None = None) -> Path:
     """The workbench cache folder: ``path`` when given, else ``$WORKBENCH_CACHE``, else
-    ``$XDG_CACHE_HOME/workbench``, else ``~/.cache/workbench``. The embedding cache uses its
-    ``embeddings/`` sub-folder, the generation cache ``generations/``."""
+    ``$XDG_CACHE_HOME/workbench``, else ``~/.cache/workbench``. Its sub-folders are named by
+    :data:`EMBEDDINGS_DIR`, :data:`GENERATIONS_DIR` and :data:`MODELS_DIR`."""
     if path is not None:
         return Path(path).expanduser()
     if os.environ.get(CACHE_ENV):

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from workbench.io import read_text
+from workbench.io import InputError, read_text
 from workbench.metrics import parse_metric
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ def check_value(key: str, value: Any) -> str | None:
     return None if ok else f"{value!r} is not valid for {key}: give {VALID[key]}"
 
 
+_TOO_DEEP = ("grid file nested too deeply to read; a grid is a flat mapping of "
+             "parameter: [values]")
+
+
 def as_list(value: Any) -> list[Any]:
     """A grid value as a list of values (a scalar means a one-value list)."""
     return list(value) if isinstance(value, list | tuple) else [value]
@@ -113,6 +117,8 @@ def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ValueError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise InputError(str(path), _TOO_DEEP) from None
     if not isinstance(node, yaml.MappingNode):
         line = node.start_mark.line + 1 if node is not None else 1
         raise ValueError(f"{path}:{line}: a grid file is a mapping of parameter: [values]; "
@@ -137,7 +143,10 @@ def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]
             continue
         values = []
         for item in items:
-            value = loader.construct_object(item, deep=True)
+            try:
+                value = loader.construct_object(item, deep=True)
+            except RecursionError:
+                raise InputError(f"{path}:{item.start_mark.line + 1}", _TOO_DEEP) from None
             why = check_value(key, value)
             if why:
                 problems.append(f"{path}:{item.start_mark.line + 1}: {key}: {why}")

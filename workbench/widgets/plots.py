@@ -26,8 +26,8 @@ from plotly.subplots import make_subplots
 from workbench.evaluation import Evaluation
 from workbench.sweep import SweepResult
 
-__all__ = ["category_heatmap", "cost_quality", "held_values", "metric_vs_param", "param_text",
-           "pareto_front", "rank_position", "topk_view"]
+__all__ = ["category_heatmap", "cost_quality", "metric_vs_param", "pareto_front",
+           "rank_position", "topk_view"]
 
 BUCKET_COLOURS = {"1": "#1a9850", "2-3": "#91cf60", "4-5": "#d9ef8b", "6-10": "#fee08b",
                   "missing": "#bdbdbd"}
@@ -68,7 +68,7 @@ def _filter(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFram
     return frame
 
 
-def param_text(value: Any) -> str:
+def _param_text(value: Any) -> str:
     """A parameter value as a person reads it (1.0 -> 1, None -> none)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "none"
@@ -98,12 +98,13 @@ def _points(ev: Evaluation, metric: str, category: str | None, facet: str | None
     return sub.by(facet, confidence) if facet else sub.summary(confidence)
 
 
-def held_values(ev: Evaluation, metric: str, shown: Sequence[str],
-                hold: Mapping[str, Any] | str | None = None,
-                where: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _held_values(ev: Evaluation, metric: str, shown: Sequence[str],
+                 hold: Mapping[str, Any] | str | None = None,
+                 where: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The parameters a plot of ``shown`` (x, colour, panel) must hold fixed, and their
     values: ``hold`` itself (a mapping), else those of the best configuration on ``metric``
-    (``hold=None``). Parameters that take one value only are not listed."""
+    (``hold=None``): for a sweep, the leaderboard's (:meth:`SweepResult.best`, its tie rule
+    included). Parameters that take one value only are not listed."""
     frame = _filter(ev.frame[ev.frame["metric"] == metric], where)
     hidden = [p for p in ev.params if p not in shown
               and frame[p].astype(str).nunique(dropna=False) > 1]
@@ -115,8 +116,12 @@ def held_values(ev: Evaluation, metric: str, shown: Sequence[str],
             raise ValueError(f"give a value for {missing} too (they vary in this sweep): "
                              f"hold={{{', '.join(f'{p!r}: ...' for p in missing)}}}")
         return {p: hold[p] for p in hidden}
-    summary = Evaluation(frame).summary()
-    best = summary.sort_values("mean", ascending=False, kind="stable").iloc[0]
+    if isinstance(ev, SweepResult) and set(where or {}) <= set(ev.grid_params):
+        name = (ev.subset(**where) if where else ev).best(metric)
+        best = frame[frame["system"] == name].iloc[0]
+    else:
+        summary = Evaluation(frame).summary()
+        best = summary.sort_values("mean", ascending=False, kind="stable").iloc[0]
     return {p: best[p] for p in hidden}
 
 
@@ -148,11 +153,11 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
         if varying:
             note = f"each point: the best configuration over {', '.join(varying)}"
     else:
-        held = held_values(ev, metric, shown, hold, where)
+        held = _held_values(ev, metric, shown, hold, where)
         if held:
             where = {**dict(where or {}), **held}
             which = "given" if isinstance(hold, Mapping) else "the best configuration's"
-            note = ", ".join(f"{p}={param_text(v)}" for p, v in held.items()) + \
+            note = ", ".join(f"{p}={_param_text(v)}" for p, v in held.items()) + \
                 f" held fixed ({which})"
     data = _points(ev, metric, category, facet, where, confidence)
     data = data[data[x].notna()]

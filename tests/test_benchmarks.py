@@ -1,0 +1,67 @@
+"""Benchmark scripts reuse the project's functions: they score with its metrics and test with
+its statistics, on tiny inputs here (the real runs need ../shared/datasets)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, load_benchmark
+from workbench.corpus import load_folder
+from workbench.evaluation import sign_test
+from workbench.golden import GoldenSet
+
+PARAGRAPHS = [
+    ("北京是中国的首都，也是政治和文化中心。", "中国的首都是哪里？", "北京"),
+    ("上海是中国最大的城市，位于长江入海口。", "中国最大的城市是哪个？", "上海"),
+    ("长城是古代中国修建的防御工程，全长两万多公里。", "长城有多长？", "两万多公里"),
+    ("熊猫主要生活在四川的山区，以竹子为食。", "熊猫吃什么？", "竹子"),
+]
+
+
+def test_bm25_chinese_bench_scores_each_run_once_and_uses_the_sign_test(tmp_path, capsys,
+                                                                         monkeypatch):
+    """Four retrievers, so four scorings (the means and the per-question reciprocal ranks
+    come from one); the p-value printed is workbench's sign test of the wins and losses."""
+    pytest.importorskip("bm25s")
+    import workbench.metrics.trec as trec
+
+    bench = load_benchmark("bench_bm25_chinese")
+    squad = {"data": [{"title": "tiny", "paragraphs": [
+        {"context": ctx, "qas": [{"id": f"q{i}", "question": q, "answers": [
+            {"text": a, "answer_start": ctx.index(a)}]}]}
+        for i, (ctx, q, a) in enumerate(PARAGRAPHS)]}]}
+    (tmp_path / "tiny.json").write_text(json.dumps(squad, ensure_ascii=False), encoding="utf-8")
+    calls = []
+    for module in (bench, trec):
+        real = module.score_queries
+
+        def counted(*args, real=real, **kwargs):
+            calls.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "score_queries", counted)
+    monkeypatch.setattr(bench, "DATASETS", tmp_path)
+    monkeypatch.setattr(sys, "argv", ["bench_bm25_chinese", "--file", "tiny.json", "-k", "2"])
+    assert bench.main() in (0, 1)
+    assert len(calls) == 4
+    out = capsys.readouterr().out
+    wins, losses, p = re.search(r"(\d+) wins, (\d+) losses, .*sign test p=([0-9.e-]+)\)",
+                                out).groups()
+    assert float(p) == pytest.approx(sign_test(int(wins), int(losses)), rel=1e-2)
+
+
+def test_evidence_threshold_truth_of_a_whole_span_is_full_coverage():
+    """Facts = the whole span: every fact retrieved exactly when the union of the retrieved
+    pieces covers the span (coverage 1), for every chunking, ranking and k."""
+    bench = load_benchmark("evidence_threshold")
+    corpus = load_folder(ROOT / "data" / "handbook" / "docs")
+    golden = GoldenSet.load(ROOT / "data" / "handbook" / "golden.jsonl")
+    data = bench.cases(corpus.documents, golden, ["fixed:size=150,overlap=50"], (1, 3),
+                       bench.whole_span)
+    assert data and any(0 < c < 1 for c, _ in data) and any(ok for _, ok in data)
+    for coverage, retrieved in data:
+        assert retrieved == (coverage >= 1 - 1e-12), (coverage, retrieved)
