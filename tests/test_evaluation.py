@@ -1,3 +1,4 @@
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -62,6 +63,29 @@ def test_document_level_takes_the_document_from_the_chunk_not_its_id():
     ev = evaluate(Run.from_ranked({"q1": ["77aa-uuid", "5f0c-uuid"]}), golden, chunks,
                   metrics=["mrr"], level="document")
     assert ev.summary()["mean"].item() == pytest.approx(1 / 2)
+
+
+def test_document_level_keeps_the_grades_of_the_labelled_chunks():
+    """A document's grade is the best grade of its labelled chunks: a threshold above 1
+    keeps the questions whose documents reach it, and graded nDCG follows trec_eval."""
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x")
+              for cid in ("d1#0", "d1#1", "d2#0", "d3#0")]
+    golden = GoldenSet([
+        GoldenItem("q1", "a", relevance={"d1#0": 1, "d1#1": 2, "d2#0": 1}),
+        GoldenItem("q2", "b", relevance={"d3#0": 1}),
+    ])
+    run = Run.from_ranked({"q1": ["d2#0", "d3#0", "d1#0"], "q2": ["d3#0"]})
+    at_two = evaluate(run, golden, chunks, metrics=["hit_rate@3"], level="document",
+                      threshold=2)
+    assert list(at_two.frame["qid"]) == ["q1"]  # d1 holds a grade-2 chunk
+    assert at_two.excluded["no_relevant_at_threshold"] == ["q2"]
+    ev = evaluate(run, golden, chunks, metrics=["ndcg@3"], level="document")
+    # documents d2 (1), d3 (0), d1 (2); the ideal is d1 (2), d2 (1)
+    dcg = 1 / np.log2(2) + 2 / np.log2(4)
+    ideal = 2 / np.log2(2) + 1 / np.log2(3)
+    assert ev.frame.set_index("qid").loc["q1", "value"] == pytest.approx(dcg / ideal)
+    assert golden[0].doc_grades(chunks) == {"d1": 2, "d2": 1}
+    assert golden[0].doc_ids(chunks) == ("d1", "d2")
 
 
 def test_missing_questions_and_bad_level_are_clear_errors():

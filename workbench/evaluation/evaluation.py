@@ -338,23 +338,6 @@ def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
     return [m for m in parsed if not m.spec.needs_chunking]
 
 
-def _document_qrels(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None
-                    ) -> dict[str, dict[str, int]]:
-    """qid -> {doc_id: 1}: the documents that hold each answerable item's evidence or
-    labelled chunks (taken from the chunks, never parsed out of chunk ids)."""
-    out: dict[str, dict[str, int]] = {}
-    for item in items:
-        if not item.answerable:
-            continue
-        if item.evidence or item.relevant_doc_ids:
-            docs = [e.doc_id for e in item.evidence] or list(item.relevant_doc_ids)
-        else:
-            docs = [by_id[c].doc_id if by_id is not None and c in by_id else c
-                    for c in item.chunk_labels if item.relevance.get(c, 1) > 0]
-        out[item.qid] = dict.fromkeys(docs, 1)
-    return out
-
-
 def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None) -> bool:
     """True when the answerable items label whole documents (``relevant_doc_ids``), or their
     chunk-id labels name no chunk but do name documents (document qrels read as chunk ids):
@@ -455,7 +438,10 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
                      parsed: Sequence[Metric], threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    qrels = _document_qrels(items, by_id)
+    # the documents holding each answer, graded by their best labelled chunk; a label that
+    # names no chunk names a document (document qrels read as chunk ids)
+    qrels = {i.qid: i.doc_grades(by_id, labels_may_name_documents=True)
+             for i in items if i.answerable}
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()
     scores = score_queries(qrels, ranked, parsed, threshold=threshold)
     label = relevance_label("document", threshold)
