@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,6 +8,7 @@ from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, Run, evaluate
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.metrics import Relevance
 from workbench.retrieval import BM25Retriever, CallableRetriever
 
 GOLDEN = GoldenSet([
@@ -289,3 +292,20 @@ def test_ndcg_is_not_computed_against_the_retrieved_chunks_alone():
         ev = evaluate(run, golden, k=5)
     assert "ndcg@5" not in ev.metrics and "recall@5" in ev.metrics
     assert evaluate(run, golden, chunks, k=5).metrics[-1] == "ndcg@5"  # with the chunking
+
+
+def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
+    """A label no chunk of the chunking has can never be retrieved: a plausible-looking mean
+    would hide it, so the label is named with what to do."""
+    chunks = [Chunk("a#0", "a", 0, 1, "x"), Chunk("a#1", "a", 1, 2, "y")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",)),
+                        GoldenItem("q2", "b", relevant_chunk_ids=("old-chunking#7",))])
+    run = Run.from_ranked({"q1": ["a#0"], "q2": ["a#1"]})
+    with pytest.warns(UserWarning, match=r"1 chunk-id label.*'q2', label 'old-chunking#7'.*"
+                                         r"Re-label.*anchor"):
+        evaluate(run, golden, chunks, metrics=["hit_rate@1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(run, GoldenSet([golden[0]]), chunks, metrics=["hit_rate@1"])
+        # only the retrieved chunks are known (a production run's hits): nothing to warn
+        Relevance(golden, chunks, chunking_complete=False)

@@ -420,7 +420,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     else:
         relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
                               evidence_threshold=evidence_threshold, grade_threshold=threshold,
-                              documents=documents)
+                              documents=documents, chunking_complete=given is not None)
         scores = relevance.score(run.ranked(), parsed)
         rows = [(m.name, q, relevance.label(q), v) for m in parsed
                 for q, v in scores.values[m.name].items()]
