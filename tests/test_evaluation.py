@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from workbench.chunking import FixedChunker, chunk_corpus
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document
 from workbench.evaluation import Evaluation, Run, evaluate
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.metrics import Relevance
 from workbench.retrieval import BM25Retriever, CallableRetriever
 
@@ -309,3 +309,30 @@ def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
         evaluate(run, GoldenSet([golden[0]]), chunks, metrics=["hit_rate@1"])
         # only the retrieved chunks are known (a production run's hits): nothing to warn
         Relevance(golden, chunks, chunking_complete=False)
+
+
+def test_span_metrics_at_document_level_say_to_score_evidence_at_chunk_level():
+    chunks = [Chunk("a#0", "a", 0, 1, "x")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",))])
+    with pytest.raises(ValueError, match=r"coverage@2.*level='chunk'.*level='document'"):
+        evaluate(Run.from_ranked({"q1": ["a#0"]}), golden, chunks, metrics=["coverage@2"],
+                 level="document")
+
+
+def test_evidence_text_errors_name_the_item_and_the_cause():
+    doc = Document("d", "0123456789")
+    chunks = [Chunk("d#0", "d", 0, 10, doc.text)]
+    past = GoldenItem("q1", "a", evidence=(Evidence("d", 5, 20),))
+    with pytest.raises(ValueError, match=r"'q1' evidence\[0\].*past the end of document "
+                                         r"'d' \(10 characters\)"):
+        Relevance([past], chunks, documents={"d": doc})
+    elsewhere = GoldenItem("q2", "a", evidence=(Evidence("other", 0, 3),))
+    with pytest.raises(ValueError, match=r"'q2' evidence\[0\].*document 'other' is not among "
+                                         r"the 1 documents given"):
+        Relevance([elsewhere], chunks, documents={"d": doc})
+    with pytest.raises(ValueError, match="has no quoted text"):
+        Relevance([elsewhere], chunks)
+    blank = GoldenItem("q3", "a", evidence=(Evidence("d", 0, 3, "   "),))
+    with pytest.raises(ValueError, match=r"'q3' evidence\[0\]: evidence d\[0:3\] holds only "
+                                         "whitespace"):
+        Relevance([blank], chunks)

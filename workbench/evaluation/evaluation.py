@@ -416,6 +416,11 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         if by_id is None:
             raise ValueError("document-level scoring needs the chunks (chunks=...): the "
                              "document of a chunk is taken from the chunk, never its id")
+        spans_only = [m.name for m in parsed if not m.defined_for("document")]
+        if spans_only:
+            raise ValueError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
+                             "need evidence items scored at level='chunk'; documents have no "
+                             "spans, so leave them out at level='document'")
         frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
     else:
         relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,

@@ -133,15 +133,27 @@ class Relevance:
         assert self.index is not None
         spans = []
         for n, ev in enumerate(item.evidence):
+            where = f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}])"
             text = ev.text
-            if documents is not None and ev.doc_id in documents:
-                text = documents[ev.doc_id].text[ev.start:ev.end]
+            doc = documents.get(ev.doc_id) if documents is not None else None
+            if doc is not None:
+                if ev.end > len(doc.text):
+                    raise ValueError(f"{where}: the offsets run past the end of document "
+                                     f"{ev.doc_id!r} ({len(doc.text)} characters): re-anchor "
+                                     "the quote (GoldenSet.validate(corpus) lists them all)")
+                text = doc.text[ev.start:ev.end]
             if len(text) != ev.end - ev.start:
-                raise ValueError(
-                    f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}]) "
-                    "has no quoted text to score against: add its 'text' or pass the corpus "
-                    "(documents=...)")
-            span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
+                if documents is not None and doc is None:
+                    raise ValueError(f"{where}: document {ev.doc_id!r} is not among the "
+                                     f"{len(documents)} documents given and the evidence has "
+                                     "no quoted text: pass the corpus it was labelled on, or "
+                                     "add its 'text'")
+                raise ValueError(f"{where} has no quoted text to score against: add its "
+                                 "'text' or pass the corpus (documents=...)")
+            try:
+                span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
+            except ValueError as e:
+                raise ValueError(f"golden item {item.qid!r} evidence[{n}]: {e}") from e
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
         return self.index.item(spans)
