@@ -309,6 +309,8 @@ def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
         evaluate(run, GoldenSet([golden[0]]), chunks, metrics=["hit_rate@1"])
         # only the retrieved chunks are known (a production run's hits): nothing to warn
         Relevance(golden, chunks, chunking_complete=False)
+        # labels that all name documents are document qrels: evaluate scores them by document
+        Relevance([GoldenItem("q3", "c", relevant_chunk_ids=("a",))], chunks)
 
 
 def test_span_metrics_at_document_level_say_to_score_evidence_at_chunk_level():

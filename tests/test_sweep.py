@@ -360,3 +360,45 @@ def test_golden_items_survive_the_round_trip():
     golden = sweep_worker.decode_golden([item.to_json()])
     assert docs[0] == doc and docs[0].metadata["effective_date"] == "2024-01-01"
     assert golden[0] == item
+
+
+def test_a_chunking_is_judged_once_for_all_its_configurations(tiny, monkeypatch):
+    """The worker's Relevance is the one evaluate uses: one per chunking, not per config."""
+    from workbench.metrics import Relevance
+
+    docs, golden = tiny
+    built = []
+    init = Relevance.__init__
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Relevance, "__init__", counting)
+    result = run_sweep({"size": 400, "overlap": 0, "retriever": "bm25", "k": [1, 3, 5]},
+                       golden, docs, progress=False)
+    assert len(result.config_table) == 3 and len(built) == 1
+
+
+def test_evaluate_reuses_a_relevance_only_when_it_matches(tiny):
+    from workbench.evaluation import evaluate
+    from workbench.metrics import Relevance
+    from workbench.retrieval import BM25Retriever
+
+    docs, golden = tiny
+    chunks = chunk_corpus(parse_chunker("fixed:size=400,overlap=0"), docs)
+    run = Run.from_retriever(BM25Retriever(chunks), list(golden), 5)
+    judged = Relevance(golden, chunks)
+    fresh = evaluate(run, golden, chunks)
+    reused = evaluate(run, golden, chunks, relevance=judged)
+    pd.testing.assert_frame_equal(fresh.frame, reused.frame)
+    with pytest.raises(ValueError, match=r"evidence_threshold=0\.75.*evidence_threshold=0\.5"):
+        evaluate(run, golden, chunks, evidence_threshold=0.5, relevance=judged)
+    other = chunk_corpus(parse_chunker("fixed:size=200,overlap=0"), docs)
+    with pytest.raises(ValueError, match="another chunking"):
+        evaluate(Run.from_retriever(BM25Retriever(other), list(golden), 5), golden, other,
+                 relevance=judged)
+    with pytest.raises(ValueError, match="other golden items"):
+        evaluate(run, GoldenSet(list(golden)[:-1]), chunks, relevance=judged)
+    with pytest.raises(ValueError, match="level='document'"):
+        evaluate(run, golden, chunks, level="document", relevance=judged)

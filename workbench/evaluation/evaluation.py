@@ -364,7 +364,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
              k: int = 5, level: str = "chunk", threshold: int = 1,
              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
              params: Mapping[str, Any] | None = None, progress: bool = False,
-             documents: Mapping[str, Document] | None = None) -> Evaluation:
+             documents: Mapping[str, Document] | None = None,
+             relevance: Relevance | None = None) -> Evaluation:
     """Score a retriever (searched here) or a ready Run against a golden set.
 
     ``chunks`` is the chunking the retriever searches (evidence items need it; every id the
@@ -374,7 +375,9 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     retrieved until k distinct documents are ranked). Chunk-id labels that name documents
     (BEIR qrels) are scored at document level automatically, with a warning.
     ``threshold`` is the lowest relevant grade of chunk-id labels; ``evidence_threshold``
-    the share of a span's non-blank characters that makes it found.
+    the share of a span's non-blank characters that makes it found. ``relevance`` reuses
+    judgments already made for this golden set, chunking and thresholds (a sweep scores many
+    configurations of one chunking); one made otherwise is refused.
     """
     k = _check_k(k)
     items = _golden_items(golden)
@@ -382,6 +385,10 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     parsed = list({m.name: m for m in map(parse_metric, metrics or default_metrics(k))}.values())
     if level not in ("chunk", "document"):
         raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
+    if relevance is not None and (level == "document" or documents is not None):
+        raise ValueError("relevance=... is for chunk-level scoring and already holds the "
+                         "evidence text: pass documents=... to Relevance, not to evaluate, and "
+                         "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
     given = None if chunks is None else list(chunks)
     if level == "chunk" and not isinstance(source, Run) and given is not None:
@@ -423,9 +430,13 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
                              "spans, so leave them out at level='document'")
         frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
     else:
-        relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
-                              evidence_threshold=evidence_threshold, grade_threshold=threshold,
-                              documents=documents, chunking_complete=given is not None)
+        if relevance is None:
+            relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
+                                  evidence_threshold=evidence_threshold,
+                                  grade_threshold=threshold, documents=documents,
+                                  chunking_complete=given is not None)
+        else:
+            _check_relevance(relevance, items, by_id, threshold, evidence_threshold)
         scores = relevance.score(run.ranked(), parsed)
         rows = [(m.name, q, relevance.label(q), v) for m in parsed
                 for q, v in scores.values[m.name].items()]
@@ -438,6 +449,27 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         frame[key] = value
     frame = frame[[*Evaluation.COLUMNS, *extra]]
     return Evaluation(frame, excluded, {run.system: run})
+
+
+def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
+                     by_id: Mapping[str, Chunk] | None, threshold: int,
+                     evidence_threshold: float) -> None:
+    """Refuse judgments made for other thresholds, another chunking or other golden items."""
+    if (relevance.grade_threshold, relevance.evidence_threshold) != (threshold,
+                                                                     float(evidence_threshold)):
+        raise ValueError(f"relevance=... was judged at threshold={relevance.grade_threshold}, "
+                         f"evidence_threshold={relevance.evidence_threshold:g}, and evaluate was "
+                         f"asked for threshold={threshold}, evidence_threshold="
+                         f"{evidence_threshold:g}: pass the same thresholds to both")
+    where = None if by_id is None else {c.id: (c.doc_id, c.start, c.end) for c in by_id.values()}
+    if where != (None if relevance.index is None else relevance.index.where):
+        raise ValueError("relevance=... was judged under another chunking than the chunks "
+                         "given: build it from the same chunks (Relevance(golden, chunks))")
+    judged = {q for reason in relevance.excluded.values() for q in reason} | set(relevance.qids)
+    if {i.qid for i in items} != judged \
+            or any(relevance.items[i.qid] != i for i in items if i.qid in relevance.items):
+        raise ValueError("relevance=... was judged for other golden items: build it from the "
+                         "golden set you evaluate (Relevance(golden, chunks))")
 
 
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
