@@ -402,3 +402,30 @@ def test_evaluate_reuses_a_relevance_only_when_it_matches(tiny):
         evaluate(run, GoldenSet(list(golden)[:-1]), chunks, relevance=judged)
     with pytest.raises(ValueError, match="level='document'"):
         evaluate(run, golden, chunks, level="document", relevance=judged)
+
+
+def test_state_lines_of_an_older_format_are_skipped_with_one_warning(tiny, tmp_path):
+    """Old lines can never match (the key holds the format): they are counted and skipped,
+    and only a malformed line of the current format is refused."""
+    from workbench.io import InputError
+    from workbench.sweep.runner import RESULT_FORMAT
+
+    docs, golden = tiny
+    grid = {"size": [400], "overlap": [0], "retriever": ["bm25"], "k": [3]}
+    state = tmp_path / "state.jsonl"
+    old = [{"key": "k1", "result": {"rows": [], "cost": {}}},  # before the format was written
+           {"key": "k2", "format": RESULT_FORMAT - 1, "result": {"metrics": {}}}]
+    state.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"2 line\(s\) hold results of an older sweep format"):
+        first = run_sweep(grid, golden, docs, state_path=state, progress=False)
+    assert first.resumed == 0
+    with pytest.warns(UserWarning, match="2 line"):  # the old lines stay until deleted
+        again = run_sweep(grid, golden, docs, state_path=state, progress=False)
+    assert again.resumed == 1
+    bad = {"key": "k3", "format": RESULT_FORMAT, "result": {"rows": []}}
+    state.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"state\.jsonl:1.*delete the line"):
+        run_sweep(grid, golden, docs, state_path=state, progress=False)
+    state.write_text(json.dumps({**bad, "format": RESULT_FORMAT + 1}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="'format'"):
+        run_sweep(grid, golden, docs, state_path=state, progress=False)
