@@ -178,12 +178,6 @@ class Relevance:
             return relevance_label("evidence", self.evidence_threshold)
         return relevance_label("chunk_id", self.grade_threshold)
 
-    def units(self, qid: str) -> int:
-        """How many relevant units the item has (spans, or relevant chunk ids)."""
-        if qid in self._evidence:
-            return len(self._evidence[qid].spans)
-        return sum(g >= self.grade_threshold for g in self._qrels[qid].values())
-
     # ----- questions downstream asks ---------------------------------------------------------
 
     def found_ranks(self, qid: str, ranked: Sequence[str]) -> list[float]:
