@@ -1,10 +1,14 @@
+import warnings
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from workbench.chunking import FixedChunker, chunk_corpus
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document
 from workbench.evaluation import Evaluation, Run, evaluate
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.metrics import Relevance
 from workbench.retrieval import BM25Retriever, CallableRetriever
 
 GOLDEN = GoldenSet([
@@ -62,6 +66,29 @@ def test_document_level_takes_the_document_from_the_chunk_not_its_id():
     ev = evaluate(Run.from_ranked({"q1": ["77aa-uuid", "5f0c-uuid"]}), golden, chunks,
                   metrics=["mrr"], level="document")
     assert ev.summary()["mean"].item() == pytest.approx(1 / 2)
+
+
+def test_document_level_keeps_the_grades_of_the_labelled_chunks():
+    """A document's grade is the best grade of its labelled chunks: a threshold above 1
+    keeps the questions whose documents reach it, and graded nDCG follows trec_eval."""
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x")
+              for cid in ("d1#0", "d1#1", "d2#0", "d3#0")]
+    golden = GoldenSet([
+        GoldenItem("q1", "a", relevance={"d1#0": 1, "d1#1": 2, "d2#0": 1}),
+        GoldenItem("q2", "b", relevance={"d3#0": 1}),
+    ])
+    run = Run.from_ranked({"q1": ["d2#0", "d3#0", "d1#0"], "q2": ["d3#0"]})
+    at_two = evaluate(run, golden, chunks, metrics=["hit_rate@3"], level="document",
+                      threshold=2)
+    assert list(at_two.frame["qid"]) == ["q1"]  # d1 holds a grade-2 chunk
+    assert at_two.excluded["no_relevant_at_threshold"] == ["q2"]
+    ev = evaluate(run, golden, chunks, metrics=["ndcg@3"], level="document")
+    # documents d2 (1), d3 (0), d1 (2); the ideal is d1 (2), d2 (1)
+    dcg = 1 / np.log2(2) + 2 / np.log2(4)
+    ideal = 2 / np.log2(2) + 1 / np.log2(3)
+    assert ev.frame.set_index("qid").loc["q1", "value"] == pytest.approx(dcg / ideal)
+    assert golden[0].doc_grades(chunks) == {"d1": 2, "d2": 1}
+    assert golden[0].doc_ids(chunks) == ("d1", "d2")
 
 
 def test_missing_questions_and_bad_level_are_clear_errors():
@@ -265,3 +292,49 @@ def test_ndcg_is_not_computed_against_the_retrieved_chunks_alone():
         ev = evaluate(run, golden, k=5)
     assert "ndcg@5" not in ev.metrics and "recall@5" in ev.metrics
     assert evaluate(run, golden, chunks, k=5).metrics[-1] == "ndcg@5"  # with the chunking
+
+
+def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
+    """A label no chunk of the chunking has can never be retrieved: a plausible-looking mean
+    would hide it, so the label is named with what to do."""
+    chunks = [Chunk("a#0", "a", 0, 1, "x"), Chunk("a#1", "a", 1, 2, "y")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",)),
+                        GoldenItem("q2", "b", relevant_chunk_ids=("old-chunking#7",))])
+    run = Run.from_ranked({"q1": ["a#0"], "q2": ["a#1"]})
+    with pytest.warns(UserWarning, match=r"1 chunk-id label.*'q2', label 'old-chunking#7'.*"
+                                         r"Re-label.*anchor"):
+        evaluate(run, golden, chunks, metrics=["hit_rate@1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(run, GoldenSet([golden[0]]), chunks, metrics=["hit_rate@1"])
+        # only the retrieved chunks are known (a production run's hits): nothing to warn
+        Relevance(golden, chunks, chunking_complete=False)
+        # labels that all name documents are document qrels: evaluate scores them by document
+        Relevance([GoldenItem("q3", "c", relevant_chunk_ids=("a",))], chunks)
+
+
+def test_span_metrics_at_document_level_say_to_score_evidence_at_chunk_level():
+    chunks = [Chunk("a#0", "a", 0, 1, "x")]
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",))])
+    with pytest.raises(ValueError, match=r"coverage@2.*level='chunk'.*level='document'"):
+        evaluate(Run.from_ranked({"q1": ["a#0"]}), golden, chunks, metrics=["coverage@2"],
+                 level="document")
+
+
+def test_evidence_text_errors_name_the_item_and_the_cause():
+    doc = Document("d", "0123456789")
+    chunks = [Chunk("d#0", "d", 0, 10, doc.text)]
+    past = GoldenItem("q1", "a", evidence=(Evidence("d", 5, 20),))
+    with pytest.raises(ValueError, match=r"'q1' evidence\[0\].*past the end of document "
+                                         r"'d' \(10 characters\)"):
+        Relevance([past], chunks, documents={"d": doc})
+    elsewhere = GoldenItem("q2", "a", evidence=(Evidence("other", 0, 3),))
+    with pytest.raises(ValueError, match=r"'q2' evidence\[0\].*document 'other' is not among "
+                                         r"the 1 documents given"):
+        Relevance([elsewhere], chunks, documents={"d": doc})
+    with pytest.raises(ValueError, match="has no quoted text"):
+        Relevance([elsewhere], chunks)
+    blank = GoldenItem("q3", "a", evidence=(Evidence("d", 0, 3, "   "),))
+    with pytest.raises(ValueError, match=r"'q3' evidence\[0\]: evidence d\[0:3\] holds only "
+                                         "whitespace"):
+        Relevance([blank], chunks)

@@ -16,6 +16,7 @@ from workbench.corpus import Chunk, Document
 from workbench.evaluation import Run, evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.metrics.evidence import ChunkIndex, EvidenceSpan
 
 KS = (1, 3, 5, 10)
 TREC_KINDS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}", "ap@{k}")
@@ -366,3 +367,13 @@ def test_coverage_is_chromas_recall_counted_by_brute_force(case, k):
         "q", "?", evidence=(*spans, *spans))]), chunks, metrics=metrics, k=k)
     for metric in metrics:
         assert _values(twice, metric)["q"] == pytest.approx(_values(once, metric)["q"]), metric
+
+
+def test_ideal_ranks_are_kept_per_threshold():
+    """The ideal of one threshold is never answered for another (the cache is keyed by it)."""
+    doc = _doc("abcdefgh")
+    index = ChunkIndex((c.id, c) for c in (_chunk(doc, 0, 0, 4), _chunk(doc, 1, 4, 8)))
+    item = index.item([EvidenceSpan.of("d", 0, 8, doc.text)])
+    assert item.ideal_ranks(0.5) == [1.0]  # half the span: one chunk
+    assert item.ideal_ranks(1.0) == [2.0]  # the whole span: both chunks
+    assert item.ideal_ranks(0.5) == [1.0]

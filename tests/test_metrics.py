@@ -309,6 +309,35 @@ def test_matches_pytrec_eval_on_random_runs_with_ties(seed: int) -> None:
             np.testing.assert_allclose(ours.values[m], expected, atol=1e-12, err_msg=m)
 
 
+def test_no_relevant_zero_keeps_ndcg_gains_as_trec_eval_ignores_the_level() -> None:
+    """trec_eval's -l leaves nDCG alone: a query with nothing at the threshold scores 0 on the
+    thresholded metrics, and its nDCG still counts the grades."""
+    s = score_queries({"q": {"a": 1}}, {"q": ["a"]}, ["ndcg", "ndcg@5", "ndcg_retrieved@5",
+                                                      "P@5", "recall@5", "mrr", "map",
+                                                      "r_precision", "hit_rate@5"],
+                      threshold=2, no_relevant="zero")
+    assert s.qids == ["q"]
+    assert {m: float(v[0]) for m, v in s.values.items()} == {
+        "ndcg": 1.0, "ndcg@5": 1.0, "ndcg_retrieved@5": 1.0, "P@5": 0.0, "recall@5": 0.0,
+        "mrr": 0.0, "map": 0.0, "r_precision": 0.0, "hit_rate@5": 0.0}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_no_relevant_zero_matches_pytrec_eval_on_every_query(seed: int) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = _random_inputs(seed)
+    measures = ["P_5", "recall_5", "ndcg_cut_10", "ndcg", "recip_rank", "map", "Rprec",
+                "success_5"]
+    for threshold in (2, 3):
+        ours = score_queries(qrels, run, measures, threshold=threshold, no_relevant="zero")
+        ref = pytrec_eval.RelevanceEvaluator(qrels, set(measures),
+                                             relevance_level=threshold).evaluate(run)
+        assert ours.qids == sorted(ref)
+        for m in measures:
+            expected = np.array([ref[q][m] for q in ours.qids])
+            np.testing.assert_allclose(ours.values[m], expected, atol=1e-12, err_msg=m)
+
+
 def test_list_runs_equal_scored_runs() -> None:
     qrels, run = _random_inputs(7)
     metrics = ["P@5", "recall@10", "ndcg@10", "mrr", "map", "ndcg_retrieved@5", "r_precision"]

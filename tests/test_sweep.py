@@ -392,3 +392,72 @@ def test_a_deeply_nested_grid_file_is_refused_naming_the_file(tmp_path, capsys, 
     assert main(["sweep", "--corpus", "c", "--grid", str(deep)]) == 2
     err = capsys.readouterr().err
     assert str(deep) in err and "nested too deeply" in err
+
+
+def test_a_chunking_is_judged_once_for_all_its_configurations(tiny, monkeypatch):
+    """The worker's Relevance is the one evaluate uses: one per chunking, not per config."""
+    from workbench.metrics import Relevance
+
+    docs, golden = tiny
+    built = []
+    init = Relevance.__init__
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Relevance, "__init__", counting)
+    result = run_sweep({"size": 400, "overlap": 0, "retriever": "bm25", "k": [1, 3, 5]},
+                       golden, docs, progress=False)
+    assert len(result.config_table) == 3 and len(built) == 1
+
+
+def test_evaluate_reuses_a_relevance_only_when_it_matches(tiny):
+    from workbench.evaluation import evaluate
+    from workbench.metrics import Relevance
+    from workbench.retrieval import BM25Retriever
+
+    docs, golden = tiny
+    chunks = chunk_corpus(parse_chunker("fixed:size=400,overlap=0"), docs)
+    run = Run.from_retriever(BM25Retriever(chunks), list(golden), 5)
+    judged = Relevance(golden, chunks)
+    fresh = evaluate(run, golden, chunks)
+    reused = evaluate(run, golden, chunks, relevance=judged)
+    pd.testing.assert_frame_equal(fresh.frame, reused.frame)
+    with pytest.raises(ValueError, match=r"evidence_threshold=0\.75.*evidence_threshold=0\.5"):
+        evaluate(run, golden, chunks, evidence_threshold=0.5, relevance=judged)
+    other = chunk_corpus(parse_chunker("fixed:size=200,overlap=0"), docs)
+    with pytest.raises(ValueError, match="another chunking"):
+        evaluate(Run.from_retriever(BM25Retriever(other), list(golden), 5), golden, other,
+                 relevance=judged)
+    with pytest.raises(ValueError, match="other golden items"):
+        evaluate(run, GoldenSet(list(golden)[:-1]), chunks, relevance=judged)
+    with pytest.raises(ValueError, match="level='document'"):
+        evaluate(run, golden, chunks, level="document", relevance=judged)
+
+
+def test_state_lines_of_an_older_format_are_skipped_with_one_warning(tiny, tmp_path):
+    """Old lines can never match (the key holds the format): they are counted and skipped,
+    and only a malformed line of the current format is refused."""
+    from workbench.io import InputError
+    from workbench.sweep.runner import RESULT_FORMAT
+
+    docs, golden = tiny
+    grid = {"size": [400], "overlap": [0], "retriever": ["bm25"], "k": [3]}
+    state = tmp_path / "state.jsonl"
+    old = [{"key": "k1", "result": {"rows": [], "cost": {}}},  # before the format was written
+           {"key": "k2", "format": RESULT_FORMAT - 1, "result": {"metrics": {}}}]
+    state.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"2 line\(s\) hold results of an older sweep format"):
+        first = run_sweep(grid, golden, docs, state_path=state, progress=False)
+    assert first.resumed == 0
+    with pytest.warns(UserWarning, match="2 line"):  # the old lines stay until deleted
+        again = run_sweep(grid, golden, docs, state_path=state, progress=False)
+    assert again.resumed == 1
+    bad = {"key": "k3", "format": RESULT_FORMAT, "result": {"rows": []}}
+    state.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"state\.jsonl:1.*delete the line"):
+        run_sweep(grid, golden, docs, state_path=state, progress=False)
+    state.write_text(json.dumps({**bad, "format": RESULT_FORMAT + 1}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="'format'"):
+        run_sweep(grid, golden, docs, state_path=state, progress=False)

@@ -338,23 +338,6 @@ def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
     return [m for m in parsed if not m.spec.needs_chunking]
 
 
-def _document_qrels(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None
-                    ) -> dict[str, dict[str, int]]:
-    """qid -> {doc_id: 1}: the documents that hold each answerable item's evidence or
-    labelled chunks (taken from the chunks, never parsed out of chunk ids)."""
-    out: dict[str, dict[str, int]] = {}
-    for item in items:
-        if not item.answerable:
-            continue
-        if item.evidence or item.relevant_doc_ids:
-            docs = [e.doc_id for e in item.evidence] or list(item.relevant_doc_ids)
-        else:
-            docs = [by_id[c].doc_id if by_id is not None and c in by_id else c
-                    for c in item.chunk_labels if item.relevance.get(c, 1) > 0]
-        out[item.qid] = dict.fromkeys(docs, 1)
-    return out
-
-
 def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None) -> bool:
     """True when the answerable items label whole documents (``relevant_doc_ids``), or their
     chunk-id labels name no chunk but do name documents (document qrels read as chunk ids):
@@ -381,7 +364,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
              k: int = 5, level: str = "chunk", threshold: int = 1,
              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
              params: Mapping[str, Any] | None = None, progress: bool = False,
-             documents: Mapping[str, Document] | None = None) -> Evaluation:
+             documents: Mapping[str, Document] | None = None,
+             relevance: Relevance | None = None) -> Evaluation:
     """Score a retriever (searched here) or a ready Run against a golden set.
 
     ``chunks`` is the chunking the retriever searches (evidence items need it; every id the
@@ -391,7 +375,9 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     retrieved until k distinct documents are ranked). Chunk-id labels that name documents
     (BEIR qrels) are scored at document level automatically, with a warning.
     ``threshold`` is the lowest relevant grade of chunk-id labels; ``evidence_threshold``
-    the share of a span's non-blank characters that makes it found.
+    the share of a span's non-blank characters that makes it found. ``relevance`` reuses
+    judgments already made for this golden set, chunking and thresholds (a sweep scores many
+    configurations of one chunking); one made otherwise is refused.
     """
     k = _check_k(k)
     items = _golden_items(golden)
@@ -399,6 +385,10 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     parsed = list({m.name: m for m in map(parse_metric, metrics or default_metrics(k))}.values())
     if level not in ("chunk", "document"):
         raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
+    if relevance is not None and (level == "document" or documents is not None):
+        raise ValueError("relevance=... is for chunk-level scoring and already holds the "
+                         "evidence text: pass documents=... to Relevance, not to evaluate, and "
+                         "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
     given = None if chunks is None else list(chunks)
     if level == "chunk" and not isinstance(source, Run) and given is not None:
@@ -433,11 +423,20 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         if by_id is None:
             raise ValueError("document-level scoring needs the chunks (chunks=...): the "
                              "document of a chunk is taken from the chunk, never its id")
+        spans_only = [m.name for m in parsed if not m.defined_for("document")]
+        if spans_only:
+            raise ValueError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
+                             "need evidence items scored at level='chunk'; documents have no "
+                             "spans, so leave them out at level='document'")
         frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
     else:
-        relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
-                              evidence_threshold=evidence_threshold, grade_threshold=threshold,
-                              documents=documents)
+        if relevance is None:
+            relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
+                                  evidence_threshold=evidence_threshold,
+                                  grade_threshold=threshold, documents=documents,
+                                  chunking_complete=given is not None)
+        else:
+            _check_relevance(relevance, items, by_id, threshold, evidence_threshold)
         scores = relevance.score(run.ranked(), parsed)
         rows = [(m.name, q, relevance.label(q), v) for m in parsed
                 for q, v in scores.values[m.name].items()]
@@ -452,10 +451,34 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     return Evaluation(frame, excluded, {run.system: run})
 
 
+def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
+                     by_id: Mapping[str, Chunk] | None, threshold: int,
+                     evidence_threshold: float) -> None:
+    """Refuse judgments made for other thresholds, another chunking or other golden items."""
+    if (relevance.grade_threshold, relevance.evidence_threshold) != (threshold,
+                                                                     float(evidence_threshold)):
+        raise ValueError(f"relevance=... was judged at threshold={relevance.grade_threshold}, "
+                         f"evidence_threshold={relevance.evidence_threshold:g}, and evaluate was "
+                         f"asked for threshold={threshold}, evidence_threshold="
+                         f"{evidence_threshold:g}: pass the same thresholds to both")
+    where = None if by_id is None else {c.id: (c.doc_id, c.start, c.end) for c in by_id.values()}
+    if where != (None if relevance.index is None else relevance.index.where):
+        raise ValueError("relevance=... was judged under another chunking than the chunks "
+                         "given: build it from the same chunks (Relevance(golden, chunks))")
+    judged = {q for reason in relevance.excluded.values() for q in reason} | set(relevance.qids)
+    if {i.qid for i in items} != judged \
+            or any(relevance.items[i.qid] != i for i in items if i.qid in relevance.items):
+        raise ValueError("relevance=... was judged for other golden items: build it from the "
+                         "golden set you evaluate (Relevance(golden, chunks))")
+
+
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
                      parsed: Sequence[Metric], threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    qrels = _document_qrels(items, by_id)
+    # the documents holding each answer, graded by their best labelled chunk; a label that
+    # names no chunk names a document (document qrels read as chunk ids)
+    qrels = {i.qid: i.doc_grades(by_id, labels_may_name_documents=True)
+             for i in items if i.answerable}
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()
     scores = score_queries(qrels, ranked, parsed, threshold=threshold)
     label = relevance_label("document", threshold)

@@ -215,11 +215,11 @@ class GoldenSet(Sequence[GoldenItem]):
         return out
 
     def doc_qrels(self, chunks: Sequence[Chunk] | None = None) -> dict[str, dict[str, int]]:
-        """qid -> {doc_id: 1}: document-level judgments (robust to any re-chunking). Items
-        labelled by chunk id take their documents from ``chunks``
-        (:meth:`GoldenItem.doc_ids`)."""
+        """qid -> {doc_id: 1}: which documents hold each answer (robust to any re-chunking).
+        Items labelled by chunk id take their documents from ``chunks``; the grades of the
+        documents are :meth:`GoldenItem.doc_grades`, as document-level scoring reads them."""
         by_id = {c.id: c for c in chunks or ()}
-        return {i.qid: dict.fromkeys(i.doc_ids(by_id), 1) for i in self.answerable}
+        return {i.qid: dict.fromkeys(i.doc_grades(by_id), 1) for i in self.answerable}
 
     def anchor(self, chunks: Sequence[Chunk]) -> GoldenSet:
         """Turn chunk-id labels into evidence spans once, from the chunking they were made

@@ -54,20 +54,35 @@ class GoldenItem:
 
     def doc_ids(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None
                 ) -> tuple[str, ...]:
-        """Documents holding the answer, in order: the evidence's documents, else the labelled
-        documents (``relevant_doc_ids``), else those of the chunks labelled relevant, each
-        taken from its chunk in ``chunks`` (a chunk carries its document; chunk ids are never
-        parsed). A label not among ``chunks`` raises ValueError."""
+        """Documents holding the answer, in order: the keys of :meth:`doc_grades`. A label
+        not among ``chunks`` raises ValueError."""
+        return tuple(self.doc_grades(chunks))
+
+    def doc_grades(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None,
+                   labels_may_name_documents: bool = False) -> dict[str, int]:
+        """Document-level judgments, ``{doc_id: grade}`` in order: the evidence's documents
+        (grade 1), else the labelled documents (``relevant_doc_ids``, grade 1), else the
+        documents of the chunks labelled relevant, each taken from its chunk in ``chunks``
+        (a chunk carries its document; chunk ids are never parsed) with the highest grade of
+        its labelled chunks (grades <= 0 are left out). A label not among ``chunks`` raises
+        ValueError, unless ``labels_may_name_documents`` (document qrels read as chunk ids,
+        e.g. BEIR): then it is a document id."""
         if self.evidence or self.relevant_doc_ids or not self.chunk_labels:
-            return tuple(dict.fromkeys([e.doc_id for e in self.evidence]
-                                       or list(self.relevant_doc_ids)))
+            return dict.fromkeys([e.doc_id for e in self.evidence]
+                                 or list(self.relevant_doc_ids), 1)
         by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
-        relevant = [c for c in self.chunk_labels if self.relevance.get(c, 1) > 0]
+        grades = dict.fromkeys(self.relevant_chunk_ids, 1)
+        grades.update(self.relevance)
+        relevant = {c: g for c, g in grades.items() if g > 0}
         missing = [c for c in relevant if c not in by_id]
-        if missing:
+        if missing and not labels_may_name_documents:
             raise ValueError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
                              "given; pass the chunks the labels were made on")
-        return tuple(dict.fromkeys(by_id[c].doc_id for c in relevant))
+        out: dict[str, int] = {}
+        for c, g in relevant.items():
+            doc = by_id[c].doc_id if c in by_id else c
+            out[doc] = max(g, out.get(doc, g))
+        return out
 
     @property
     def judged_by_document(self) -> bool:

@@ -184,22 +184,12 @@ class ItemEvidence:
 
     spans: tuple[EvidenceSpan, ...]
     candidates: dict[str, tuple[str, int, int]]  # chunk id -> location, for chunks meeting a span
-    _ideal: list[float] | None = None
     # chunk id -> ((span index, start, end), ...): the chunk clipped to each span it meets
-    pieces: dict[str, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
+    pieces: dict[str, tuple[tuple[int, int, int], ...]]
     # per span: ((chunk id, start, end), ...), the candidate chunks clipped to it
-    by_span: tuple[tuple[tuple[str, int, int], ...], ...] = ()
+    by_span: tuple[tuple[tuple[str, int, int], ...], ...]
     _needed: dict[float, tuple[int, ...]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.pieces:
-            for cid, (doc, s, e) in self.candidates.items():
-                self.pieces[cid] = tuple((j, *p) for j, span in enumerate(self.spans)
-                                         if span.doc_id == doc and (p := _clip(span, s, e)))
-        if not self.by_span:
-            self.by_span = tuple(tuple((cid, a, b) for cid, parts in self.pieces.items()
-                                       for jj, a, b in parts if jj == j)
-                                 for j in range(len(self.spans)))
+    _ideal: dict[float, list[float]] = field(default_factory=dict)  # by threshold
 
     def needed(self, threshold: float) -> tuple[int, ...]:
         """Per span, the characters to cover before it counts as found."""
@@ -211,14 +201,10 @@ class ItemEvidence:
     def ideal_ranks(self, threshold: float) -> list[float]:
         """``L_t`` for t = 1..m: the fewest chunks that together find t spans (inf if the
         chunking cannot)."""
-        if self._ideal is None:
-            self._ideal = _ideal_ranks(self, threshold)
-        return self._ideal
-
-
-def _clip(span: EvidenceSpan, start: int, end: int) -> tuple[int, int] | None:
-    a, b = max(start, span.start), min(end, span.end)
-    return (a, b) if a < b and span.count(a, b) > 0 else None
+        cached = self._ideal.get(threshold)
+        if cached is None:
+            cached = self._ideal[threshold] = _ideal_ranks(self, threshold)
+        return cached
 
 
 def _add(union: list[tuple[int, int]], piece: tuple[int, int], span: EvidenceSpan) -> int:
@@ -284,18 +270,13 @@ def _single_cost(span: EvidenceSpan, pieces: Iterable[tuple[str, int, int]],
     return _NEVER if cover is None else float(len(cover))
 
 
-def _span_pieces(item: ItemEvidence, j: int) -> Sequence[tuple[str, int, int]]:
-    """(chunk id, start, end) of each candidate chunk clipped to span ``j``."""
-    return item.by_span[j]
-
-
 def cover_chunks(item: ItemEvidence, threshold: float) -> list[str]:
     """Chunk ids that hold the item's evidence with the fewest chunks, span by span: each
     span whole where the chunking allows, else to ``threshold``, else as much as the
     chunking holds. The oracle context of generation reads these."""
     out: list[str] = []
     for j, span in enumerate(item.spans):
-        pieces = _span_pieces(item, j)
+        pieces = item.by_span[j]
         cover = (_single_cover(span, pieces, span.size)
                  or _single_cover(span, pieces, span.needed(threshold))
                  or sorted({p[0] for p in pieces}, key=lambda c: item.candidates[c][1:]))

@@ -1,5 +1,5 @@
 """What each retrieval metric means, declared in one place: its name and cutoff, the kinds of
-relevance it is defined for, whether its values are 0/1, its trec_eval name and the
+relevance it is defined for, its trec_eval name, a one-line summary and the
 threshold that makes something relevant. How a metric is computed lives elsewhere
 (:mod:`~workbench.metrics.trec` for chunk-id and document relevance,
 :mod:`~workbench.metrics.evidence` for evidence spans, :mod:`~workbench.metrics.spans` for
@@ -59,7 +59,6 @@ class MetricKind:
     kind: str
     cutoff: Cutoff
     relevance: frozenset[str]
-    binary: bool
     trec_cut: str | None
     trec_uncut: str | None
     summary: str
@@ -72,35 +71,35 @@ class MetricKind:
 
 
 KINDS: dict[str, MetricKind] = {k.kind: k for k in (
-    MetricKind("recall", "required", _RANKED, False, "recall_{k}", None,
+    MetricKind("recall", "required", _RANKED, "recall_{k}", None,
                "share of the relevant units (spans, chunks, documents) found in the top k"),
-    MetricKind("precision", "required", _RANKED, False, "P_{k}", None,
+    MetricKind("precision", "required", _RANKED, "P_{k}", None,
                "useful ranks in the top k divided by k (even when fewer were retrieved)"),
-    MetricKind("hit_rate", "required", _RANKED, True, "success_{k}", None,
+    MetricKind("hit_rate", "required", _RANKED, "success_{k}", None,
                "1 if anything relevant is found in the top k; not recall: one of four "
                "relevant units found gives hit rate 1 and recall 0.25"),
-    MetricKind("mrr", "optional", _RANKED, False, None, "recip_rank",
+    MetricKind("mrr", "optional", _RANKED, None, "recip_rank",
                "1 / the first rank at which something relevant is found (0 if none)"),
-    MetricKind("ndcg", "optional", _RANKED, False, "ndcg_cut_{k}", "ndcg",
+    MetricKind("ndcg", "optional", _RANKED, "ndcg_cut_{k}", "ndcg",
                "DCG with linear gain and log2(rank + 1) discount over the best DCG possible",
                needs_chunking=True),
-    MetricKind("ap", "optional", _RANKED, False, "map_cut_{k}", "map",
+    MetricKind("ap", "optional", _RANKED, "map_cut_{k}", "map",
                "average precision: precision at each rank where a relevant unit is found, "
                "summed and divided by the number of relevant units", uncut_name="map"),
-    MetricKind("r_precision", "none", _RANKED, False, None, "Rprec",
+    MetricKind("r_precision", "none", _RANKED, None, "Rprec",
                "recall at k = the number of relevant units"),
-    MetricKind("ndcg_retrieved", "required", _IDS, False, None, None,
+    MetricKind("ndcg_retrieved", "required", _IDS, None, None,
                "'retrieved-only' nDCG: the ideal re-sorts the retrieved grades (not trec_eval)"),
-    MetricKind("coverage", "required", _EVIDENCE, False, None, None,
+    MetricKind("coverage", "required", _EVIDENCE, None, None,
                "share of the evidence's non-whitespace characters held by the top k "
                "(Chroma's token-level recall, in characters); no threshold"),
-    MetricKind("span_precision", "required", _EVIDENCE, False, None, None,
+    MetricKind("span_precision", "required", _EVIDENCE, None, None,
                "evidence characters in the top k over all retrieved characters, overlaps "
                "counted each time (Chroma's precision)"),
-    MetricKind("span_iou", "required", _EVIDENCE, False, None, None,
+    MetricKind("span_iou", "required", _EVIDENCE, None, None,
                "evidence characters retrieved over retrieved plus missed characters "
                "(Chroma's IoU)"),
-    MetricKind("span_precision_omega", "none", _EVIDENCE, False, None, None,
+    MetricKind("span_precision_omega", "none", _EVIDENCE, None, None,
                "IoU if every chunk meeting the evidence were retrieved: a property of the "
                "chunking alone (Chroma's PrecisionΩ)", needs_chunking=True),
 )}
@@ -131,11 +130,6 @@ class Metric:
     @property
     def spec(self) -> MetricKind:
         return KINDS[self.kind]
-
-    @property
-    def binary(self) -> bool:
-        """True when every per-question value is 0 or 1 (hit rate)."""
-        return self.spec.binary
 
     def defined_for(self, relevance: str) -> bool:
         return relevance in self.spec.relevance

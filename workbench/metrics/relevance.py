@@ -14,6 +14,7 @@ counted; no item is ever excluded because of how the corpus was chunked.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -58,12 +59,16 @@ class Relevance:
     text of evidence spans that carry no quoted text. ``evidence_threshold`` is the share of
     a span's non-whitespace characters the retrieved chunks must hold for it to count as
     found; ``grade_threshold`` the lowest grade that is relevant for chunk-id labels.
+    A chunk-id label that is not among ``chunks`` can never be retrieved: a UserWarning names
+    it, unless ``chunking_complete=False`` (``chunks`` are only the retrieved ones, as from
+    a production run's hits).
     """
 
     def __init__(self, golden: Iterable[GoldenItem], chunks: Sequence[Chunk] | None = None,
                  evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                  grade_threshold: int = DEFAULT_GRADE_THRESHOLD,
-                 documents: Mapping[str, Document] | None = None):
+                 documents: Mapping[str, Document] | None = None, *,
+                 chunking_complete: bool = True):
         if isinstance(evidence_threshold, bool) or not isinstance(evidence_threshold,
                                                                   int | float) \
                 or not 0.0 < float(evidence_threshold) <= 1.0:
@@ -101,6 +106,8 @@ class Relevance:
                     self._qrels[item.qid] = grades
                 else:
                     self.excluded["no_relevant_at_threshold"].append(item.qid)
+        if self.index is not None and chunking_complete:
+            self._warn_unknown_labels(self.index)
         if needs_chunks and self.index is None:
             raise ValueError(
                 f"{len(needs_chunks)} golden item(s) are labelled with evidence spans (e.g. "
@@ -109,20 +116,47 @@ class Relevance:
         for qid in needs_chunks:
             self._evidence[qid] = self._item_evidence(self.items[qid], documents)
 
+    def _warn_unknown_labels(self, index: ChunkIndex) -> None:
+        unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
+                   if g > 0 and cid not in index]
+        docs = {doc for doc, _, _ in index.where.values()}
+        if unknown and all(cid in docs for _, cid in unknown):
+            return  # document qrels read as chunk ids: evaluate scores them at document level
+        if unknown:
+            qid, cid = unknown[0]
+            warnings.warn(
+                f"{len(unknown)} chunk-id label(s) are not among the {len(index.where)} chunks "
+                f"given (e.g. golden item {qid!r}, label {cid!r}): they can never be retrieved "
+                "and score as misses. Re-label against this chunking, or anchor the labels on "
+                "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
+                "chunking from the spans", UserWarning, stacklevel=3)
+
     def _item_evidence(self, item: GoldenItem,
                        documents: Mapping[str, Document] | None) -> ItemEvidence:
         assert self.index is not None
         spans = []
         for n, ev in enumerate(item.evidence):
+            where = f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}])"
             text = ev.text
-            if documents is not None and ev.doc_id in documents:
-                text = documents[ev.doc_id].text[ev.start:ev.end]
+            doc = documents.get(ev.doc_id) if documents is not None else None
+            if doc is not None:
+                if ev.end > len(doc.text):
+                    raise ValueError(f"{where}: the offsets run past the end of document "
+                                     f"{ev.doc_id!r} ({len(doc.text)} characters): re-anchor "
+                                     "the quote (GoldenSet.validate(corpus) lists them all)")
+                text = doc.text[ev.start:ev.end]
             if len(text) != ev.end - ev.start:
-                raise ValueError(
-                    f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}]) "
-                    "has no quoted text to score against: add its 'text' or pass the corpus "
-                    "(documents=...)")
-            span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
+                if documents is not None and doc is None:
+                    raise ValueError(f"{where}: document {ev.doc_id!r} is not among the "
+                                     f"{len(documents)} documents given and the evidence has "
+                                     "no quoted text: pass the corpus it was labelled on, or "
+                                     "add its 'text'")
+                raise ValueError(f"{where} has no quoted text to score against: add its "
+                                 "'text' or pass the corpus (documents=...)")
+            try:
+                span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
+            except ValueError as e:
+                raise ValueError(f"golden item {item.qid!r} evidence[{n}]: {e}") from e
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
         return self.index.item(spans)
@@ -143,12 +177,6 @@ class Relevance:
         if qid in self._evidence:
             return relevance_label("evidence", self.evidence_threshold)
         return relevance_label("chunk_id", self.grade_threshold)
-
-    def units(self, qid: str) -> int:
-        """How many relevant units the item has (spans, or relevant chunk ids)."""
-        if qid in self._evidence:
-            return len(self._evidence[qid].spans)
-        return sum(g >= self.grade_threshold for g in self._qrels[qid].values())
 
     # ----- questions downstream asks ---------------------------------------------------------
 

@@ -19,7 +19,8 @@ Which queries are scored
     * Queries without any relevant document at ``threshold`` are excluded from the per-query
       values and the means, and listed in ``PerQueryScores.excluded_no_relevant``
       (``no_relevant="exclude"``, the workbench default). trec_eval keeps them in ``num_q``
-      with every score 0: ``no_relevant="zero"`` does the same (``workbench trec`` uses it).
+      with every thresholded score 0 (nDCG keeps its graded gains, as trec_eval's nDCG
+      ignores ``-l``): ``no_relevant="zero"`` does the same (``workbench trec`` uses it).
 
 Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevant documents)
     precision@k      |relevant in top k| / k (divides by k even if fewer were retrieved). P_k
@@ -237,10 +238,9 @@ def score_queries(
                 pos = judged
             else:
                 pos = {d: g for d, g in judged.items() if g > 0}
-            if (threshold == 1 and pos) or any(g >= threshold for g in pos.values()):
-                positive[q] = pos
-            elif no_relevant == "zero":
-                positive[q] = {}
+            if (threshold == 1 and pos) or any(g >= threshold for g in pos.values()) \
+                    or no_relevant == "zero":
+                positive[q] = pos  # nDCG's gains ignore the threshold, as in trec_eval
             else:
                 excluded.append(q)
     qids = sorted(positive, key=str)
@@ -250,7 +250,8 @@ def score_queries(
         n_rel = np.fromiter(map(len, positives), dtype=np.float64, count=len(positives))
     else:
         n_rel = np.array([sum(g >= threshold for g in p.values()) for p in positives], float)
-    none_relevant = n_rel == 0  # only with no_relevant="zero": every score is 0
+    # with no_relevant="zero", a query with nothing relevant at the threshold scores 0 on
+    # every thresholded metric by construction; nDCG keeps its graded gains
     n_rel = np.maximum(n_rel, 1.0)
 
     cuts = [m.k for m in parsed.values() if m.k is not None]
@@ -296,7 +297,7 @@ def score_queries(
             v = _safe_div(_dcg(top, k), _dcg(-np.sort(-top, axis=1), k))
         else:  # pragma: no cover - Metric.of only builds the kinds above
             raise ValueError(f"unsupported metric kind {m.kind!r}")
-        values[key] = np.where(none_relevant, 0.0, v)
+        values[key] = v
 
     return PerQueryScores(
         qids=qids, values=values, excluded_no_relevant=excluded, missing_from_run=absent

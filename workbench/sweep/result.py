@@ -107,7 +107,7 @@ class SweepResult(Evaluation):
         """One row per configuration, best ``metric`` first: parameters, mean, interval,
         n and cost. ``category`` restricts the questions to one category."""
         metric = self.metric_name(metric)
-        frame = self.frame[self.frame["metric"] == metric]
+        frame = self._frame[self._frame["metric"] == metric]
         if category is not None:
             frame = frame[frame["category"] == category]
         # one metric, one configuration per system: the summary has one row per system
@@ -156,7 +156,7 @@ class SweepResult(Evaluation):
         keep = list(table.index[mask])
         if not keep:
             raise ValueError(f"no configuration has {params}")
-        frame = self.frame[self.frame["system"].isin(keep)]
+        frame = self._frame[self._frame["system"].isin(keep)]
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
                            table.loc[keep], self.skipped,
                            {k: v for k, v in self.found_rank.items() if k in keep},
@@ -169,7 +169,7 @@ class SweepResult(Evaluation):
         metric = self.metric_name(metric)
         overall = self.best(metric)
         rows = []
-        for cat in sorted(self.frame["category"].unique()):
+        for cat in sorted(self._frame["category"].unique()):
             board = self.leaderboard(metric, cat, confidence)
             top = board.iloc[0]
             rows.append({"category": cat, "n": int(top["n"]), "best_config": board.index[0],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -66,22 +67,39 @@ _RESULT_KEYS = ("rows", "excluded", "hits", "found_rank", "cost", "embedded", "r
 
 
 def _read_state(path: Path) -> dict[str, dict[str, Any]]:
-    """The finished configurations of a resume state file: one ``{"key", "result"}`` per
-    line. A line that is not such an entry raises InputError naming ``file:line`` and the
+    """The finished configurations of a resume state file: one ``{"key", "format",
+    "result"}`` per line. Lines of an older :data:`RESULT_FORMAT` can never match a key of
+    this one: they are skipped, with one warning that counts them (lines written before the
+    format was recorded are older when their result lacks a field this format has). A line
+    of this format that is not such an entry raises InputError naming ``file:line`` and the
     field (delete the line: that configuration runs again)."""
     done: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return done
     again = "delete the line and that configuration will run again"
+    older = 0
     for where, row in iter_jsonl(path, "sweep state"):
         if not isinstance(row, dict) or not isinstance(row.get("key"), str):
             raise InputError(where, f"must be an object with a text 'key'; {again}",
                              field="key")
+        fmt = row.get("format")
         result = row.get("result")
-        if not isinstance(result, dict) or not all(k in result for k in _RESULT_KEYS):
+        complete = isinstance(result, dict) and all(k in result for k in _RESULT_KEYS)
+        if (fmt is None and isinstance(result, dict) and not complete) \
+                or (type(fmt) is int and fmt < RESULT_FORMAT):
+            older += 1
+            continue
+        if fmt is not None and fmt != RESULT_FORMAT:
+            raise InputError(where, f"is {str(fmt)[:20]!r}, not a result format this "
+                             f"workbench reads ({RESULT_FORMAT}); {again}", field="format")
+        if not complete or not isinstance(result, dict):
             raise InputError(where, f"is {str(result)[:40]!r}, not a finished configuration's "
                              f"results; {again}", field="result")
         done[row["key"]] = result
+    if older:
+        warnings.warn(f"{path}: {older} line(s) hold results of an older sweep format and "
+                      "were skipped (their configurations run again; delete them to tidy the "
+                      "file)", UserWarning, stacklevel=3)
     return done
 
 
@@ -162,7 +180,8 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
             with locked(state):
                 old = read_text(state, "sweep state") if state.exists() else ""
                 sep = "" if not old or old.endswith("\n") else "\n"
-                new = "".join(json.dumps({"key": key, "result": r}, ensure_ascii=False) + "\n"
+                new = "".join(json.dumps({"key": key, "format": RESULT_FORMAT, "result": r},
+                                         ensure_ascii=False) + "\n"
                               for key, r in results.items())
                 atomic_write_text(state, old + sep + new, make_parents=True)
         bar.update(len(results))

@@ -110,6 +110,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         base = sum(_count_tokens([c.embed_text for c in chunk_corpus(zero, docs)]))
         cost = index_tokens / base if base else 1.0
     spans = [ev for item in golden for ev in item.evidence]
+    split = float(split_rate(chunks, spans))  # a property of the chunking alone
     relevance = Relevance(golden, chunks, evidence_threshold=task["evidence_threshold"])
     questions = [item.question for item in golden]
     qids = [item.qid for item in golden]
@@ -171,7 +172,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         run = Run(c["key"], MappingProxyType({q: tuple(h[: c["depth"]])
                                               for q, h in zip(qids, hits, strict=True)}))
         ev = evaluate(run, golden, chunks, metrics=c["metrics"], k=c["k"],
-                      evidence_threshold=task["evidence_threshold"])
+                      evidence_threshold=task["evidence_threshold"], relevance=relevance)
         frame = ev.frame
         prompt = [sum(text_tokens[h.chunk_id] for h in hs[: c["k"]]) for hs in hits]
         kept = {q: hs[: depth_of[c["key"]]] for q, hs in zip(qids, hits, strict=True)}
@@ -184,7 +185,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
                            for q in relevance.qids},
             "cost": {"chunks": len(chunks), "index_tokens": int(index_tokens),
                      "cost_multiplier": float(cost),
-                     "split_rate": float(split_rate(chunks, spans)),
+                     "split_rate": split,
                      "prompt_tokens_at_k": float(np.mean(prompt)) if prompt else 0.0},
             "embedded": int(embedded), "reused": int(reused),
         }
