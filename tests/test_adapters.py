@@ -7,6 +7,7 @@ the production retriever equals scoring the same chunks as workbench chunks."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from typing import Any
@@ -192,3 +193,17 @@ def test_wrap_takes_a_users_own_subclass_of_a_library_retriever(retriever, chunk
     hits = wrap(retriever, _OWN_DOCS).search("receipt?", 3)
     assert [h.chunk_id for h in hits] == [chunk_id]
     assert hits[0].chunk is not None and hits[0].chunk.text == "Keep the receipt."
+
+
+def test_importing_the_adapters_leaves_the_environment_alone(tmp_path):
+    code = (
+        f"import os, sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "import workbench.retrieval, workbench.retrieval.adapters.chroma as chroma\n"
+        "print(os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+        f"chroma.persistent_client({str(tmp_path / 'db')!r})\n"
+        "print(os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True, cwd=ROOT, env=env)
+    assert out.stdout.split() == ["None", "1"]  # set only when chromadb is about to load
