@@ -222,11 +222,10 @@ class _Resolver:
     """Turns read hits into chunks: chunk ids through the chunks given, text and offsets
     through the documents (located once per production chunk)."""
 
-    def __init__(self, name: str, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
+    def __init__(self, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
                  doc_id: DocIdRule, unlocated: str):
         if unlocated not in ("raise", "keep"):
             raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
-        self.name = name
         self.locator = (documents if isinstance(documents, Locator) or documents is None
                         else Locator(documents))
         self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
@@ -344,7 +343,7 @@ class CallableRetriever:
         self.fn = fn
         self.name = name
         self.scores = scores
-        self._resolver = _Resolver(name, documents, chunks, doc_id, unlocated)
+        self._resolver = _Resolver(documents, chunks, doc_id, unlocated)
         self._takes_k = _takes_k(fn)
 
     def __repr__(self) -> str:
@@ -436,7 +435,7 @@ def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
     LlamaIndex nodes, ``{"doc_id", "text"}`` dicts, ... (any hit shape of the module doc),
     located in ``documents``, one chunk per distinct production chunk, in the given order.
     A chunk that cannot be located is an error naming it."""
-    resolver = _Resolver(name, documents, None, doc_id, "raise")
+    resolver = _Resolver(documents, None, doc_id, "raise")
     out: dict[str, Chunk] = {}
     for n, r in enumerate(_read_all(items, name), start=1):
         chunk, _ = resolver.chunk(r, f"{name}, chunk {n}")
