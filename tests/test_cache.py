@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from workbench.corpus import Chunk
+from workbench.io import temp_files
 from workbench.retrieval import cache as cache_module
 from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, cache_dir, text_hash
+from workbench.retrieval.shards import is_temp_file
 
 
 class CountingEncoder:
@@ -382,3 +384,26 @@ def test_a_killed_real_embedding_run_loses_at_most_the_last_checkpoint_interval(
     np.testing.assert_allclose(cache.embed(encoder, sample, progress=False),
                                encoder.encode_documents(sample), atol=1e-5)
     assert cache.stats.reused == len(sample) and cache.stats.embedded == 0
+
+
+def test_stale_temp_files_of_the_shared_atomic_write_are_removed(tmp_path: Path):
+    enc = CountingEncoder()
+    EmbeddingCache(tmp_path).embed(enc, TEXTS[:4], progress=False)
+    shard = EmbeddingCache(tmp_path).shard_files(enc.model_id)[0]
+    folder = shard.parent
+    # what workbench.io.atomic_write_bytes leaves when its writer is killed mid-write
+    name = f"{time.time_ns()}-1-{'a' * 32}.{'0' * 64}.npz"
+    stale_tmp, fresh_tmp = folder / f".{name}.k2Jd_x9Q.tmp", folder / f".{shard.name}.Zq81abcd.tmp"
+    other = folder / ".notes.Zq81abcd.tmp"  # not a shard's temp file: not the cache's to remove
+    for path in (stale_tmp, fresh_tmp, other):
+        path.write_bytes(b"half a shard")
+    old = time.time() - 7200
+    for path in (stale_tmp, other):
+        os.utime(path, (old, old))
+    assert temp_files(folder / name) == [stale_tmp]
+    cache = EmbeddingCache(tmp_path)
+    cache.embed(CountingEncoder(), TEXTS[:6], progress=False)
+    assert cache.stats.embedded == 2
+    assert not stale_tmp.exists() and fresh_tmp.exists() and other.exists()
+    # the new shard went through the same write, and left no temp file of its own
+    assert [p for p in folder.iterdir() if is_temp_file(p)] == [fresh_tmp]

@@ -5,6 +5,8 @@ chunk id descending)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Document
 from workbench.retrieval.base import CallableRetriever, Hit, UnreadableHit
@@ -201,3 +203,40 @@ def test_production_chunks_locates_a_whole_chunking_once_per_chunk():
                                                                   ("u2", "leave", 25, 49)]
     with pytest.raises(UnreadableHit, match="production, chunk 1: text 'nowhere'"):
         production_chunks([{"doc_id": "leave", "text": "nowhere"}], DOCS)
+
+
+def test_ties_between_id_less_hits_follow_the_located_chunk_id():
+    # the text of a sorts after b's, the chunk ids the other way: the id decides
+    docs = [Document("a", "Zebras graze on the open plain."),
+            Document("b", "Antelopes drink at the river bank.")]
+    wrapped = CallableRetriever(lambda q: [{"text": docs[0].text, "score": 0.5},
+                                           {"text": docs[1].text, "score": 0.5}],
+                                documents=docs)
+    assert ids(wrapped.search("q", 2)) == ["b@0-34", "a@0-31"]
+    assert ids(wrapped.search("q", 1)) == ["b@0-34"]  # the cut comes after the tie is ordered
+
+
+_PASSAGES = {"a": ["Zebras graze.", "Owls hunt at night."],
+             "b": ["Antelopes drink.", "Moles dig."],
+             "c": ["Kestrels hover.", "Bees dance."]}
+_TIE_DOCS = [Document(d, " ".join(texts)) for d, texts in _PASSAGES.items()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([(d, t) for d, ts in _PASSAGES.items() for t in ts]),
+                          st.sampled_from([0.9, 0.5, 0.1]), st.booleans()),
+                min_size=1, max_size=8),
+       st.integers(1, 9))
+def test_ties_of_located_hits_are_ordered_by_score_then_chunk_id_then_cut(picks, k):
+    picks = sorted(picks, key=lambda p: -p[1])  # a similarity list, best first
+    items = [{"text": text, "score": score, **({"doc_id": doc} if named else {})}
+             for (doc, text), score, named in picks]
+    hits = CallableRetriever(lambda q: items, documents=_TIE_DOCS).search("q", k)
+    located = []
+    for (doc, text), score, _ in picks:
+        start = next(d.text for d in _TIE_DOCS if d.id == doc).index(text)
+        located.append((score, f"{doc}@{start}-{start + len(text)}"))
+    expected = sorted(located, reverse=True)[:k]
+    assert [(h.score, h.chunk_id) for h in hits] == expected
+    assert [h.rank for h in hits] == list(range(1, len(expected) + 1))
+    assert all(h.chunk is not None and h.chunk.id == h.chunk_id for h in hits)

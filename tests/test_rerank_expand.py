@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever
 from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
@@ -282,3 +282,16 @@ def test_one_composite_retriever_serves_many_threads_as_it_serves_one(handbook):
         shared = list(pool.map(lambda q: pipeline.search(q, 5), questions))
     assert shared == alone
     assert all(alone) and len({tuple(h.chunk_id for h in hits) for hits in alone}) > 10
+
+
+def test_rerank_reads_and_keeps_the_chunks_a_production_first_stage_carries():
+    doc = Document("fruit", "apples are red. bananas are yellow. cherries are dark red.")
+    texts = ["bananas are yellow.", "apples are red.", "cherries are dark red."]
+    production = CallableRetriever(lambda q: [{"doc_id": "fruit", "text": t} for t in texts],
+                                   "prod", documents=[doc])
+    scorer = KeywordScorer()
+    rr = RerankedRetriever(production, scorer, chunks=CHUNKS)  # none of these ids
+    hits = rr.search("dark red", 3)
+    assert scorer.seen == [texts]  # read from the hits' chunks
+    assert [h.chunk_id for h in hits] == ["fruit@36-58", "fruit@0-15", "fruit@16-35"]
+    assert [h.chunk.text for h in hits if h.chunk is not None] == [texts[2], texts[1], texts[0]]

@@ -29,7 +29,9 @@ The rules of its ranking, the same everywhere:
   the raw value) or ``"ignore"``. Declared scores must agree with the order (a list whose
   similarities rise is refused: it is usually a distance declared as a similarity);
 * **ties** on score are ordered by chunk id, descending (trec_eval's rule), so a run scores
-  the same as a list and as a TREC file.
+  the same as a list and as a TREC file. The id is the one the hit ends up with (a located
+  hit without an id is ``{doc_id}@{start}-{end}``), and the cut at ``k`` comes after the
+  ties are ordered.
 """
 
 from __future__ import annotations
@@ -220,11 +222,10 @@ class _Resolver:
     """Turns read hits into chunks: chunk ids through the chunks given, text and offsets
     through the documents (located once per production chunk)."""
 
-    def __init__(self, name: str, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
+    def __init__(self, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
                  doc_id: DocIdRule, unlocated: str):
         if unlocated not in ("raise", "keep"):
             raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
-        self.name = name
         self.locator = (documents if isinstance(documents, Locator) or documents is None
                         else Locator(documents))
         self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
@@ -342,7 +343,7 @@ class CallableRetriever:
         self.fn = fn
         self.name = name
         self.scores = scores
-        self._resolver = _Resolver(name, documents, chunks, doc_id, unlocated)
+        self._resolver = _Resolver(documents, chunks, doc_id, unlocated)
         self._takes_k = _takes_k(fn)
 
     def __repr__(self) -> str:
@@ -360,26 +361,35 @@ class CallableRetriever:
 
     def rank(self, items: Any, k: int | None = None, where: str = "") -> list[Hit]:
         """The hits of one result as this retriever ranks them (the module doc's rules),
-        cut at ``k`` (all of them with None); ``where`` names the result in errors."""
+        cut at ``k`` (all of them with None); ``where`` names the result in errors (a hit
+        by its position in the result)."""
         where = where or f"retriever {self.name!r}"
-        reads = self._ordered(_read_all(items, where), where)[:k]
+        located: list[tuple[_Read, Chunk | None, dict[str, Any]]] = []
+        for run in self._runs(_read_all(items, where), where):
+            if k is not None and len(located) >= k:
+                break
+            # a tie is ordered by the chunk id the hits end up with, so locate them first
+            tied = [(r, *self._resolver.chunk(r, f"{where}, hit {position}"))
+                    for position, r in run]
+            located.extend(sorted(tied, key=lambda t: _chunk_id(t[0], t[1]), reverse=True))
         hits = []
-        for rank, r in enumerate(reads, start=1):
-            chunk, details = self._resolver.chunk(r, f"{where}, hit {rank}")
+        for rank, (r, chunk, details) in enumerate(located[:k], start=1):
             if r.raw_score is not None and self.scores == "distance":
                 details["distance"] = r.raw_score
             score = -float(rank) if r.score is None else r.score
-            hits.append(Hit(chunk.id if chunk else str(r.chunk_id), score, rank, self.name,
+            hits.append(Hit(_chunk_id(r, chunk), score, rank, self.name,
                             MappingProxyType(details), chunk))
         return hits
 
-    def _ordered(self, reads: list[_Read], where: str) -> list[_Read]:
-        """Scores declared and checked against the order; ties by chunk id descending."""
+    def _runs(self, reads: list[_Read], where: str) -> list[list[tuple[int, _Read]]]:
+        """Scores declared and checked against the order; the hits, with their positions in
+        the result, in runs of equal scores (one hit a run when there are no scores)."""
+        numbered = list(enumerate(reads, start=1))
         scored = [r.score is not None for r in reads]
         if self.scores == "ignore" or not any(scored):
             for r in reads:
                 r.score = None
-            return reads
+            return [[pair] for pair in numbered]
         if not all(scored):
             raise UnreadableHit(f"{where}: the hits come with and without scores: give every "
                                 "hit a score, or none")
@@ -397,18 +407,13 @@ class CallableRetriever:
                     f"{i}, {values[i]:g} at rank {i + 1}) although they are declared as "
                     f"{self.scores}s: declare scores={other!r}, or scores='ignore' to rank by "
                     "the order returned")
-        # equal scores are now consecutive: order each run by chunk id, descending
-        return [r for _, run in itertools.groupby(reads, key=lambda r: r.score)
-                for r in sorted(run, key=self._tie_key, reverse=True)]
+        # equal scores are now consecutive
+        return [list(run) for _, run in itertools.groupby(numbered, key=lambda p: p[1].score)]
 
-    @staticmethod
-    def _tie_key(r: _Read) -> str:
-        if r.chunk is not None:
-            return r.chunk.id
-        if r.chunk_id:
-            return r.chunk_id
-        return f"{r.doc_id}@{r.start}-{r.end}:{r.text}"
 
+def _chunk_id(r: _Read, chunk: Chunk | None) -> str:
+    """The chunk id a hit ends up with: its located chunk's, else the id it came with."""
+    return chunk.id if chunk is not None else str(r.chunk_id)
 
 
 def _read_all(out: Any, where: str) -> list[_Read]:
@@ -430,7 +435,7 @@ def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
     LlamaIndex nodes, ``{"doc_id", "text"}`` dicts, ... (any hit shape of the module doc),
     located in ``documents``, one chunk per distinct production chunk, in the given order.
     A chunk that cannot be located is an error naming it."""
-    resolver = _Resolver(name, documents, None, doc_id, "raise")
+    resolver = _Resolver(documents, None, doc_id, "raise")
     out: dict[str, Chunk] = {}
     for n, r in enumerate(_read_all(items, name), start=1):
         chunk, _ = resolver.chunk(r, f"{name}, chunk {n}")

@@ -42,6 +42,7 @@ from workbench.retrieval.shards import (
     SHARD_NAME,
     ShardError,
     cache_dir,
+    is_temp_file,
     model_slug,
     read_model_id,
     read_shard,
@@ -242,7 +243,7 @@ class EmbeddingCache:
         for path in store.folder.iterdir():
             if path.name.endswith(".npz"):
                 names.append(path.name)
-            elif path.name.startswith(".tmp-"):
+            elif is_temp_file(path):
                 remove_stale_temp(path)
         names.sort()
         loaded: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -371,7 +372,8 @@ class EmbeddingCache:
         """Write one shard atomically, under the folder's lock (re-entrant in-process)."""
         with self._locked(store.folder):
             if encoder is not None:
-                write_model_id(store.folder.parent, encoder.model_id)
+                with self._locked(store.folder.parent):  # the query and document folders share it
+                    write_model_id(store.folder.parent, encoder.model_id)
             name = write_shard(store.folder, hashes, vectors)
         store.seen.add(name)
         store.loaded.add(name)

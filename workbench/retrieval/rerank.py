@@ -14,7 +14,8 @@ Each reranked hit's ``details`` holds ``rank_before`` (first-stage rank),
 retriever keeps no state between searches, so one instance may serve many threads.
 
 Chunk texts: the reranker reads ``Chunk.embed_text`` by default (what the first stage
-indexed); give ``chunks`` to the reranker or to ``RerankedRetriever``.
+indexed); give ``chunks`` to the reranker or to ``RerankedRetriever``. A first-stage hit
+that carries its chunk (``Hit.chunk``) is read from it when its id is not among them.
 """
 
 from __future__ import annotations
@@ -183,8 +184,10 @@ class RerankedRetriever:
     """First stage's top ``n`` (at least ``k``) re-scored by ``reranker``; returns the top k.
 
     Texts come from ``chunks`` if given, else from the reranker's own ``texts`` mapping
-    (set when the reranker was given chunks). :meth:`search_stages` returns the first
-    stage's hits and the timings too.
+    (set when the reranker was given chunks); a first-stage hit whose id is not among them
+    is read from the chunk it carries (``Hit.chunk``, as a wrapped production retriever's
+    hits do). A reranked hit keeps its first-stage chunk. :meth:`search_stages` returns the
+    first stage's hits and the timings too.
     """
 
     def __init__(
@@ -221,16 +224,9 @@ class RerankedRetriever:
         start = time.perf_counter()
         before = _dedupe(self.first_stage.search(query, max(self.n, k)))
         first_s = time.perf_counter() - start
-        missing = [h.chunk_id for h in before if h.chunk_id not in self.texts]
-        if missing:
-            raise KeyError(
-                f"reranker has no text for chunk {missing[0]!r}: give it the same chunks as "
-                "the first stage"
-            )
+        texts = [self._text(h) for h in before]
         start = time.perf_counter()
-        scores = np.asarray(
-            self.reranker.score(query, [self.texts[h.chunk_id] for h in before]), dtype=np.float64
-        )
+        scores = np.asarray(self.reranker.score(query, texts), dtype=np.float64)
         rerank_s = time.perf_counter() - start
         if scores.shape != (len(before),):
             raise ValueError(f"reranker returned {scores.shape} scores for {len(before)} texts")
@@ -245,8 +241,20 @@ class RerankedRetriever:
                 "score_before": first.score,
                 "first_stage": dict(first.details),
             }
-            hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details))
+            hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details, first.chunk))
         return RerankedSearch(tuple(before), tuple(hits), first_s, rerank_s)
+
+    def _text(self, hit: Hit) -> str:
+        """The text to rerank a first-stage hit by: from the texts given, else its chunk's."""
+        text = self.texts.get(hit.chunk_id)
+        if text is not None:
+            return text
+        if hit.chunk is not None:
+            return hit.chunk.embed_text or hit.chunk.text
+        raise KeyError(
+            f"reranker has no text for chunk {hit.chunk_id!r}: give it (or RerankedRetriever) "
+            "the same chunks as the first stage"
+        )
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[Hit]:

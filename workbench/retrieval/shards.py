@@ -4,7 +4,9 @@ shards are named, and how one shard is written (atomically) and read back (check
 A shard is ``{time_ns}-{pid}-{uuid}.{sha256}.npz`` holding ``hashes`` (sha256 hex of each
 text) and ``vectors`` (float32, one row per hash); the sha256 in its name is that of its own
 bytes, so a truncated or altered shard is detected on reading. A model's folder also holds
-``model.json`` (its model id, for ``workbench cache info``). Locking is the cache's concern
+``model.json`` (its model id, for ``workbench cache info``). Both are written by
+:func:`workbench.io.atomic_write_bytes` (temp file ``.{name}.<8 random characters>.tmp``, fsync,
+rename) without its lock: locking is the cache's concern
 (:class:`~workbench.retrieval.cache.EmbeddingCache`), not this module's.
 """
 
@@ -23,9 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.io import atomic_write_bytes, temp_files
+
 __all__ = ["CACHE_ENV", "EMBEDDINGS_DIR", "GENERATIONS_DIR", "MODELS_DIR", "SHARD_NAME",
-           "ShardError", "cache_dir", "model_slug", "read_model_id", "read_shard",
-           "remove_stale_temp", "shard_rows", "text_hash", "write_model_id", "write_shard"]
+           "ShardError", "cache_dir", "is_temp_file", "model_slug", "read_model_id",
+           "read_shard", "remove_stale_temp", "shard_rows", "text_hash", "write_model_id",
+           "write_shard"]
 
 #: The environment variable that moves the default cache folder.
 CACHE_ENV = "WORKBENCH_CACHE"
@@ -36,6 +41,7 @@ GENERATIONS_DIR = "generations"
 MODELS_DIR = "models"
 #: A shard's file name (``stem`` and ``sha`` groups).
 SHARD_NAME = re.compile(r"^(?P<stem>[0-9]+-[0-9]+-[0-9a-f]+)\.(?P<sha>[0-9a-f]{64})\.npz$")
+_TEMP_OF = re.compile(r"^\.(?P<target>.+)\.[^.]+\.tmp$")
 
 
 class ShardError(ValueError):
@@ -66,13 +72,14 @@ def model_slug(model_id: str) -> str:
 
 
 def write_shard(folder: Path, hashes: list[str], vectors: np.ndarray) -> str:
-    """Write one shard into ``folder`` atomically (temp file, fsync, rename); its name."""
+    """Write one shard into ``folder`` atomically (temp file, fsync, rename); its name. The
+    caller holds the folder's lock."""
     buf = io.BytesIO()
     np.savez(buf, hashes=np.asarray(hashes, dtype="<U64"), vectors=vectors)
     data = buf.getvalue()
     stem = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex}"
     name = f"{stem}.{hashlib.sha256(data).hexdigest()}.npz"
-    _atomic_write_bytes(folder / name, data, folder / f".tmp-{stem}")
+    atomic_write_bytes(folder / name, data, lock=False)
     return name
 
 
@@ -116,6 +123,16 @@ def shard_rows(path: Path) -> int:
         return 0
 
 
+def is_temp_file(path: Path) -> bool:
+    """Whether ``path`` is the temp file of a shard write: :func:`workbench.io.temp_files`
+    of a shard name, or a ``.tmp-...`` file of the writer before it."""
+    if path.name.startswith(".tmp-"):
+        return True
+    match = _TEMP_OF.match(path.name)
+    return (match is not None and SHARD_NAME.match(match["target"]) is not None
+            and path in temp_files(path.parent / match["target"]))
+
+
 def remove_stale_temp(path: Path, max_age_s: float = 3600.0) -> None:
     """Remove a temp file left by a writer that died (an old one: a live writer's is fresh)."""
     with contextlib.suppress(OSError):
@@ -124,11 +141,11 @@ def remove_stale_temp(path: Path, max_age_s: float = 3600.0) -> None:
 
 
 def write_model_id(folder: Path, model_id: str) -> None:
-    """Record which model a model folder holds (once)."""
+    """Record which model a model folder holds (once). The caller holds the model folder's
+    lock."""
     path = folder / "model.json"
     if not path.exists():
-        data = json.dumps({"model_id": model_id}).encode("utf-8")
-        _atomic_write_bytes(path, data, folder / f".tmp-model-{uuid.uuid4().hex}")
+        atomic_write_bytes(path, json.dumps({"model_id": model_id}).encode("utf-8"), lock=False)
 
 
 def read_model_id(folder: Path) -> str:
@@ -138,14 +155,3 @@ def read_model_id(folder: Path) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         return folder.name
 
-
-def _atomic_write_bytes(target: Path, data: bytes, tmp: Path) -> None:
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -44,7 +44,17 @@ __all__ = ["chroma_embedding_function", "chunks_from_documents", "chunks_from_no
            "persistent_client", "wrap"]
 
 
+_LIBRARIES = ("chromadb", "langchain", "llama_index")
+
+
 def _library(obj: Any) -> str:
+    """The production library ``obj`` belongs to: the first class in its hierarchy defined
+    in Chroma, LangChain or LlamaIndex (so a user's own subclass, defined anywhere, counts),
+    else the module of its own class."""
+    for cls in type(obj).__mro__:
+        top = cls.__module__.split(".", 1)[0]
+        if top.startswith(_LIBRARIES):
+            return top
     return type(obj).__module__.split(".", 1)[0]
 
 

@@ -11,8 +11,9 @@ among repeated texts). :func:`hits_from_query_result` reads a query result you a
 
 Chroma itself: :func:`persistent_client` opens a collection folder with telemetry off, and
 :func:`chroma_embedding_function` makes a workbench encoder a Chroma embedding function (so
-no default ONNX model is downloaded). Importing this module sets ``ORT_DISABLE_TELEMETRY=1``
-(unless set): onnxruntime, which chromadb pulls in, otherwise reports usage when imported.
+no default ONNX model is downloaded). Both set ``ORT_DISABLE_TELEMETRY=1`` (unless set) just
+before they import chromadb: onnxruntime, which chromadb pulls in, otherwise reports usage
+when imported. Importing this module changes nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from typing import Any
 from workbench.corpus import Chunk, Document, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import get_encoder
-
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 __all__ = ["chroma_embedding_function", "collection_chunks", "from_chroma",
            "hits_from_query_result", "persistent_client"]
@@ -92,8 +91,20 @@ def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = N
     return production_chunks(items, documents, doc_id=doc_id, name="chroma")
 
 
+def _import_chromadb(what: str) -> None:
+    """Import chromadb for ``what``, onnxruntime's telemetry turned off first (unless set);
+    a missing chromadb is an ImportError naming the extra."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    try:
+        import chromadb  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{what} needs chromadb: pip install 'workbench[integrations]'"
+                          ) from None
+
+
 def persistent_client(path: str | Path) -> Any:
     """``chromadb.PersistentClient`` on ``path`` with anonymized telemetry off."""
+    _import_chromadb("persistent_client")
     import chromadb
     from chromadb.config import Settings
 
@@ -106,6 +117,8 @@ def chroma_embedding_function(encoder: Any) -> Any:
     ``encode_documents``, queries through ``encode_queries``). Chroma stores only its name:
     pass it again as ``embedding_function=`` when reopening the collection."""
     import numpy as np
+
+    _import_chromadb("chroma_embedding_function")
     from chromadb import Documents, EmbeddingFunction, Embeddings
 
     class WorkbenchEmbeddingFunction(EmbeddingFunction[Documents]):

@@ -63,7 +63,11 @@ def chunks_from_documents(docs: Iterable[Any], documents: Docs, *,
 def langchain_embeddings(encoder: Any) -> Any:
     """A LangChain ``Embeddings`` backed by a workbench encoder (``get_encoder("minilm")``):
     documents through ``encode_documents``, queries through ``encode_queries``."""
-    from langchain_core.embeddings import Embeddings
+    try:
+        from langchain_core.embeddings import Embeddings
+    except ImportError:
+        raise ImportError("langchain_embeddings needs langchain-core: pip install "
+                          "'workbench[integrations]'") from None
 
     class WorkbenchEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:

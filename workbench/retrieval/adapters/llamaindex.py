@@ -59,7 +59,11 @@ def chunks_from_nodes(nodes: Iterable[Any], documents: Docs, *,
 
 def llamaindex_embedding(encoder: Any) -> Any:
     """A LlamaIndex ``BaseEmbedding`` backed by a workbench encoder."""
-    from llama_index.core.embeddings import BaseEmbedding
+    try:
+        from llama_index.core.embeddings import BaseEmbedding
+    except ImportError:
+        raise ImportError("llamaindex_embedding needs llama-index-core: pip install "
+                          "'workbench[integrations]'") from None
 
     class WorkbenchEmbedding(BaseEmbedding):
         def _get_query_embedding(self, query: str) -> list[float]:
