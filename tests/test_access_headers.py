@@ -129,7 +129,7 @@ def outsider_artifacts(folder: Path, tmp_path: Path, groups: list[str]) -> dict[
     golden = GoldenSet.load(GOLDEN)
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 corpus, k=5, user_groups=groups)
+                                 documents=corpus, k=5, user_groups=groups)
     prompts = "\n".join(m["content"] for (q, _), ctx in result.contexts.items()
                         for m in build_messages(result.questions[q], ctx))
     answers = "\n".join(a.text for a in result.answers.values())
@@ -198,7 +198,7 @@ def test_the_report_shows_everything_only_when_asked(tmp_path, capsys):
     corpus, gs = load_folder(DOCS), GoldenSet.load(GOLDEN)
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), gs, chunks,
-                                 corpus, k=5, qids=["q001"])
+                                 documents=corpus, k=5, qids=["q001"])
     with pytest.raises(ValueError, match="unrestricted=True"):
         render_report(generation=result, corpus=corpus)
     with pytest.raises(ValueError, match="pass corpus="):

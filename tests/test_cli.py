@@ -291,3 +291,27 @@ def test_cache_info_and_clear_find_the_models_where_the_generator_puts_them(tmp_
     assert capsys.readouterr().out.strip() == (
         f"removed 1 converted model(s) (0 B) from {tmp_path / 'cache'}")
     assert not decoy.exists()
+
+
+@pytest.mark.parametrize("threshold", [0.3, 1.0])
+def test_eval_json_equals_the_api_under_the_evidence_threshold_given(threshold, capsys):
+    """`--evidence-threshold` reaches the ruler: the CLI's numbers equal evaluate()'s at the
+    same threshold, and the two thresholds give different numbers (so ignoring the option
+    cannot pass)."""
+    import workbench as wb
+
+    spec = "fixed:size=300,overlap=0"
+    assert main(["eval", *HANDBOOK, "--chunker", spec, "-k", "5", "--evidence-threshold",
+                 str(threshold), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    corpus = wb.load_folder("data/handbook/docs")
+    golden = wb.GoldenSet.load("data/handbook/golden.jsonl")
+    chunks = wb.chunk_corpus(wb.parse_chunker(spec), corpus.documents)
+    results = {}
+    for t in (0.3, 1.0):
+        summary = wb.evaluate(wb.BM25Retriever(chunks), golden, chunks, k=5,
+                              evidence_threshold=t).summary()
+        results[t] = dict(zip(summary["metric"], summary["mean"], strict=True))
+    assert results[0.3]["recall@5"] != results[1.0]["recall@5"]
+    for metric in ("recall@5", "hit_rate@5", "mrr@5", "precision@5"):
+        assert out["metrics"][metric] == pytest.approx(results[threshold][metric], abs=1e-6)

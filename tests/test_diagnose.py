@@ -280,7 +280,7 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     bm25 = BM25Retriever(chunks)
     qids = ["q001", "q034", "q040", "q054"]
-    result = run_generation_eval(ExtractiveReader(), bm25, golden, chunks, corpus, k=5,
+    result = run_generation_eval(ExtractiveReader(), bm25, golden, chunks, documents=corpus, k=5,
                                  budget_tokens=400, qids=qids)
     run = Run.from_retriever(bm25, [golden.get(q) for q in qids], k=5)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks, run=run)
@@ -390,7 +390,7 @@ def test_a_prebuilt_relevance_gives_the_same_diagnoses_and_is_built_once(handboo
     chunks = chunk_corpus(FixedChunker(size=300, overlap=0), corpus.documents)
     qids = ["q001", "q034", "q040", "q054", "q010", "q020"]
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 corpus, k=3, budget_tokens=200, qids=qids)
+                                 documents=corpus, k=3, budget_tokens=200, qids=qids)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     built = []
 

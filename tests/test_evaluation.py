@@ -1,3 +1,4 @@
+import dataclasses
 import warnings
 
 import numpy as np
@@ -338,3 +339,21 @@ def test_evidence_text_errors_name_the_item_and_the_cause():
     with pytest.raises(ValueError, match=r"'q3' evidence\[0\]: evidence d\[0:3\] holds only "
                                          "whitespace"):
         Relevance([blank], chunks)
+
+
+@pytest.mark.parametrize(("n", "small"), [(9, True), (10, False), (11, False)])
+def test_the_small_sample_mark_sits_below_ten_questions(handbook, n, small):
+    """n = 10 is not small (the rule is n < 10): the summary, the table's † and the
+    by-category view agree at the boundary."""
+    from workbench.evaluation import SMALL_MARK, is_small_sample
+
+    corpus, golden = handbook
+    items = [i for i in golden.items if i.answerable][:n]
+    subset = GoldenSet([dataclasses.replace(i, category="one") for i in items])
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=0), corpus.documents)
+    ev = evaluate(BM25Retriever(chunks), subset, chunks, k=5)
+    assert is_small_sample(n) is small
+    assert set(ev.summary()["small_n"]) == {small} and set(ev.summary()["n"]) == {n}
+    assert set(ev.by("category")["small_n"]) == {small}
+    cells = ev.table().drop(columns="n", errors="ignore").to_numpy().ravel()
+    assert all(str(c).endswith(SMALL_MARK) is small for c in cells if "[" in str(c))

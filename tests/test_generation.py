@@ -137,13 +137,13 @@ def test_generation_cache_hits_on_rerun(tmp_path):
     inner = EchoGenerator()
     retriever = CallableRetriever(lambda q: [c.id for c in chunks], "all")
     cached = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    first = run_generation_eval(cached, retriever, golden, chunks, docs, k=2)
+    first = run_generation_eval(cached, retriever, golden, chunks, documents=docs, k=2)
     n_requests = len(first.frame)
     assert inner.calls == n_requests == cached.calls
     assert cached.cache.misses == n_requests and cached.cache.hits == 0
     # a fresh process would build a fresh cache object over the same folder
     again = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    second = run_generation_eval(again, retriever, golden, chunks, docs, k=2)
+    second = run_generation_eval(again, retriever, golden, chunks, documents=docs, k=2)
     assert inner.calls == n_requests  # no new model calls
     assert again.cache.hits == n_requests and again.calls == 0
     assert second.frame["cached"].all()
@@ -197,7 +197,7 @@ def hand_case_result():
               "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
               "bitcoin?": ["leave#0"]}
     retriever = CallableRetriever(lambda q: ranked[q], "fixed")
-    return run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=1)
+    return run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=1)
 
 
 def test_result_repr_copies_its_table_once(monkeypatch):
@@ -343,7 +343,7 @@ def test_acl_holds_through_the_eval(handbook):
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs)
     restricted = {"procurement", "security-incident-runbook"}
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 docs, k=5, user_groups=["engineering"])
+                                 documents=docs, k=5, user_groups=["engineering"])
     assert len(result.frame) == 2 * len(golden)
     for ctx in result.contexts.values():
         assert not {p.doc_id for p in ctx.passages} & restricted
@@ -354,13 +354,13 @@ def test_acl_holds_through_the_eval(handbook):
     # q023/q032 are answered only by procurement: an outsider's oracle context is empty
     assert result.contexts["q023", "oracle"].passages == ()
     finance = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                  docs, k=5, user_groups=["finance"], qids=["q023"],
+                                  documents=docs, k=5, user_groups=["finance"], qids=["q023"],
                                   modes=("oracle",))
     assert finance.contexts["q023", "oracle"].passages[0].doc_id == "procurement"
     # a single group name is that group (never its letters), case-folded, as everywhere
     for groups in ("Finance", [" FINANCE "]):
         named = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                    docs, k=5, user_groups=groups, qids=["q023"])
+                                    documents=docs, k=5, user_groups=groups, qids=["q023"])
         assert named.gold["q023"] == finance.gold["q023"]
         assert named.contexts["q023", "oracle"].params["user_groups"] == ["finance"]
     # superseded versions never reach a context
@@ -372,7 +372,7 @@ def test_budget_is_recorded_in_eval(handbook):
     docs, golden = handbook
     chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
     retriever = CallableRetriever(lambda q: [c.id for c in chunks[:5]], "first5")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=5,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=5,
                                  budget_tokens=800, qids=["q001"], modes=("live",))
     ctx = result.contexts["q001", "live"]
     assert ctx.tokens_used <= 800 and ctx.dropped_by("budget")
@@ -426,7 +426,7 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
     forbidden = [c for c in chunks if not can_read_chunk(user, c, by_doc[c.doc_id])]
     readable = {c.id for c in chunks} - {c.id for c in forbidden}
     retriever = CallableRetriever(lambda q: [(c, 10.0 - n) for n, c in enumerate(ranking)])
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=k,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=k,
                                  user_groups=user, budget_tokens=budget)
     t = triage(result)
     blob = json.dumps({
@@ -459,7 +459,7 @@ def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
     docs[3] = Document("leave", docs[3].text, "Leave", {"acl": ["hr"]})  # leave#0: hr only
     ranked = {"refund window?": ["leave#0", "refunds#0"]}
     retriever = CallableRetriever(lambda q: ranked.get(q, []), "fixed")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2,
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=2,
                                  user_groups=["engineering"], qids=["q1", "q4"])
     assert result.retrieved["q1"] == ("refunds#0",) and result.ranks["q1"] == (2,)
     assert result.gold["q4"] == ()  # the gold chunk of q4 is unreadable to this user
@@ -480,12 +480,12 @@ def test_include_superseded_passes_through_to_assembly():
     golden = GoldenSet([GoldenItem("old", "old refund window?", ("refunds-2023#0",),
                                    answer_must_mention=("14 days",))])
     retriever = CallableRetriever(lambda q: ["refunds-2023#0", "refunds#0"], "fixed")
-    filtered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2)
+    filtered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=2)
     assert filtered.contexts["old", "live"].chunk_ids == ("refunds#0",)
     assert filtered.contexts["old", "live"].dropped == (("refunds-2023#0", "superseded"),)
     assert filtered.contexts["old", "oracle"].chunk_ids == ()
-    unfiltered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=2,
-                                     include_superseded=True)
+    unfiltered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs,
+                                     k=2, include_superseded=True)
     assert unfiltered.contexts["old", "live"].chunk_ids == ("refunds-2023#0", "refunds#0")
     assert unfiltered.contexts["old", "oracle"].chunk_ids == ("refunds-2023#0",)
     assert unfiltered.contexts["old", "live"].params["include_superseded"] is True
@@ -502,7 +502,7 @@ def test_result_keeps_questions_and_scores_for_traces():
     docs, chunks, golden = tiny_corpus()
     ranked = {i.question: [(c.id, 5.0 - n) for n, c in enumerate(chunks)] for i in golden}
     retriever = CallableRetriever(lambda q: ranked[q], "scored")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, docs, k=3)
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=3)
     assert result.questions == {i.qid: i.question for i in golden}
     assert result.scores["q1"] == (5.0, 4.0, 3.0) and result.ranks["q1"] == (1, 2, 3)
     traces = traces_from_result(result, chunks=chunks, corpus=docs)  # no golden, no run

@@ -60,9 +60,10 @@ def test_chroma_next_to_bm25_on_the_same_evidence(system):
 @pytest.fixture(scope="module")
 def generation(system):
     s, chroma, chunks = system
-    ours = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K)
-    theirs = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, s.corpus, k=K,
-                                 modes=["live"], assembly="passthrough")
+    ours = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, documents=s.corpus,
+                               k=K)
+    theirs = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, documents=s.corpus,
+                                 k=K, modes=["live"], assembly="passthrough")
     return ours, theirs
 
 

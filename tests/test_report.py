@@ -57,7 +57,7 @@ def pipeline():
     chunks = chunk_corpus(FixedChunker(size=300, overlap=0), DOCS.documents)
     bm25 = BM25Retriever(chunks)
     ev = evaluate(bm25, GOLDEN, chunks, k=3, system="bm25 <i>x</i>")
-    gen = run_generation_eval(ExtractiveReader(), bm25, GOLDEN, chunks, DOCS, k=3)
+    gen = run_generation_eval(ExtractiveReader(), bm25, GOLDEN, chunks, documents=DOCS, k=3)
     traces = traces_from_result(gen, golden=GOLDEN, corpus=DOCS, chunks=chunks,
                                 run=ev.runs["bm25 <i>x</i>"])
     return chunks, ev, gen, traces

@@ -43,8 +43,9 @@ def run_report_command(args: argparse.Namespace) -> int:
                   progress=show_progress())
     generation = tri = traces = None
     if not args.no_generation:
-        generation = run_generation_eval(ExtractiveReader(), retriever, golden, chunks, corpus,
-                                         k=args.k, budget_tokens=args.budget_tokens,
+        generation = run_generation_eval(ExtractiveReader(), retriever, golden, chunks,
+                                         documents=corpus, k=args.k,
+                                         budget_tokens=args.budget_tokens,
                                          user_groups=args.user_group)
         tri = triage(generation)
         traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,

@@ -40,6 +40,7 @@ from workbench.evaluation.stats import (
     compare_paired,
     comparison_table,
     holm,
+    is_small_sample,
     mcnemar_exact,
     mean_interval,
     minimal_detectable_difference,
@@ -54,6 +55,7 @@ __all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMAL
            "SMALL_N", "Evaluation", "Flip", "FrameField", "McNemarResult", "PairedComparison",
            "Run", "bootstrap_ci", "clopper_pearson", "compare_many", "compare_paired",
            "comparison_table", "default_metrics", "describe_relevance", "evaluate", "holm",
+           "is_small_sample",
            "mcnemar_exact", "mean_interval", "minimal_detectable_difference", "one_question",
            "paired_bootstrap_ci", "paired_permutation_test", "questions_needed", "read_run",
            "sign_test", "write_run"]

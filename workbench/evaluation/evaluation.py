@@ -23,7 +23,13 @@ import pandas as pd
 
 from workbench.corpus import Chunk, Document
 from workbench.evaluation.run import Run
-from workbench.evaluation.stats import SMALL_N, compare_many, comparison_table, mean_interval
+from workbench.evaluation.stats import (
+    SMALL_N,
+    compare_many,
+    comparison_table,
+    is_small_sample,
+    mean_interval,
+)
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
@@ -148,7 +154,7 @@ class Evaluation:
             low, high, method = mean_interval(values, confidence)
             rows.append({**dict(zip(keys, key, strict=True)), "mean": float(values.mean()),
                          "n": len(values), "ci_low": low, "ci_high": high, "interval": method,
-                         "small_n": len(values) < SMALL_N})
+                         "small_n": is_small_sample(len(values))})
         return pd.DataFrame(rows)
 
     def summary(self, confidence: float = 0.95) -> pd.DataFrame:
@@ -360,8 +366,9 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
 
 
 def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
-             chunks: Sequence[Chunk] | None = None, metrics: Sequence[str | Metric] | None = None,
-             k: int = 5, level: str = "chunk", threshold: int = 1,
+             chunks: Sequence[Chunk] | None = None, *,
+             metrics: Sequence[str | Metric] | None = None, k: int = 5, level: str = "chunk",
+             threshold: int = 1,
              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
              params: Mapping[str, Any] | None = None, progress: bool = False,
              documents: Mapping[str, Document] | None = None,

@@ -20,7 +20,13 @@ from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read_chunk, user_groups_of
-from workbench.evaluation import SMALL_N, FrameField, bootstrap_ci, mcnemar_exact, mean_interval
+from workbench.evaluation import (
+    FrameField,
+    bootstrap_ci,
+    is_small_sample,
+    mcnemar_exact,
+    mean_interval,
+)
 from workbench.generation.context import AssembledContext, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
 from workbench.generation.prompt import Answer, Generator, generate_all
@@ -87,7 +93,7 @@ class GenerationResult:
             low, high = mean_interval(decided, confidence)[:2] if len(decided) else (np.nan,) * 2
             rows.append({**dict(zip(keys, key, strict=True)), "n": len(decided),
                          "accuracy": float(decided.mean()) if len(decided) else float("nan"),
-                         "ci_low": low, "ci_high": high, "small_n": len(decided) < SMALL_N,
+                         "ci_low": low, "ci_high": high, "small_n": is_small_sample(len(decided)),
                          "undecided": int(group["passed"].isna().sum())})
         return pd.DataFrame(rows)
 
@@ -123,7 +129,7 @@ class GenerationResult:
                          "ci_low": low, "ci_high": high,
                          "oracle_only": test.b_only if test else 0,
                          "live_only": test.a_only if test else 0, "p_value": p,
-                         "beyond_noise": bool(p < alpha), "small_n": len(g) < SMALL_N})
+                         "beyond_noise": bool(p < alpha), "small_n": is_small_sample(len(g))})
         return pd.DataFrame(rows)
 
     def _repr_html_(self) -> str:
@@ -134,7 +140,7 @@ class GenerationResult:
 
 
 def run_generation_eval(generator: Generator, retriever: Retriever,
-                        golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk],
+                        golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk], *,
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
                         user_groups: Iterable[str] | None = None,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
-from workbench.evaluation import SMALL_N, FrameField, mean_interval
+from workbench.evaluation import FrameField, is_small_sample, mean_interval
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
 from workbench.generation.prompt import Generator, generate_all
@@ -140,7 +140,7 @@ class PositionResult:
                          else (float("nan"), float("nan")))
             rows.append({"position": pos, "rank": pos + 1, "n": len(values),
                          "accuracy": float(values.mean()) if len(values) else float("nan"),
-                         "ci_low": low, "ci_high": high, "small_n": len(values) < SMALL_N})
+                         "ci_low": low, "ci_high": high, "small_n": is_small_sample(len(values))})
         return pd.DataFrame(rows)
 
     def closed_book_accuracy(self) -> float | None:

@@ -104,7 +104,7 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Iterable[Document],
-              metrics: Sequence[str] | None = None, k: int = 5,
+              *, metrics: Sequence[str] | None = None, k: int = 5,
               executor: cf.Executor | None = None,
               cache: EmbeddingCache | str | Path | None = None, progress: bool = True,
               state_path: str | Path | None = None, position_depth: int = 10,

@@ -67,6 +67,7 @@ from workbench.evaluation.stats.intervals import (
     SMALL_N,
     bootstrap_ci,
     clopper_pearson,
+    is_small_sample,
     mean_interval,
     paired_bootstrap_ci,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "compare_paired",
     "comparison_table",
     "holm",
+    "is_small_sample",
     "mcnemar_exact",
     "mean_interval",
     "minimal_detectable_difference",

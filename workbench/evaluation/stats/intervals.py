@@ -14,11 +14,17 @@ import numpy as np
 from scipy import special
 
 __all__ = ["BLOCK_ELEMENTS", "SMALL_N", "TIE", "bootstrap_ci", "check_resamples",
-           "clopper_pearson", "is_binary", "mean_interval", "paired_arrays",
+           "clopper_pearson", "is_binary", "is_small_sample", "mean_interval", "paired_arrays",
            "paired_bootstrap_ci"]
 
 #: Cells with fewer questions than this are marked "n < 10": any interval there is rough.
 SMALL_N = 10
+
+
+def is_small_sample(n: int) -> bool:
+    """The one small-sample rule: ``n`` questions are too few for more than a rough interval
+    when ``n < SMALL_N`` (so n = 10 is not small)."""
+    return n < SMALL_N
 
 #: ``|b - a|`` at or below this is a tie.
 TIE = 1e-12
