@@ -56,3 +56,39 @@ def test_several_configurations_are_shown_one_at_a_time():
     assert table.view.value == table.to_html() and ">other:" in table.view.value
     with pytest.raises(ValueError, match="unknown configuration"):
         metric_table_html(both, system="nope")
+
+
+def test_static_table_cells_are_the_evaluation_numbers():
+    """Each cell shows the summary's own mean and interval for its group and metric, to three
+    decimals: q1 and q2 (lookup) are found by rank 3 (2/2: Clopper-Pearson [0.158, 1.000]);
+    q3 is not (0/1: [0.000, 0.975])."""
+    import re
+
+    html = metric_table_html(EV, k=3)
+    header = re.findall(r"<th>(.*?)</th>", html.split("</thead>")[0])[2:]
+    rows = {label: re.findall(r"<td[^>]*>(.*?)</td>", body)[1:]
+            for label, body in re.findall(r"<tr[^>]*><th>(.*?)</th>(.*?)</tr>",
+                                          html.split("<tbody>")[1])}
+    by = EV.by("category")
+    shown = 0
+    for (group, metric), row in by.set_index(["category", "metric"]).iterrows():
+        if metric not in header:
+            continue
+        label = group.replace("<", "&lt;").replace(">", "&gt;")
+        cell = rows[label][header.index(metric)]
+        assert cell == (f"{row['mean']:.3f}†<br><small>[{row['ci_low']:.3f}, "
+                        f"{row['ci_high']:.3f}]</small>"), (group, metric, cell)
+        shown += 1
+    assert shown == 6
+    assert rows["lookup"][header.index("recall@3")].startswith("1.000†<br><small>[0.158, 1.000]")
+    assert "[0.000, 0.975]" in rows["&lt;b&gt;colloquial&lt;/b&gt;"][header.index("recall@3")]
+
+
+def test_every_view_of_an_evaluation_shows_bidi_controls_and_escapes_tags():
+    """One escape for every HTML view: a category with a tag and a right-to-left override."""
+    hostile = "<img src=x onerror=alert(1)>\u202eevil"
+    golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("r#3",), category=hostile)])
+    ev = evaluate(Run.from_ranked({"q1": ["r#3"]}, "toy"), golden, metrics=["recall@1"])
+    for html in (metric_table_html(ev, k=1, column="category"), ev._repr_html_()):
+        assert "<img" not in html and "\u202e" not in html
+    assert "[U+202E]evil" in metric_table_html(ev, k=1, column="category")

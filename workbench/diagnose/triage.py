@@ -19,6 +19,7 @@ import pandas as pd
 
 from workbench.evaluation import FrameField, sign_test
 from workbench.generation.oracle import GenerationResult
+from workbench.text import escape_html, frame_html
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
 VERDICTS = ("retrieval", "generation", "can't tell")
@@ -52,13 +53,11 @@ class Triage:
         return f"Triage(n={len(self.rows)}: {parts}; fix first: {self.verdict}; {self.reason})"
 
     def _repr_html_(self) -> str:
-        import html
-
-        table = self.counts.to_html(index=False, float_format=lambda v: f"{v:.1%}")
+        table = frame_html(self.counts, index=False, float_format=lambda v: f"{v:.1%}")
         note = f"; {len(self.excluded)} excluded (unanswerable or undecided)" if self.excluded \
             else ""
-        return (f"<div>{table}<p>Fix first: <b>{html.escape(self.verdict)}</b> "
-                f"({html.escape(self.reason)}; n={len(self.rows)}{html.escape(note)})</p></div>")
+        return (f"<div>{table}<p>Fix first: <b>{escape_html(self.verdict)}</b> "
+                f"({escape_html(self.reason)}; n={len(self.rows)}{escape_html(note)})</p></div>")
 
 
 def _verdict(counts: Counter[str], alpha: float) -> tuple[str, float, str]:

@@ -12,7 +12,6 @@ source of verdicts), ``latency()``. Unanswerable items are excluded and counted 
 
 from __future__ import annotations
 
-import html
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -40,6 +39,7 @@ from workbench.metrics import (
     score_queries,
 )
 from workbench.retrieval import Retriever
+from workbench.text import escape_html, frame_html
 
 __all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField",
            "default_metrics", "describe_relevance", "evaluate"]
@@ -274,8 +274,8 @@ class Evaluation:
         judged = "; ".join(f"{r}: {describe_relevance(r)}" for r in self.relevance)
         caption = (f"n={self.n} questions, mean [{INTERVAL_NOTE}]. Relevance: {judged}"
                    + (f"; {notes}" if notes else ""))
-        table = self.table(column=None).to_html(escape=True)
-        return f"<div><p>{html.escape(caption)}</p>{table}</div>"
+        table = frame_html(self.table(column=None))
+        return f"<div><p>{escape_html(caption)}</p>{table}</div>"
 
 
 def _check_k(k: Any) -> int:

@@ -33,6 +33,7 @@ from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.retrieval import Retriever
+from workbench.text import escape_html, frame_html
 
 MODES = ("oracle", "live")
 UNREADABLE = "<unreadable>"  # stands in a ranking for a hit the user may not read
@@ -133,10 +134,8 @@ class GenerationResult:
         return pd.DataFrame(rows)
 
     def _repr_html_(self) -> str:
-        import html
-
-        table = self.accuracy().to_html(index=False, float_format=lambda v: f"{v:.3f}")
-        return f"<div><p>{html.escape(repr(self))}</p>{table}</div>"
+        table = frame_html(self.accuracy(), index=False, float_format=lambda v: f"{v:.3f}")
+        return f"<div><p>{escape_html(repr(self))}</p>{table}</div>"
 
 
 def run_generation_eval(generator: Generator, retriever: Retriever,

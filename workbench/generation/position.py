@@ -28,6 +28,7 @@ from workbench.generation.prompt import Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import Relevance
 from workbench.retrieval import Retriever
+from workbench.text import escape_html, frame_html
 
 __all__ = [
     "PositionItem",
@@ -150,10 +151,8 @@ class PositionResult:
         return float(book["passed"].astype(float).mean())
 
     def _repr_html_(self) -> str:
-        import html
-
-        return (f"<div><p>{html.escape(repr(self))}</p>"
-                f"{self.summary().to_html(index=False, float_format=lambda v: f'{v:.3f}')}</div>")
+        table = frame_html(self.summary(), index=False, float_format=lambda v: f"{v:.3f}")
+        return f"<div><p>{escape_html(repr(self))}</p>{table}</div>"
 
 
 def position_experiment(generator: Generator, items: Sequence[PositionItem], n_positions: int = 5,

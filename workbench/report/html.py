@@ -41,7 +41,7 @@ from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import atomic_write_text
 from workbench.sweep import SweepResult
 from workbench.text import escape_html as _esc
-from workbench.text import neutralise_bidi
+from workbench.text import frame_html, neutralise_bidi
 
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
@@ -116,8 +116,8 @@ table.wb-frame td,table.wb-frame th,table.wb-metric-table td,table.wb-metric-tab
 
 
 def _frame(frame: pd.DataFrame, index: bool = False) -> str:
-    return neutralise_bidi(frame.to_html(index=index, escape=True, classes="wb-frame", border=0,
-                                         float_format=lambda v: f"{v:.3f}", na_rep=""))
+    return frame_html(frame, index=index, classes="wb-frame", border=0,
+                      float_format=lambda v: f"{v:.3f}", na_rep="")
 
 
 def _figures(sweep: SweepFigures) -> list[Figure]:

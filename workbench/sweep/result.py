@@ -16,6 +16,7 @@ from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.golden import GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
+from workbench.text import escape_html, frame_html
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
                                                   (6, 10, "6-10"))
@@ -184,14 +185,12 @@ class SweepResult(Evaluation):
                 f"reused={self.reused}, resumed={self.resumed})")
 
     def _repr_html_(self) -> str:
-        import html
-
-        board = self.leaderboard().drop(columns=["metric"]).round(3).to_html(escape=True)
+        board = frame_html(self.leaderboard().drop(columns=["metric"]).round(3))
         note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
                 f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
                 f"texts embedded "
                 f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped")
-        return f"<div><p>{html.escape(note)}</p>{board}</div>"
+        return f"<div><p>{escape_html(note)}</p>{board}</div>"
 
 
 def plain_value(value: Any) -> Any:

@@ -19,6 +19,7 @@ from workbench.text.normalize import (
     BIDI_CONTROLS,
     INVISIBLE,
     escape_html,
+    frame_html,
     neutralise_bidi,
     nfc,
     normalize_text,
@@ -37,5 +38,6 @@ from workbench.text.tokens import (
 __all__ = ["BIDI_CONTROLS", "CJK", "CJK_CHAR", "COUNTER_NAMES", "HAN", "HANGUL", "INVISIBLE",
            "KANA", "LANGUAGE_NAMES", "WORD", "CharCounter", "Cl100kCounter",
            "HFTokenizerCounter", "TokenCounter", "detect_language", "detect_languages",
-           "escape_html", "fold", "get_counter", "minilm_tokenizer_path", "neutralise_bidi", "nfc",
+           "escape_html", "fold", "frame_html", "get_counter", "minilm_tokenizer_path",
+           "neutralise_bidi", "nfc",
            "normalize_text"]

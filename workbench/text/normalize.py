@@ -20,7 +20,8 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["BIDI_CONTROLS", "INVISIBLE", "escape_html", "neutralise_bidi", "nfc", "normalize_text"]
+__all__ = ["BIDI_CONTROLS", "INVISIBLE", "escape_html", "frame_html", "neutralise_bidi", "nfc",
+           "normalize_text"]
 
 INVISIBLE = "\u200b\u2060\ufeff\u00ad"
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -50,3 +51,9 @@ def escape_html(value: Any) -> str:
     (:func:`neutralise_bidi`), then escaped (quotes included). Every HTML view (the report,
     the trace viewer, the chunk preview) writes user text through it."""
     return html.escape(neutralise_bidi(str(value)), quote=True)
+
+
+def frame_html(frame: Any, **options: Any) -> str:
+    """A pandas DataFrame as an HTML table, every cell, header and index label escaped as by
+    :func:`escape_html` (``options`` go to ``DataFrame.to_html``; ``escape`` is always on)."""
+    return neutralise_bidi(frame.to_html(**{**options, "escape": True}))

@@ -10,7 +10,6 @@ scale. The view only paints what ``Evaluation.by`` computed; with several config
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -18,6 +17,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from workbench.evaluation import INTERVAL_NOTE, SMALL_MARK, Evaluation, describe_relevance
+from workbench.text import escape_html
 
 _K = re.compile(r"@(\d+)$")
 
@@ -80,7 +80,7 @@ def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "categ
                        reverse=not ascending)
     records: list[dict[Any, Any]] = rows.to_dict("records")
     cells = {(r[column], r["metric"]): r for r in records}
-    head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+    head = "".join(f"<th>{escape_html(m)}</th>" for m in metrics)
     body = []
     for g in ["all", *order]:
         tds = []
@@ -93,18 +93,18 @@ def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "categ
             tds.append(f'<td style="{_colour(r["mean"])}">{r["mean"]:.{digits}f}{mark}<br>'
                        f'<small>[{r["ci_low"]:.{digits}f}, {r["ci_high"]:.{digits}f}]</small></td>')
         weight = ' style="font-weight:bold"' if g == "all" else ""
-        body.append(f"<tr{weight}><th>{html.escape(str(g))}</th><td>{int(n[g])}</td>"
+        body.append(f"<tr{weight}><th>{escape_html(str(g))}</th><td>{int(n[g])}</td>"
                     f"{''.join(tds)}</tr>")
-    excluded = "; ".join(f"{len(v)} {html.escape(k)} excluded" for k, v in ev.excluded.items()
+    excluded = "; ".join(f"{len(v)} {escape_html(k)} excluded" for k, v in ev.excluded.items()
                          if v)
-    judged = "; ".join(html.escape(f"{r}: {describe_relevance(r)}")
+    judged = "; ".join(escape_html(f"{r}: {describe_relevance(r)}")
                        for r in dict.fromkeys(rows["relevance"]))
     config = system or ev.configs()[0]
-    caption = (f"{html.escape(config)}: mean [{html.escape(INTERVAL_NOTE)}] per "
-               f"{html.escape(column)}. Relevance: {judged}"
+    caption = (f"{escape_html(config)}: mean [{escape_html(INTERVAL_NOTE)}] per "
+               f"{escape_html(column)}. Relevance: {judged}"
                + (f"; {excluded}" if excluded else ""))
     return (f'<table class="wb-metric-table"><caption>{caption}</caption>'
-            f"<thead><tr><th>{html.escape(column)}</th><th>n</th>{head}</tr></thead>"
+            f"<thead><tr><th>{escape_html(column)}</th><th>n</th>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
 
 

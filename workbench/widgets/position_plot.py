@@ -9,7 +9,6 @@ lists the answers given there in an Output (text escaped). The view only paints 
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.generation.position import PositionResult
+from workbench.text import escape_html
 
 __all__ = ["PositionPlot", "position_figure", "reference_curves"]
 
@@ -81,7 +81,7 @@ def position_figure(result: PositionResult, reference: Mapping[str, Any] | None 
     if title:
         fig.update_layout(title=title)
     if source:
-        fig.add_annotation(text=html.escape(source[:110]), xref="paper", yref="paper", x=0,
+        fig.add_annotation(text=escape_html(source[:110]), xref="paper", yref="paper", x=0,
                            y=-0.3, showarrow=False, font={"size": 9}, align="left")
     fig.update_layout(height=440, margin={"b": 110})
     return fig
@@ -116,8 +116,8 @@ class PositionPlot:
         self.selected_position = position
         rows = self.result.frame[self.result.frame["position"] == position]
         items = "".join(
-            f"<li>{'✔' if r.passed else '✘'} <b>{html.escape(str(r.qid))}</b>: "
-            f"{html.escape(str(r.answer)[:200])}</li>" for r in rows.itertuples())
+            f"<li>{'✔' if r.passed else '✘'} <b>{escape_html(str(r.qid))}</b>: "
+            f"{escape_html(str(r.answer)[:200])}</li>" for r in rows.itertuples())
         markup = f"<p>gold at position {position + 1}</p><ul>{items}</ul>"
         self.output.clear_output()
         with self.output:

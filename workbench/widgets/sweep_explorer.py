@@ -11,13 +11,13 @@ the widget's ``Output`` rather than lost.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from workbench.sweep import SweepResult
+from workbench.text import escape_html
 from workbench.widgets.plots import metric_vs_param
 
 NONE = "(none)"
@@ -165,8 +165,8 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
                  ("split rate", f"{row['split_rate']:.1%}"),
                  ("prompt tokens at k", f"{row['prompt_tokens_at_k']:.0f}"),
                  ("embedded / reused", f"{int(row['embedded'])} / {int(row['reused'])}")]
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                       f"<td>{html.escape(str(v))}</td></tr>" for k, v in cells)
+        body = "".join(f"<tr><th style='text-align:left'>{escape_html(k)}</th>"
+                       f"<td>{escape_html(str(v))}</td></tr>" for k, v in cells)
         return f'<table class="wb-sweep-config">{body}</table>'
 
     def to_html(self, include_plotlyjs: str | bool = "cdn") -> str:
