@@ -156,3 +156,17 @@ def test_duplicate_id_of_an_extracted_file_names_both_files(tmp_path):
         load_folder(tmp_path)
     assert str(tmp_path / "report.html") in str(err.value)
     assert str(tmp_path / "report.md") in str(err.value)
+
+
+@pytest.mark.parametrize("metadata", [{}, {"status": "current"}, {"status": "superseded"},
+                                      {"status": " Superseded "}, {"superseded_by": "b"},
+                                      {"status": "current", "superseded_by": "b"},
+                                      {"superseded_by": ""}])
+def test_one_answer_to_which_version_is_current(metadata):
+    """is_current and is_superseded never both hold (a superseded_by alone supersedes)."""
+    from workbench.corpus import Document, is_superseded
+
+    doc = Document("a", "text", metadata=metadata)
+    assert doc.is_current is not is_superseded(doc)
+    assert is_superseded(doc) is (bool(metadata.get("superseded_by"))
+                                  or metadata.get("status", "").strip().lower() == "superseded")

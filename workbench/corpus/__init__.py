@@ -20,7 +20,6 @@ from workbench.corpus.access import (
     acl_of,
     can_read,
     can_read_chunk,
-    declared_current,
     is_superseded,
     parse_acl,
     user_groups_of,
@@ -46,6 +45,6 @@ from workbench.corpus.types import Chunk, Corpus, Document, Span
 __all__ = ["EVERYONE", "EXTRACTED_SUFFIXES", "HEADER_KEYS", "STATUSES", "Chunk", "Corpus",
            "Document", "ExtractionWarning", "FrontMatterWarning", "HasMetadata", "LocateError",
            "Location", "Locator", "RawOffsets", "Span", "acl_of", "can_read", "can_read_chunk",
-           "declared_current", "extraction_warnings", "is_superseded", "load_corpus",
+           "extraction_warnings", "is_superseded", "load_corpus",
            "load_document", "load_folder", "load_jsonl", "parse_acl", "provenance", "raw_texts",
            "user_groups_of"]

@@ -14,8 +14,8 @@ unknown is refused. ``user_groups=None`` is the unrestricted evaluation view (no
 the user's groups (``[]`` for a user in no group) to enforce access.
 
 Versions. A document is superseded (:func:`is_superseded`) when its ``status`` is
-``superseded`` or it names a ``superseded_by``; ``Document.is_current``
-(:func:`declared_current`) looks at ``status`` only. Context assembly drops superseded
+``superseded`` or it names a ``superseded_by``; ``Document.is_current`` is its negation
+(one rule, one answer). Context assembly drops superseded
 documents, position items never use them as distractors, and diagnosis flags answers that
 rest on them.
 
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from workbench.io import InputError
 
 __all__ = ["EVERYONE", "HasMetadata", "acl_of", "can_read", "can_read_chunk",
-           "declared_current", "is_superseded", "parse_acl", "user_groups_of"]
+           "is_superseded", "parse_acl", "user_groups_of"]
 
 EVERYONE = "all"
 
@@ -123,14 +123,9 @@ def can_read_chunk(user_groups: Iterable[str] | str | None, chunk: HasMetadata,
     return doc is not None and can_read(groups, doc_acl) and can_read(groups, chunk_acl)
 
 
-def declared_current(metadata: Mapping[str, Any]) -> bool:
-    """False when ``metadata["status"]`` is ``superseded``; this is ``Document.is_current``
-    (a ``superseded_by`` alone does not clear it; :func:`is_superseded` counts both)."""
-    return str(metadata.get("status", "current")).strip().casefold() != "superseded"
-
-
 def is_superseded(doc: HasMetadata | Mapping[str, Any]) -> bool:
     """True when a document (or its recorded version metadata, as a trace keeps it) is not
     the current version: ``status: superseded``, or a ``superseded_by`` is given."""
     metadata = doc if isinstance(doc, Mapping) else doc.metadata
-    return not declared_current(metadata) or bool(metadata.get("superseded_by"))
+    status = str(metadata.get("status", "current")).strip().casefold()
+    return status == "superseded" or bool(metadata.get("superseded_by"))

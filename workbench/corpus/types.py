@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.corpus.access import acl_of, declared_current
+from workbench.corpus.access import acl_of, is_superseded
 from workbench.text import normalize_text
 
 __all__ = ["Chunk", "Corpus", "Document", "Span"]
@@ -40,10 +40,9 @@ class Document:
 
     @property
     def is_current(self) -> bool:
-        """False when ``status`` is ``superseded`` (see
-        :func:`~workbench.corpus.access.declared_current`; a ``superseded_by`` alone does not
-        clear it: :func:`~workbench.corpus.access.is_superseded` counts both)."""
-        return declared_current(self.metadata)
+        """False when the document is superseded (``status: superseded`` or a
+        ``superseded_by``): the negation of :func:`~workbench.corpus.access.is_superseded`."""
+        return not is_superseded(self)
 
 
 @dataclass(frozen=True)
