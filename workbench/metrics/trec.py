@@ -33,6 +33,8 @@ Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevan
                      ranking is *all judged* grades of the query sorted descending, cut at k.
                      ndcg_cut_k. ``ndcg`` without k uses the whole run and all judgments (ndcg).
                      Gains ignore ``threshold``, as trec_eval's nDCG ignores ``-l``.
+                     (Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR
+                     techniques", ACM TOIS 20(4), 2002; trec_eval's m_ndcg.c / m_ndcg_cut.c.)
     ndcg_retrieved@k "retrieved-only" nDCG: the ideal re-sorts the grades of the *retrieved*
                      top k, so unretrieved relevant documents are not penalised (not trec_eval).
     map, ap@k        average precision: sum of precision at each relevant rank (within the

@@ -1,6 +1,11 @@
 """BM25 over chunks (bm25s), with tokenisation that works for English, Vietnamese, Chinese,
 Japanese and Korean.
 
+Scoring is Okapi BM25 (Robertson and Zaragoza, "The probabilistic relevance framework: BM25
+and beyond", Foundations and Trends in IR 3(4), 2009) as bm25s computes it (Lù, "BM25S:
+orders of magnitude faster lexical search via eager sparse scoring", 2024; its default
+"lucene" variant: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75).
+
 Tokenisation (change it by passing ``tokenizer=`` any ``str -> list[str]``): the load-time
 normal form (:func:`~workbench.text.normalize_text`, so a query typed or pasted with a
 zero-width space reads as the loaded text does), NFKC and case folding

@@ -1,7 +1,9 @@
 """Hybrid retrieval: fuse the rankings of several retrievers (typically BM25 + dense).
 
 Reciprocal rank fusion (RRF) scores a chunk by ``sum_i w_i / (c + rank_i)`` over the input
-lists it appears in: it uses positions only, so the inputs' scores need not be comparable.
+lists it appears in: it uses positions only, so the inputs' scores need not be comparable
+(Cormack, Clarke and Büttcher, "Reciprocal rank fusion outperforms Condorcet and individual
+rank learning methods", SIGIR 2009; c = 60 there, as here by default).
 Weighted fusion min-max normalises each input list's scores to [0, 1] and sums them times
 the weights (a chunk absent from a list gets 0 from it).
 

@@ -4,7 +4,12 @@ shows: Clopper-Pearson for 0/1 values, the percentile bootstrap otherwise),
 (cells with fewer questions are marked as such), and the
 input checks and conventions the other statistics modules share: :data:`TIE` (a paired
 difference at or below it is a tie), :data:`BLOCK_ELEMENTS` (the size of a vectorised block
-of resamples), :func:`paired_arrays`, :func:`check_resamples` and :func:`is_binary`."""
+of resamples), :func:`paired_arrays`, :func:`check_resamples` and :func:`is_binary`.
+
+Sources: Clopper and Pearson, "The use of confidence or fiducial limits illustrated in the
+case of the binomial", Biometrika 26(4), 1934 (the exact interval from beta quantiles);
+Efron and Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall 1993, ch. 13 (the
+percentile interval)."""
 
 from __future__ import annotations
 

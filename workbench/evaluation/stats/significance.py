@@ -94,7 +94,8 @@ def paired_permutation_test(
 
 @dataclass(frozen=True)
 class McNemarResult:
-    """Exact McNemar test on paired binary outcomes.
+    """Exact McNemar test on paired binary outcomes (McNemar, Psychometrika 12(2), 1947; the
+    exact form is the two-sided binomial test of ``b_only`` among the discordant pairs).
 
     ``b_only``: questions only the candidate (b) got right; ``a_only``: only the baseline (a)
     got right. Questions both got right or both got wrong carry no information.
