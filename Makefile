@@ -35,4 +35,4 @@ lint: install
 	$(VENV)/bin/mypy
 
 test: install browser lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	WORKBENCH_NO_SKIPS=1 $(PY) -m pytest -q -p no:cacheprovider

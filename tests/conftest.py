@@ -45,3 +45,21 @@ def handbook():
     from workbench.golden import GoldenSet
 
     return load_folder(HANDBOOK / "docs"), GoldenSet.load(HANDBOOK / "golden.jsonl")
+
+
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _SKIPPED.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With WORKBENCH_NO_SKIPS=1 (``make test`` and CI set it) a skipped test fails the run:
+    a conformance test that skips because ../shared or a library is missing has checked
+    nothing, and must not pass as green."""
+    if os.environ.get("WORKBENCH_NO_SKIPS") == "1" and _SKIPPED and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        sys.stderr.write(f"\n{len(_SKIPPED)} tests skipped (WORKBENCH_NO_SKIPS=1): "
+                         + ", ".join(_SKIPPED[:10]) + "\n")
