@@ -8,8 +8,8 @@ a chunk may carry its own ``metadata["acl"]``. :func:`parse_acl` is the one read
 "everyone". An ``acl`` that is absent means everyone, and so does one naming ``"all"``
 or ``"public"`` (:data:`EVERYONE`; ``public`` is read as ``all``; the loaders require a
 declaration on every document once one document of a corpus declares access).
-:func:`access_word` folds a key (NFKC, a table of Cyrillic and Greek lookalikes, casefold) and says whether it is an
-access word (:data:`ACCESS_WORDS`): the loaders refuse such a key that was not read as
+:func:`access_word` folds a key (NFKC, a table of Cyrillic and Greek lookalikes, casefold)
+and says whether it is an access word (:data:`ACCESS_WORDS`): the loaders refuse such a key that was not read as
 ``acl``. The asking user's groups are read the same way (:func:`user_groups_of`:
 one name or a list of names, trimmed and case-folded). :func:`can_read` checks one ACL;
 :func:`can_read_chunk` is the check of context assembly, the trace viewer and the report: the
