@@ -11,7 +11,8 @@ declaration on every document once one document of a corpus declares access).
 :func:`access_word` folds a key (NFKC, a table of Cyrillic and Greek lookalikes, casefold)
 and says whether it is an access word (:data:`ACCESS_WORDS`): the loaders refuse such a key
 that was not read as ``acl``. The asking user's groups are read the same way
-(:func:`user_groups_of`: one name or a list of names, trimmed and case-folded). :func:`can_read` checks one ACL;
+(:func:`user_groups_of`: one name or a list of names, trimmed and case-folded).
+:func:`can_read` checks one ACL;
 :func:`can_read_chunk` is the check of context assembly, the trace viewer and the report: the
 document's ACL and the chunk's own must both allow the user, and a chunk whose document is
 unknown is refused. ``user_groups=None`` is the unrestricted evaluation view (no check); pass
