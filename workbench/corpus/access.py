@@ -60,7 +60,8 @@ def fold_key(key: str) -> str:
     anything but letters dropped (``"АСL"``, ``"ａｃｌ"``, ``"a-c-l"`` all fold to ``acl``)."""
     import unicodedata
 
-    text = unicodedata.normalize("NFKC", key).casefold().translate(_CONFUSABLES)
+    text = key.translate(_CONFUSABLES)  # before NFKC too: it maps lunate sigma to sigma
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLES)
     text = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in text if "a" <= ch <= "z")
 
