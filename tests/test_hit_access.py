@@ -1,0 +1,63 @@
+"""Chunk-level access survives the adapters: a production hit whose metadata carries ``acl``
+becomes a located chunk carrying it, so an outsider's prompt never holds it; a hit whose
+metadata holds another access-like key is refused. With a callable and a real Chroma
+collection (chromadb's default-free path: our own embedding of the texts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.corpus import Corpus, Document
+from workbench.generation import assemble_context
+from workbench.retrieval import CallableRetriever
+from workbench.retrieval.base import UnreadableHit
+
+SECRET = "The finance bonus pool is 4.2 million this year."
+OPEN = "The canteen opens at noon on weekdays."
+CORPUS = Corpus([Document("memo", f"{SECRET} {OPEN}", "Memo")])
+
+
+def _prompt(retriever, groups):
+    hits = retriever.search("what is the bonus pool", 2)
+    chunks = {h.chunk.id: h.chunk for h in hits}
+    ctx = assemble_context(hits, chunks, CORPUS, user_groups=groups)
+    return "\n".join(p.render() for p in ctx.passages), hits
+
+
+def _hits(meta_secret):
+    return lambda q: [{"doc_id": "memo", "text": SECRET, "metadata": meta_secret},
+                      {"doc_id": "memo", "text": OPEN, "metadata": {}}]
+
+
+def test_a_callable_hits_acl_is_kept_on_the_located_chunk():
+    retriever = CallableRetriever(_hits({"acl": ["finance"]}), "prod", documents=CORPUS)
+    prompt, hits = _prompt(retriever, ["engineering"])
+    assert hits[0].chunk.metadata["acl"] == ("finance",)
+    assert SECRET not in prompt and OPEN in prompt
+    assert SECRET in _prompt(retriever, ["finance"])[0]  # positive control
+
+
+@pytest.mark.parametrize("meta", [{"ACL": ["finance"]}, {"groups": ["finance"]},
+                                  {"meta": {"acl": ["finance"]}}, {"асl": ["finance"]},
+                                  {"acl": []}, {"permissions": "finance"}])
+def test_an_access_like_key_that_is_not_read_is_refused(meta):
+    retriever = CallableRetriever(_hits(meta), "prod", documents=CORPUS)
+    with pytest.raises(UnreadableHit, match="acl|access"):
+        retriever.search("q", 2)
+
+
+def test_a_chroma_collections_acl_reaches_the_chunk(tmp_path):
+    chromadb = pytest.importorskip("chromadb")
+    from workbench.retrieval.adapters import from_chroma
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "db"))
+    collection = client.create_collection("memo", embedding_function=None)
+    collection.add(ids=["s", "o"], documents=[SECRET, OPEN],
+                   embeddings=[[1.0, 0.0], [0.9, 0.1]],
+                   metadatas=[{"doc_id": "memo", "acl": "finance"}, {"doc_id": "memo"}])
+    retriever = from_chroma(collection, CORPUS, embed=lambda q: np.array([1.0, 0.0]))
+    prompt, hits = _prompt(retriever, ["engineering"])
+    assert {h.chunk.metadata.get("acl") for h in hits} == {("finance",), None}
+    assert SECRET not in prompt and OPEN in prompt
+    assert SECRET in _prompt(retriever, ["finance"])[0]
