@@ -43,7 +43,7 @@ def test_a_callable_hits_acl_is_kept_on_the_located_chunk():
                                   {"acl": []}, {"permissions": "finance"}])
 def test_an_access_like_key_that_is_not_read_is_refused(meta):
     retriever = CallableRetriever(_hits(meta), "prod", documents=CORPUS)
-    with pytest.raises(UnreadableHit, match="acl|access"):
+    with pytest.raises(UnreadableHit, match=r"acl|access"):
         retriever.search("q", 2)
 
 
