@@ -61,3 +61,27 @@ def test_a_chroma_collections_acl_reaches_the_chunk(tmp_path):
     assert {h.chunk.metadata.get("acl") for h in hits} == {("finance",), None}
     assert SECRET not in prompt and OPEN in prompt
     assert SECRET in _prompt(retriever, ["finance"])[0]
+
+
+def test_a_400_digit_score_is_refused_in_one_line(tmp_path):
+    import json
+
+    from workbench.evaluation.run_files import read_run
+
+    retriever = CallableRetriever(lambda q: [{"doc_id": "memo", "text": OPEN,
+                                              "score": 10**400}], "prod", documents=CORPUS)
+    with pytest.raises(ValueError, match="401 digits, too large"):
+        retriever.search("q", 1)
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps({"qid": "q1", "hits": [{"doc_id": "memo", "text": OPEN,
+                                                       "score": 10**400}]}) + "\n")
+    with pytest.raises(ValueError, match=r"run\.jsonl:1, hit 1: .*401 digits"):
+        read_run(path, documents=CORPUS)
+
+
+def test_a_control_character_in_front_matter_is_one_line(tmp_path):
+    from workbench.corpus import load_folder
+
+    (tmp_path / "a.md").write_text("---\nacl: public\ntitle: a\x07b\n---\nbody\n")
+    with pytest.raises(ValueError, match=r"a\.md:3: front matter holds character 0x0007"):
+        load_folder(tmp_path)

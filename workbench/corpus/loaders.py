@@ -112,9 +112,17 @@ def _parse_header(text: str, line0: int, path: Path) -> tuple[dict[str, Any], di
     ``file:line``."""
     import yaml
 
-    loader = _header_loader()(text)
     meta: dict[str, Any] = {}
     lines: dict[str, int] = {}
+    try:  # the loader reads (and may refuse, ReaderError) the text as it is created
+        loader = _header_loader()(text)
+    except yaml.YAMLError as exc:
+        char = getattr(exc, "character", None)
+        code = ord(char) if isinstance(char, str) and len(char) == 1 else char
+        shown = f"character {code:#06x}" if isinstance(code, int) else "a character"
+        line = line0 + text.count("\n", 0, getattr(exc, "position", 0) or 0)
+        raise InputError(f"{path}:{line}", f"front matter holds {shown}, which YAML does not "
+                         "allow (a control character); remove it from the header") from None
     try:
         node = loader.get_single_node()
         if node is None:

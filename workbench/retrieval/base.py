@@ -143,7 +143,7 @@ def _read(item: Any, score: float | None = None) -> _Read:
         return _Read(chunk_id=item.id, score=score, chunk=item)
     if isinstance(item, tuple | list):
         if len(item) == 2 and not isinstance(item[1], bool) and isinstance(item[1], int | float):
-            return _read(item[0], float(item[1]))
+            return _read(item[0], _score_value(item[1]))
         raise TypeError(f"a {type(item).__name__} of {len(item)} items: return (hit, score) "
                         "pairs")
     if isinstance(item, Mapping):
@@ -154,7 +154,7 @@ def _read(item: Any, score: float | None = None) -> _Read:
                      start=_offset(meta, _START_KEYS), end=_offset(meta, _END_KEYS),
                      score=score, metadata=meta)
     if hasattr(item, "node") and hasattr(item, "score"):  # LlamaIndex NodeWithScore
-        node_score = None if item.score is None else float(item.score)
+        node_score = None if item.score is None else _score_value(item.score)
         return _read(item.node, node_score if score is None else score)
     if hasattr(item, "node_id") and hasattr(item, "get_content"):  # LlamaIndex node
         meta = dict(getattr(item, "metadata", None) or {})
@@ -174,12 +174,23 @@ def _read(item: Any, score: float | None = None) -> _Read:
                     "Documents or LlamaIndex nodes")
 
 
+def _score_value(raw: Any) -> float:
+    """A hit's score as a float; an integer too large for one is refused, never an
+    OverflowError."""
+    try:
+        return float(raw)
+    except OverflowError:
+        raise TypeError(f"field 'score' is an integer of {len(str(abs(int(raw))))} digits, "
+                        "too large for a float: give the score as a number below 1e308"
+                        ) from None
+
+
 def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
     raw_score = item.get("score", score)
     if raw_score is not None and (isinstance(raw_score, bool)
                                   or not isinstance(raw_score, int | float)):
         raise TypeError(f"field 'score' is {raw_score!r}: give a number")
-    value = None if raw_score is None else float(raw_score)
+    value = None if raw_score is None else _score_value(raw_score)
     fields = {k: item.get(k) for k in ("chunk_id", "doc_id", "text", "start", "end", "id")}
     for name in ("chunk_id", "doc_id", "text", "id"):
         if fields[name] is not None and not isinstance(fields[name], str):
