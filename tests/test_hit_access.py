@@ -85,3 +85,22 @@ def test_a_control_character_in_front_matter_is_one_line(tmp_path):
     (tmp_path / "a.md").write_text("---\nacl: public\ntitle: a\x07b\n---\nbody\n")
     with pytest.raises(ValueError, match=r"a\.md:3: front matter holds character 0x0007"):
         load_folder(tmp_path)
+
+
+def test_run_files_refuse_early_and_say_the_type(tmp_path, monkeypatch):
+    import json
+
+    from workbench import io as wio
+    from workbench.evaluation import run_files
+
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps({"qid": True, "hits": []}) + "\n")
+    with pytest.raises(ValueError, match=r"field 'qid' is bool true"):
+        run_files.read_run(path, documents=CORPUS)
+    path.write_text(json.dumps({"qid": "q", "hits": [{"doc_id": "memo", "text": OPEN}] * 3}))
+    monkeypatch.setattr(run_files, "MAX_HITS", 2)
+    with pytest.raises(ValueError, match="3 hits, over the limit of 2"):
+        run_files.read_run(path, documents=CORPUS)
+    monkeypatch.setattr(wio, "MAX_JSONL_LINE", 50)
+    with pytest.raises(ValueError, match=r"run\.jsonl:1: line of .* over the limit of 50"):
+        run_files.read_run(path, documents=CORPUS)

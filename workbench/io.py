@@ -42,10 +42,10 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-__all__ = ["LOCK_TIMEOUT_S", "FileStamp", "InputError", "StaleFileError", "atomic_write_bytes",
-           "atomic_write_text", "decode_json_file", "decode_json_line", "encode_text",
-           "find_lone_surrogate", "iter_jsonl", "lock_path", "locked", "read_text",
-           "read_text_stamped", "temp_files", "write_unless_changed"]
+__all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
+           "atomic_write_bytes", "atomic_write_text", "decode_json_file", "decode_json_line",
+           "encode_text", "find_lone_surrogate", "iter_jsonl", "lock_path", "locked",
+           "read_text", "read_text_stamped", "temp_files", "write_unless_changed"]
 
 #: Seconds a writer waits for another writer's lock before giving up with an InputError.
 LOCK_TIMEOUT_S = 120.0
@@ -173,11 +173,19 @@ def decode_json_file(text: str, path: str | Path) -> Any:
         raise InputError(where, exc.message, field=exc.field) from None
 
 
+#: The longest JSONL line read (characters): a longer one is refused before it is decoded.
+MAX_JSONL_LINE = 16_000_000
+
+
 def iter_jsonl(path: str | Path, what: str = "JSONL") -> Iterator[tuple[str, Any]]:
     """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a bad
-    line raises :class:`InputError` naming its file and line (see :func:`decode_json_line`)."""
+    line raises :class:`InputError` naming its file and line (see :func:`decode_json_line`),
+    and so does a line longer than :data:`MAX_JSONL_LINE` characters."""
     text = read_text(path, what)
     for lineno, line in enumerate(text.split("\n"), start=1):
+        if len(line) > MAX_JSONL_LINE:
+            raise InputError(f"{path}:{lineno}", f"line of {len(line):,} characters, over "
+                             f"the limit of {MAX_JSONL_LINE:,} for one {what} line; split it")
         if line.strip():
             where = f"{path}:{lineno}"
             yield where, decode_json_line(line, where)
