@@ -104,3 +104,15 @@ def test_run_files_refuse_early_and_say_the_type(tmp_path, monkeypatch):
     monkeypatch.setattr(wio, "MAX_JSONL_LINE", 50)
     with pytest.raises(ValueError, match=r"run\.jsonl:1: line of .* over the limit of 50"):
         run_files.read_run(path, documents=CORPUS)
+
+
+def test_a_yaml_alias_bomb_is_one_short_line(tmp_path):
+    from workbench.corpus import load_folder
+
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefg", "bcdefgh", strict=True):
+        lines.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
+    (tmp_path / "a.md").write_text("---\n" + "\n".join(lines) + "\nacl: *h\n---\nbody\n")
+    with pytest.raises(ValueError, match="expands to over 10,000 values") as exc:
+        load_folder(tmp_path)
+    assert len(str(exc.value)) < 300

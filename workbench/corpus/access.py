@@ -90,7 +90,10 @@ class HasMetadata(Protocol):
 def _group(name: Any, where: str, field: str, what: str) -> str:
     if not isinstance(name, str):
         hint = f"; quote it ('{name}')" if isinstance(name, int | float) else ""
-        raise InputError(where, f"{what}{name!r} is not a group name{hint}", field=field)
+        shown = repr(name)
+        if len(shown) > 80:  # an alias-built list can be megabytes long
+            shown = f"{shown[:60]}... (a {type(name).__name__})"
+        raise InputError(where, f"{what}{shown} is not a group name{hint}", field=field)
     group = name.strip().casefold()
     if not group:
         raise InputError(where, f"{what}is blank; name a group", field=field)

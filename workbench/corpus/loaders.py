@@ -107,6 +107,22 @@ def _split_header(raw: str, path: Path) -> tuple[str | None, int, str]:
     return "\n".join(lines[first + 1:close]), first + 2, "\n".join(lines[close + 1:])
 
 
+#: The most values a front-matter header may expand to (YAML aliases included).
+MAX_HEADER_VALUES = 10_000
+
+
+def _expanded_size(node: Any, memo: dict[int, int]) -> int:
+    """How many values ``node`` stands for once its aliases are expanded (each shared node
+    counted once per use, computed once)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = MAX_HEADER_VALUES + 1  # a node met again while counting: a cycle
+        children = node.value if isinstance(node.value, list) else []
+        flat = [c for pair in children for c in (pair if isinstance(pair, tuple) else (pair,))]
+        memo[key] = min(1 + sum(_expanded_size(c, memo) for c in flat), MAX_HEADER_VALUES + 1)
+    return memo[key]
+
+
 def _parse_header(text: str, line0: int, path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The header's keys and values, and the line of each key; every problem names
     ``file:line``."""
@@ -129,6 +145,10 @@ def _parse_header(text: str, line0: int, path: Path) -> tuple[dict[str, Any], di
             return meta, lines
         if not isinstance(node, yaml.MappingNode):
             raise InputError(f"{path}:{line0}", "front matter must be 'key: value' lines")
+        if _expanded_size(node, {}) > MAX_HEADER_VALUES:
+            raise InputError(f"{path}:{line0}", f"front matter expands to over "
+                             f"{MAX_HEADER_VALUES:,} values (YAML aliases repeating aliases); "
+                             "write the values out")
         for key_node, value_node in node.value:
             line = line0 + key_node.start_mark.line
             key = loader.construct_object(key_node, deep=True)
