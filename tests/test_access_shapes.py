@@ -186,3 +186,17 @@ def test_every_shape_counted(tmp_path, capsys):
     with capsys.disabled():
         print(f"\nACL shapes: {sum(counts.values())} tried, {counts}")
     assert counts["public"] == 0 and counts["restricted"] > 0
+
+
+@pytest.mark.parametrize("name", ["acl", "ACL", "асl", "groups", "ａｃｌ"])
+def test_an_html_meta_acl_is_read_or_refused_never_public(tmp_path, name):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "memo.html").write_text(
+        f'<html><head><meta name="{name}" content="finance, managers"></head>'
+        f"<body><p>{CANARY}.</p></body></html>", encoding="utf-8")
+    outcome = _outcome(lambda: load_folder(folder))
+    assert outcome == ("restricted" if name.casefold() == "acl" else "refused")
+    if outcome == "restricted":
+        assert load_folder(folder)["memo"].acl == ("finance", "managers")
+        assert CANARY in _surface(load_folder(folder), ["managers"])

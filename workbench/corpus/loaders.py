@@ -24,7 +24,8 @@ header's ``acl`` refuses the document with its file and line (a JSON header, a s
 header, ``acl:`` after a preface, a nested ``acl``). When any document of a corpus declares
 ``acl`` (or ``access="required"`` is given), every document must declare it (``acl:
 public`` for public ones); a document without one is refused, never public. A PDF, HTML or
-DOCX file declares access in a sidecar ``NAME.meta.yaml`` (the same keys as front matter).
+DOCX file declares access in a sidecar ``NAME.meta.yaml`` (the same keys as front matter);
+an HTML file may instead carry ``<meta name="acl" content="finance, managers">``.
 In documents JSONL, the access key is ``metadata.acl``; any other key at any depth that
 folds to an access word (``"acl"`` at the top, ``"Metadata"``, ``"meta"``,
 ``metadata.metadata.acl``, ``"groups"``) refuses the line.
@@ -292,9 +293,42 @@ def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
     return _document(doc_id, body, title, meta, where_id)
 
 
+_META_TAG = re.compile(r"<meta\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(r"""\b(name|content)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""",
+                   re.IGNORECASE)
+
+
+def _html_acl(path: Path) -> dict[str, Any]:
+    """``<meta name="acl" content="finance, managers">`` of an HTML file as ``{"acl": ...}``;
+    a meta name that folds to another access word is refused."""
+    found: dict[str, Any] = {}
+    markup = path.read_text(encoding="utf-8", errors="replace")
+    for tag in _META_TAG.findall(markup):
+        attrs = {m[1].lower(): m[2] or m[3] or m[4] for m in _ATTR.finditer(tag)}
+        word = access_word(attrs.get("name", ""))
+        if word is None:
+            continue
+        line = markup.count("\n", 0, markup.find(tag)) + 1
+        if attrs.get("name", "").strip().casefold() != "acl" or "acl" in found:
+            raise InputError(f"{path}:{line}", f"{tag[:80]!r} looks like access metadata, but "
+                             "only one <meta name=\"acl\" content=\"group, ...\"> is read as "
+                             "access", field="acl")
+        groups = (attrs.get("content") or "").split(",")
+        found["acl"] = parse_acl(groups, f"{path}:{line}")
+    return found
+
+
 def _sidecar(doc: Document, path: Path, unknown: dict[str, list[str]]) -> Document:
-    """An extracted document with the keys of its sidecar ``NAME.meta.yaml``, if any."""
+    """An extracted document with the keys of its sidecar ``NAME.meta.yaml``, if any, and
+    for HTML its ``<meta name="acl">`` (declaring access in both is refused)."""
     side = path.with_name(f"{path.stem}.meta.yaml")
+    tagged = _html_acl(path) if path.suffix.lower() in (".html", ".htm") else {}
+    if tagged and side.is_file():
+        raise InputError(str(path), f"declares access in a <meta> tag and has a sidecar "
+                         f"{side.name}: keep one", field="acl")
+    if tagged:
+        return Document(doc.id, doc.text, doc.title,
+                        MappingProxyType({**doc.metadata, **tagged}))
     if not side.is_file():
         return doc
     text = _LINE_ENDS.sub("\n", read_text(side, "sidecar"))
