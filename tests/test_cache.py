@@ -165,7 +165,7 @@ def test_writes_are_atomic_and_leave_no_temp_files(tmp_path: Path):
     cache.embed(enc, TEXTS, progress=False)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert not [p for p in files if p.name.startswith(".tmp")]
-    assert {p.name for p in files if p.suffix != ".npz"} == {"model.json", ".lock"}
+    assert {p.name for p in files if p.suffix != ".npz"} == {"model.json", ".lock", "CACHEDIR.TAG"}
     shards = [p for p in files if p.suffix == ".npz"]
     assert len(shards) == 5
     # a shard's name carries the sha256 of its bytes

@@ -206,6 +206,7 @@ def test_cache_info_and_clear(tmp_path, capsys):
     import numpy as np
 
     from workbench.retrieval import EmbeddingCache
+    from workbench.retrieval.shards import mark_cache_folder
 
     class Fake:
         model_id = "fake/model"
@@ -217,7 +218,8 @@ def test_cache_info_and_clear(tmp_path, capsys):
 
     EmbeddingCache(tmp_path / "embeddings").embed(Fake(), ["a", "b", "c"], progress=False)
     (tmp_path / "generations" / "ab").mkdir(parents=True)
-    (tmp_path / "generations" / "ab" / "abc.json").write_text("{}", encoding="utf-8")
+    mark_cache_folder(tmp_path / "generations", "generations")
+    (tmp_path / "generations" / "ab" / f"ab{'c' * 62}.json").write_text("{}", encoding="utf-8")
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path) in out and "given with --cache" in out
@@ -266,14 +268,18 @@ def test_cache_info_and_clear_find_the_models_where_the_generator_puts_them(tmp_
     (generation.model_cache_root): info lists them and clear removes them, not
     --cache/models; the folder itself and what else it holds stay."""
     from workbench.generation import model_cache_root
+    from workbench.retrieval.shards import MODEL_SOURCE_FILE, mark_cache_folder
 
     models = tmp_path / "models-elsewhere"
     monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(models))
     (models / "smol-123").mkdir(parents=True)
-    (models / "smol-123" / "config.json").write_text("{}", encoding="utf-8")
+    mark_cache_folder(models, "models")
+    (models / "smol-123" / MODEL_SOURCE_FILE).write_text("{}", encoding="utf-8")
     (models / "notes.txt").write_text("mine", encoding="utf-8")
     decoy = tmp_path / "cache" / "models" / "not-this-one"
     decoy.mkdir(parents=True)
+    mark_cache_folder(decoy.parent, "models")
+    (decoy / MODEL_SOURCE_FILE).write_text("", encoding="utf-8")
     assert model_cache_root(tmp_path / "cache") == models
     cache = ["--cache", str(tmp_path / "cache")]
     assert main(["cache", "info", *cache, "--json"]) == 0

@@ -12,7 +12,12 @@ def test_folder_front_matter_nfc_and_title(tmp_path):
         "---\nid: leave\ntitle: Leave\nversion: 2\neffective_date: 2026-01-01\n"
         "status: superseded\nacl: [hr]\n---\n# Heading\n" + decomposed + "\n", encoding="utf-8")
     (tmp_path / "b.txt").write_text("# Plain title\nbody", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"b\.txt: field 'acl': declares no access, but .*a\.md"):
+        load_folder(tmp_path)  # deny by default: once one document declares access, all must
+    (tmp_path / "b.txt").write_text("---\nacl: public\n---\n# Plain title\nbody",
+                                    encoding="utf-8")
     corpus = load_folder(tmp_path)
+    assert corpus["b"].acl == ("all",)
     leave = corpus["leave"]
     assert leave.title == "Leave"
     assert leave.metadata["effective_date"] == "2026-01-01"

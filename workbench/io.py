@@ -18,9 +18,10 @@ folder (a typo'd path; callers that own their folders, such as caches, pass
 ``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
 file is then unchanged. A read-modify-write (append a
 golden case, ratchet a baseline, extend the sweep state) holds :func:`locked` around the
-read and the write, so concurrent writers lose nothing. The lock is a ``filelock`` lock on
-the sibling ``.{name}.lock`` (an empty file that stays; the kernel releases the lock when a
-holder dies).
+read and the write, so concurrent writers lose nothing. A writer that rewrites a whole file it
+read earlier (``GoldenSet.save``) goes through :func:`write_unless_changed`: a save never
+overwrites a newer file. The lock is a ``filelock`` lock on the sibling ``.{name}.lock``
+(an empty file that stays; the kernel releases the lock when a holder dies).
 
 This module imports nothing from the rest of the package (it is the lowest layer).
 """
@@ -28,20 +29,23 @@ This module imports nothing from the rest of the package (it is the lowest layer
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-__all__ = ["LOCK_TIMEOUT_S", "InputError", "atomic_write_bytes", "atomic_write_text",
-           "decode_json_file", "decode_json_line", "find_lone_surrogate", "iter_jsonl",
-           "lock_path", "locked", "read_text", "temp_files"]
+__all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
+           "atomic_write_bytes", "atomic_write_text", "decode_json_file", "decode_json_line",
+           "encode_text", "find_lone_surrogate", "iter_jsonl", "lock_path", "locked",
+           "read_text", "read_text_stamped", "temp_files", "write_unless_changed"]
 
 #: Seconds a writer waits for another writer's lock before giving up with an InputError.
 LOCK_TIMEOUT_S = 120.0
@@ -62,6 +66,12 @@ class InputError(ValueError):
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path`` (a leading BOM dropped); ``what`` names the file's role in
     the messages (``"golden set"``, ``"baseline"``)."""
+    return read_text_stamped(path, what)[0]
+
+
+def read_text_stamped(path: str | Path, what: str = "file") -> tuple[str, FileStamp]:
+    """:func:`read_text` and the :class:`FileStamp` of the bytes it read, for a later
+    :func:`write_unless_changed` of the whole file."""
     path = Path(path)
     if path.is_dir():
         raise InputError(str(path), f"is a folder, not a {what} file; give the file's path")
@@ -79,7 +89,7 @@ def read_text(path: str | Path, what: str = "file") -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(f"{path}:{line}", f"byte 0x{data[exc.start]:02x} at column {column} "
                          "is not UTF-8; save the file as UTF-8") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text[1:] if text.startswith("\ufeff") else text, FileStamp.of(data)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -163,11 +173,19 @@ def decode_json_file(text: str, path: str | Path) -> Any:
         raise InputError(where, exc.message, field=exc.field) from None
 
 
+#: The longest JSONL line read (characters): a longer one is refused before it is decoded.
+MAX_JSONL_LINE = 16_000_000
+
+
 def iter_jsonl(path: str | Path, what: str = "JSONL") -> Iterator[tuple[str, Any]]:
     """Decoded rows of a JSONL file as ``("file:line", row)``, blank lines skipped; a bad
-    line raises :class:`InputError` naming its file and line (see :func:`decode_json_line`)."""
+    line raises :class:`InputError` naming its file and line (see :func:`decode_json_line`),
+    and so does a line longer than :data:`MAX_JSONL_LINE` characters."""
     text = read_text(path, what)
     for lineno, line in enumerate(text.split("\n"), start=1):
+        if len(line) > MAX_JSONL_LINE:
+            raise InputError(f"{path}:{lineno}", f"line of {len(line):,} characters, over "
+                             f"the limit of {MAX_JSONL_LINE:,} for one {what} line; split it")
         if line.strip():
             where = f"{path}:{lineno}"
             yield where, decode_json_line(line, where)
@@ -302,9 +320,65 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, make_parents: bool = Fa
 def atomic_write_text(path: str | Path, text: str, *, make_parents: bool = False,
                       lock: bool = True) -> None:
     """:func:`atomic_write_bytes` of ``text`` as UTF-8 with ``\\n`` line ends."""
+    atomic_write_bytes(path, encode_text(text, path), make_parents=make_parents, lock=lock)
+
+
+def encode_text(text: str, path: str | Path) -> bytes:
+    """``text`` as the UTF-8 bytes to write to ``path``; a lone surrogate is an
+    :class:`InputError`."""
     try:
-        data = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InputError(str(path), f"text to write holds a lone surrogate at character "
                          f"{exc.start}; nothing was written") from None
-    atomic_write_bytes(path, data, make_parents=make_parents, lock=lock)
+
+
+# ----------------------------------------------------------------------------- rewriting
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file held when it was read: its size and the sha256 of its bytes."""
+
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, data: bytes) -> FileStamp:
+        return cls(len(data), hashlib.sha256(data).hexdigest())
+
+
+class StaleFileError(InputError):
+    """A whole-file save refused: the file changed since it was read."""
+
+
+def write_unless_changed(path: str | Path, data: bytes, since: FileStamp, *, what: str,
+                         merge_appended: Callable[[bytes], bytes] | None = None) -> None:
+    """Replace the file ``path``, read earlier as ``since``, with ``data``, only if it still
+    holds those bytes: checked under the file's lock, so a save never overwrites a newer
+    file. When the file only grew since (its first ``since.size`` bytes unchanged) and
+    ``merge_appended`` is given, the data written is ``merge_appended(appended bytes)``
+    (which raises :class:`StaleFileError` when the merge is ambiguous); otherwise
+    :class:`StaleFileError` says what changed, and nothing is written."""
+    path = Path(path)
+    with locked(path):
+        try:
+            now = path.read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError as exc:
+            raise InputError(str(path), f"cannot read the {what} file before saving "
+                             f"({exc.strerror or exc}); nothing written") from None
+        if now is not None and FileStamp.of(now) != since:
+            grew = (len(now) > since.size
+                    and FileStamp.of(now[:since.size]) == since)
+            if grew and merge_appended is not None:
+                data = merge_appended(now[since.size:])
+            else:
+                appended = now[since.size:].count(b"\n") or 1
+                change = (f"{appended} line(s) were appended" if grew
+                          else f"it was rewritten ({since.size} -> {len(now)} bytes)")
+                raise StaleFileError(str(path), f"the {what} file changed since it was loaded "
+                                     f"({change}, by another process or an editor); nothing "
+                                     "written: load it again and redo your edits, or save to "
+                                     "another path and merge the two files by hand")
+        atomic_write_bytes(path, data, lock=False)

@@ -5,8 +5,13 @@ The cache folder is :func:`workbench.retrieval.cache_dir` (``--cache DIR``, else
 embeddings in ``embeddings/`` (per model and kind), the generated answers in
 ``generations/`` and the local generator's converted model in ``models/``, or in
 ``$WORKBENCH_MODEL_CACHE`` when set (:func:`workbench.generation.model_cache_root`).
-``clear`` removes them all, or ``--only`` one kind, or ``--model`` one model's embeddings;
-of a models folder it removes the converted models, never the folder itself.
+``clear`` removes them all, or ``--only`` one kind, or ``--model`` one model's embeddings.
+It deletes only what the workbench wrote: each of those folders carries the marker the
+workbench's writers create (:data:`~workbench.retrieval.shards.CACHE_MARKER`); an unmarked
+folder is refused, only files of the workbench's naming scheme go (of a models folder, the
+converted models that hold ``workbench-source.json``), symlinks are never followed, and
+``/``, ``$HOME`` (or a folder above it) and a file given as the folder are refused
+(:func:`~workbench.retrieval.shards.clear_cache_folder`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +44,11 @@ def _files(folder: Path, pattern: str = "*") -> tuple[int, int]:
 
 
 def _models(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    """The converted models in ``folder``: what ``clear`` would delete."""
+    from workbench.retrieval.shards import MODEL_SOURCE_FILE
+
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
+                  and (p / MODEL_SOURCE_FILE).is_file()) if folder.is_dir() else []
 
 
 def _where(given: str | None) -> str:
@@ -56,10 +64,12 @@ def _where(given: str | None) -> str:
 def run_cache_command(args: argparse.Namespace) -> int:
     from workbench.generation.local import model_cache_root
     from workbench.retrieval import EmbeddingCache, cache_dir
-    from workbench.retrieval.shards import EMBEDDINGS_DIR, GENERATIONS_DIR
+    from workbench.retrieval.shards import EMBEDDINGS_DIR, GENERATIONS_DIR, check_cache_folder
 
     root = cache_dir(args.cache)
     folders = _Folders(root, root / GENERATIONS_DIR, model_cache_root(args.cache))
+    for folder in (root, folders.models):
+        check_cache_folder(folder, deleting=args.action == "clear")
     embeddings = EmbeddingCache(root / EMBEDDINGS_DIR)
     if args.action == "info":
         return _info(folders, embeddings, args)
@@ -102,9 +112,18 @@ def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
 
 
 def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
-    from workbench.retrieval.shards import MODELS_DIR
+    from workbench.retrieval.shards import (
+        GENERATIONS_DIR,
+        MODELS_DIR,
+        check_cache_folder,
+        clear_cache_folder,
+    )
 
     root = folders.root
+    for kind, folder in (("embeddings", embeddings.root), ("generations", folders.generations),
+                         ("models", folders.models)):
+        if args.only in (None, kind) and (kind == "embeddings" or not args.model):
+            check_cache_folder(folder, deleting=True, marked=True)  # all refusals before a delete
     rows = embeddings.inventory()
     if args.model:
         if args.only not in (None, "embeddings"):
@@ -127,15 +146,12 @@ def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
                        f"{len({r['model_id'] for r in rows})} model(s) "
                        f"({_size(sum(r['bytes'] for r in rows))})")
     if args.only in (None, "generations"):
-        answers, answer_bytes = _files(folders.generations, "*.json")
-        shutil.rmtree(folders.generations, ignore_errors=True)
+        answers, answer_bytes = clear_cache_folder(folders.generations, GENERATIONS_DIR)
         removed.append(f"{answers:,} generated answers ({_size(answer_bytes)})")
     if args.only in (None, "models"):
-        models = _models(folders.models)
-        model_bytes = sum(_files(p)[1] for p in models)
-        for model in models:  # the models, not the folder: $WORKBENCH_MODEL_CACHE may hold more
-            shutil.rmtree(model, ignore_errors=True)
-        removed.append(f"{len(models)} converted model(s) ({_size(model_bytes)})"
+        # the converted models, not the folder: $WORKBENCH_MODEL_CACHE may hold more
+        models, model_bytes = clear_cache_folder(folders.models, MODELS_DIR)
+        removed.append(f"{models} converted model(s) ({_size(model_bytes)})"
                        + ("" if folders.models == root / MODELS_DIR else f" from {folders.models}"))
     print(f"removed {', '.join(removed)} from {root}")
     return 0

@@ -6,8 +6,13 @@ a chunk may carry its own ``metadata["acl"]``. :func:`parse_acl` is the one read
 (``" Finance "`` and ``"finance"`` are one group). Anything else that is present (``false``,
 ``0``, ``''``, ``null``, ``5``, ``true``, an empty list, a blank name) is an error, never
 "everyone". An ``acl`` that is absent means everyone, and so does one naming ``"all"``
-(:data:`EVERYONE`). The asking user's groups are read the same way (:func:`user_groups_of`:
-one name or a list of names, trimmed and case-folded). :func:`can_read` checks one ACL;
+or ``"public"`` (:data:`EVERYONE`; ``public`` is read as ``all``; the loaders require a
+declaration on every document once one document of a corpus declares access).
+:func:`access_word` folds a key (NFKC, a table of Cyrillic and Greek lookalikes, casefold)
+and says whether it is an access word (:data:`ACCESS_WORDS`): the loaders refuse such a key
+that was not read as ``acl``. The asking user's groups are read the same way
+(:func:`user_groups_of`: one name or a list of names, trimmed and case-folded).
+:func:`can_read` checks one ACL;
 :func:`can_read_chunk` is the check of context assembly, the trace viewer and the report: the
 document's ACL and the chunk's own must both allow the user, and a chunk whose document is
 unknown is refused. ``user_groups=None`` is the unrestricted evaluation view (no check); pass
@@ -31,10 +36,46 @@ from typing import Any, Protocol
 
 from workbench.io import InputError
 
-__all__ = ["EVERYONE", "HasMetadata", "acl_of", "can_read", "can_read_chunk",
-           "is_superseded", "parse_acl", "user_groups_of"]
+__all__ = ["ACCESS_WORDS", "EVERYONE", "PUBLIC", "HasMetadata", "access_word", "acl_of",
+           "can_read", "can_read_chunk", "fold_key", "is_superseded",
+           "parse_acl", "user_groups_of"]
 
 EVERYONE = "all"
+#: The other name for everyone: ``acl: public`` declares a public document.
+PUBLIC = "public"
+#: Words that name readers: a key folding to one of them is access metadata.
+ACCESS_WORDS = ("acl", "acls", "groups", "access", "permissions")
+#: Cyrillic and Greek letters that look like Latin ones (after NFKC and casefold).
+_CONFUSABLES = str.maketrans({
+    "а": "a", "с": "c", "е": "e", "о": "o", "р": "p", "х": "x", "у": "y", "і": "i",
+    "ј": "j", "ѕ": "s", "ԁ": "d", "ɡ": "g", "һ": "h", "ӏ": "l", "ո": "n", "ս": "u",
+    "м": "m", "т": "t", "в": "b", "к": "k", "н": "h", "г": "r", "ԛ": "q", "ԝ": "w",
+    "α": "a", "ο": "o", "ρ": "p", "ι": "i", "ν": "v", "κ": "k", "τ": "t", "υ": "u",
+    "χ": "x", "ε": "e", "ϲ": "c", "β": "b", "η": "n", "μ": "u", "ѵ": "v", "ɩ": "i",
+    "ɑ": "a", "ı": "i", "ℓ": "l", "1": "l", "|": "l", "0": "o"})
+
+
+def fold_key(key: str) -> str:
+    """``key`` as the letters it looks like: NFKC, casefold, lookalikes mapped to Latin,
+    anything but letters dropped (``"АСL"``, ``"ａｃｌ"``, ``"a-c-l"`` all fold to ``acl``)."""
+    import unicodedata
+
+    text = key.translate(_CONFUSABLES)  # before NFKC too: it maps lunate sigma to sigma
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLES)
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in text if "a" <= ch <= "z")
+
+
+def access_word(key: Any) -> str | None:
+    """The access word (:data:`ACCESS_WORDS`) ``key`` folds to (:func:`fold_key`), or None;
+    the singular of ``groups``/``permissions`` counts too."""
+    if not isinstance(key, str) or len(key) > 40:
+        return None
+    folded = fold_key(key)
+    for word in ACCESS_WORDS:
+        if folded in (word, word.rstrip("s")):
+            return word
+    return None
 
 
 class HasMetadata(Protocol):
@@ -49,7 +90,10 @@ class HasMetadata(Protocol):
 def _group(name: Any, where: str, field: str, what: str) -> str:
     if not isinstance(name, str):
         hint = f"; quote it ('{name}')" if isinstance(name, int | float) else ""
-        raise InputError(where, f"{what}{name!r} is not a group name{hint}", field=field)
+        shown = repr(name)
+        if len(shown) > 80:  # an alias-built list can be megabytes long
+            shown = f"{shown[:60]}... (a {type(name).__name__})"
+        raise InputError(where, f"{what}{shown} is not a group name{hint}", field=field)
     group = name.strip().casefold()
     if not group:
         raise InputError(where, f"{what}is blank; name a group", field=field)
@@ -65,14 +109,20 @@ def parse_acl(value: Any, where: str = "acl", field: str = "acl") -> tuple[str, 
     if isinstance(value, str):
         if not value.strip():
             raise InputError(where, f"is empty; {fix}", field=field)
-        return (_group(value, where, field, ""),)
+        return _everyone((_group(value, where, field, ""),))
     if isinstance(value, list | tuple):
         if not value:
             raise InputError(where, f"is an empty list; {fix}", field=field)
-        return tuple(dict.fromkeys(_group(g, where, field, "entry ") for g in value))
+        return _everyone(tuple(dict.fromkeys(_group(g, where, field, "entry ")
+                                             for g in value)))
     shown = json.dumps(value, default=str) if value is None or isinstance(
         value, bool | int | float) else repr(value)
     raise InputError(where, f"is {shown}, which names no group; {fix}", field=field)
+
+
+def _everyone(groups: tuple[str, ...]) -> tuple[str, ...]:
+    """``public`` read as :data:`EVERYONE` (one name for everyone downstream)."""
+    return tuple(dict.fromkeys(EVERYONE if g == PUBLIC else g for g in groups))
 
 
 def acl_of(metadata: Mapping[str, Any], where: str = "metadata") -> tuple[str, ...]:

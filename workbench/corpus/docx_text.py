@@ -6,6 +6,8 @@ paragraph styled ``Title`` or ``Heading N`` becomes a ``#`` line recorded in
 ``metadata["headings"]``; ``List ...`` styles become ``- `` items; a table row is one line,
 its cells joined by ``" | "`` (a merged cell, which python-docx repeats, is written once);
 nested tables are read in place. Page headers and footers are left out (page furniture).
+A file whose parts unpack to more than :data:`MAX_UNPACKED_BYTES` is refused before reading
+(a zip bomb), and a part that is not well-formed XML is an error naming the file.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from typing import Any
 from workbench.corpus.blocks import TextBuilder
 from workbench.io import InputError
 
-__all__ = ["read_docx"]
+__all__ = ["MAX_UNPACKED_BYTES", "read_docx"]
+
+#: The most a DOCX file may unpack to (all its parts together).
+MAX_UNPACKED_BYTES = 256_000_000
 
 _HEADING = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 
@@ -57,10 +62,23 @@ def read_docx(path: Path) -> tuple[str, str, dict[str, Any]]:
     except ImportError:  # pragma: no cover - the documents extra installs it
         raise InputError(str(path), "reading DOCX needs python-docx: pip install "
                          "'workbench[documents]'") from None
+    from lxml.etree import XMLSyntaxError
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            unpacked = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(str(path), f"cannot be read as a DOCX file ({exc})") from None
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise InputError(str(path), f"unpacks to {unpacked:,} bytes, over the limit of "
+                         f"{MAX_UNPACKED_BYTES:,} for a DOCX file (a zip bomb?); nothing read")
     try:
         document = docx.Document(str(path))
-    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError) as exc:
-        raise ValueError(f"{path}: cannot be read as a DOCX file ({exc})") from None
+    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError,
+            XMLSyntaxError) as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(str(path), f"cannot be read as a DOCX file ({reason}); save it "
+                         "again from Word or convert it") from None
     out = TextBuilder()
     for block in document.iter_inner_content():
         if isinstance(block, Table):

@@ -14,7 +14,21 @@ header refuses the document with an error; it is never loaded as public. A key t
 known gets a warning naming the closest known key; a near miss of ``acl`` (``ACL``,
 ``acls``) is read as the ``acl`` it was meant to be, so the document stays restricted, and
 a key that names readers under another word (``access``, ``groups``, ``roles``, ...) is
-refused. These access rules hold for the ``metadata`` of documents JSONL too.
+refused. Keys are compared after folding (:func:`~workbench.corpus.access.fold_key`: NFKC,
+Cyrillic/Greek lookalikes, casefold), so ``асl`` or ``ａｃｌ`` count as ``acl``.
+
+Deny by default. Line ends are read as ``\n`` whatever they were (CR, CRLF, NEL, U+2028).
+Any line of a file that looks like a key (``key:``, ``"key":``, ``key =``) whose key folds to
+an access word (:data:`~workbench.corpus.access.ACCESS_WORDS`) and was not read as the
+header's ``acl`` refuses the document with its file and line (a JSON header, a second
+header, ``acl:`` after a preface, a nested ``acl``). When any document of a corpus declares
+``acl`` (or ``access="required"`` is given), every document must declare it (``acl:
+public`` for public ones); a document without one is refused, never public. A PDF, HTML or
+DOCX file declares access in a sidecar ``NAME.meta.yaml`` (the same keys as front matter);
+an HTML file may instead carry ``<meta name="acl" content="finance, managers">``.
+In documents JSONL, the access key is ``metadata.acl``; any other key at any depth that
+folds to an access word (``"acl"`` at the top, ``"Metadata"``, ``"meta"``,
+``metadata.metadata.acl``, ``"groups"``) refuses the line.
 """
 
 from __future__ import annotations
@@ -28,7 +42,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus.access import parse_acl
+from workbench.corpus.access import access_word, fold_key, parse_acl
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, iter_jsonl, read_text
@@ -43,6 +57,14 @@ STATUSES = ("current", "superseded")
 _ACCESS_WORDS = ("access", "allow", "audience", "group", "permission", "reader", "role",
                  "visibility")
 _ACL_LINE = re.compile(r"^\s*acls?\s*:", re.IGNORECASE)
+#: A line that looks like a key: ``key:``, ``- key:``, ``{"key":``, ``key =``, and a quoted
+#: ``"key":`` anywhere in a line (JSON).
+_KEY_LINE = re.compile(r"^\s*[^\w\s]{0,3}\s*[\"']?(?P<key>[^\s:=\"'{}\[\]]{2,40})[\"']?\s*[:=]")
+_QUOTED_KEY = re.compile(r"[\"'](?P<key>[^\s\"']{2,40})[\"']\s*:")
+_LINE_ENDS = re.compile(r"\r\n?|[\x85\u2028\u2029\x0b\x0c]")
+#: Which documents must declare access: ``auto`` (all of them once one does) or
+#: ``required`` (all of them).
+ACCESS_MODES = ("auto", "required")
 
 
 class FrontMatterWarning(UserWarning):
@@ -86,20 +108,48 @@ def _split_header(raw: str, path: Path) -> tuple[str | None, int, str]:
     return "\n".join(lines[first + 1:close]), first + 2, "\n".join(lines[close + 1:])
 
 
+#: The most values a front-matter header may expand to (YAML aliases included).
+MAX_HEADER_VALUES = 10_000
+
+
+def _expanded_size(node: Any, memo: dict[int, int]) -> int:
+    """How many values ``node`` stands for once its aliases are expanded (each shared node
+    counted once per use, computed once)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = MAX_HEADER_VALUES + 1  # a node met again while counting: a cycle
+        children = node.value if isinstance(node.value, list) else []
+        flat = [c for pair in children for c in (pair if isinstance(pair, tuple) else (pair,))]
+        memo[key] = min(1 + sum(_expanded_size(c, memo) for c in flat), MAX_HEADER_VALUES + 1)
+    return memo[key]
+
+
 def _parse_header(text: str, line0: int, path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The header's keys and values, and the line of each key; every problem names
     ``file:line``."""
     import yaml
 
-    loader = _header_loader()(text)
     meta: dict[str, Any] = {}
     lines: dict[str, int] = {}
+    try:  # the loader reads (and may refuse, ReaderError) the text as it is created
+        loader = _header_loader()(text)
+    except yaml.YAMLError as exc:
+        char = getattr(exc, "character", None)
+        code = ord(char) if isinstance(char, str) and len(char) == 1 else char
+        shown = f"character {code:#06x}" if isinstance(code, int) else "a character"
+        line = line0 + text.count("\n", 0, getattr(exc, "position", 0) or 0)
+        raise InputError(f"{path}:{line}", f"front matter holds {shown}, which YAML does not "
+                         "allow (a control character); remove it from the header") from None
     try:
         node = loader.get_single_node()
         if node is None:
             return meta, lines
         if not isinstance(node, yaml.MappingNode):
             raise InputError(f"{path}:{line0}", "front matter must be 'key: value' lines")
+        if _expanded_size(node, {}) > MAX_HEADER_VALUES:
+            raise InputError(f"{path}:{line0}", f"front matter expands to over "
+                             f"{MAX_HEADER_VALUES:,} values (YAML aliases repeating aliases); "
+                             "write the values out")
         for key_node, value_node in node.value:
             line = line0 + key_node.start_mark.line
             key = loader.construct_object(key_node, deep=True)
@@ -142,7 +192,8 @@ def _known_keys(meta: dict[str, Any], at: Callable[[str], str], prefix: str,
             continue
         closest = _closest(key)
         where = at(key)
-        if closest == "acl" or "acl" in key.casefold():
+        folded = fold_key(key)
+        if closest == "acl" or "acl" in folded:
             if "acl" in meta or "acl" in out:
                 raise InputError(where, f"{key!r} and 'acl' both name readers; keep 'acl'",
                                  field=f"{prefix}{key}")
@@ -152,7 +203,7 @@ def _known_keys(meta: dict[str, Any], at: Callable[[str], str], prefix: str,
             out["acl"] = value
             acl_from = key
             continue
-        if any(word in key.casefold() for word in _ACCESS_WORDS):
+        if access_word(key) or any(word in folded for word in _ACCESS_WORDS):
             raise InputError(where, "looks like a list of readers, but the key that restricts "
                              f"access is 'acl'; rename it (e.g. {prefix}acl: [finance])",
                              field=f"{prefix}{key}")
@@ -207,13 +258,30 @@ def _document(doc_id: Any, text: Any, title: Any, meta: dict[str, Any], where: s
                     normalize_text(str(title or "")), MappingProxyType(meta))
 
 
+def _unread_access_lines(raw: str, path: Path, read: set[int]) -> None:
+    """Refuse a line that looks like an access key (:func:`access_word`) and is not one of
+    the header's top-level key lines ``read`` (those the header rules checked)."""
+    for n, line in enumerate(raw.split("\n"), start=1):
+        if n in read or len(line) > 10_000:
+            continue
+        keys = [m["key"] for m in _QUOTED_KEY.finditer(line)]
+        head = _KEY_LINE.match(line)
+        for key in ([head["key"]] if head else []) + keys:
+            if access_word(key):
+                raise InputError(f"{path}:{n}", f"{line.strip()[:60]!r} looks like access "
+                                 "metadata but is not read as the header's acl, so the "
+                                 "document would be public: put 'acl: [group]' in the "
+                                 "front matter between '---' lines at the top", field=key)
+
+
 def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
-    raw = read_text(path, "document").replace("\r\n", "\n")
+    raw = _LINE_ENDS.sub("\n", read_text(path, "document"))
     header, line0, body = _split_header(raw, path)
     meta: dict[str, Any] = {}
     lines: dict[str, int] = {}
     if header is not None:
         meta, lines = _parse_header(header, line0, path)
+    _unread_access_lines(raw, path, set(lines.values()))
     where_id = f"{path}:{lines['id']}" if "id" in lines else str(path)
     doc_id = meta.pop("id") if "id" in meta else path.stem
     title = meta.pop("title", "")
@@ -225,11 +293,81 @@ def _load_file(path: Path, unknown: dict[str, list[str]]) -> Document:
     return _document(doc_id, body, title, meta, where_id)
 
 
-def load_folder(folder: str | Path) -> Corpus:
+_META_TAG = re.compile(r"<meta\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(r"""\b(name|content)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""",
+                   re.IGNORECASE)
+
+
+def _html_acl(path: Path) -> dict[str, Any]:
+    """``<meta name="acl" content="finance, managers">`` of an HTML file as ``{"acl": ...}``;
+    a meta name that folds to another access word is refused."""
+    found: dict[str, Any] = {}
+    markup = path.read_text(encoding="utf-8", errors="replace")
+    for tag in _META_TAG.findall(markup):
+        attrs = {m[1].lower(): m[2] or m[3] or m[4] for m in _ATTR.finditer(tag)}
+        word = access_word(attrs.get("name", ""))
+        if word is None:
+            continue
+        line = markup.count("\n", 0, markup.find(tag)) + 1
+        if attrs.get("name", "").strip().casefold() != "acl" or "acl" in found:
+            raise InputError(f"{path}:{line}", f"{tag[:80]!r} looks like access metadata, but "
+                             "only one <meta name=\"acl\" content=\"group, ...\"> is read as "
+                             "access", field="acl")
+        groups = (attrs.get("content") or "").split(",")
+        found["acl"] = parse_acl(groups, f"{path}:{line}")
+    return found
+
+
+def _sidecar(doc: Document, path: Path, unknown: dict[str, list[str]]) -> Document:
+    """An extracted document with the keys of its sidecar ``NAME.meta.yaml``, if any, and
+    for HTML its ``<meta name="acl">`` (declaring access in both is refused)."""
+    side = path.with_name(f"{path.stem}.meta.yaml")
+    tagged = _html_acl(path) if path.suffix.lower() in (".html", ".htm") else {}
+    if tagged and side.is_file():
+        raise InputError(str(path), f"declares access in a <meta> tag and has a sidecar "
+                         f"{side.name}: keep one", field="acl")
+    if tagged:
+        return Document(doc.id, doc.text, doc.title,
+                        MappingProxyType({**doc.metadata, **tagged}))
+    if not side.is_file():
+        return doc
+    text = _LINE_ENDS.sub("\n", read_text(side, "sidecar"))
+    meta, lines = _parse_header(text, 1, side)
+    _unread_access_lines(text, side, set(lines.values()))
+    meta.pop("id", None)
+    title = meta.pop("title", None) or doc.title
+    meta = _checked(meta, lambda key: f"{side}:{lines[key]}" if key in lines else str(side),
+                    unknown=unknown, source=str(side))
+    return Document(doc.id, doc.text, normalize_text(str(title)),
+                    MappingProxyType({**doc.metadata, **meta}))
+
+
+def _require_access(docs: list[Document], where: Callable[[Document], str], access: str,
+                    source: str) -> None:
+    """Deny by default: once one document declares ``acl`` (or ``access="required"``), a
+    document without one is refused."""
+    if access not in ACCESS_MODES:
+        raise InputError(source, f"access={access!r} is not one of {ACCESS_MODES}",
+                         field="access")
+    declared = next((d for d in docs if "acl" in d.metadata), None)
+    if declared is None and access == "auto":
+        return
+    missing = next((d for d in docs if "acl" not in d.metadata), None)
+    if missing is not None:
+        why = (f"{where(declared)} declares access" if declared is not None
+               else "access is required for this corpus")
+        raise InputError(where(missing), f"declares no access, but {why}: every document must "
+                         "then declare it; add 'acl: public' (everyone) or 'acl: [group]' to "
+                         "its front matter (a sidecar NAME.meta.yaml for PDF/HTML/DOCX)",
+                         field="acl")
+
+
+def load_folder(folder: str | Path, access: str = "auto") -> Corpus:
     """Load every ``*.md`` / ``*.txt`` file under ``folder`` (sorted by path; see the module
     docstring for the front matter), and every PDF, HTML and DOCX file through
-    :func:`~workbench.corpus.extract.load_document`. A folder named like a document is an
-    error."""
+    :func:`~workbench.corpus.extract.load_document` (with its sidecar ``NAME.meta.yaml``). A
+    folder named like a document is an error. ``access="required"`` makes an ``acl`` mandatory
+    on every document; by default (``auto``) it is mandatory once one document has one."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(str(folder), "not a folder of .md/.txt documents; check the path")
@@ -243,7 +381,8 @@ def load_folder(folder: str | Path) -> Corpus:
             raise InputError(str(path), "is a folder named like a document; rename it (its "
                              "files are read either way)")
         extracted = path.suffix.lower() in EXTRACTED_SUFFIXES
-        doc = load_document(path) if extracted else _load_file(path, unknown)
+        doc = (_sidecar(load_document(path), path, unknown) if extracted
+               else _load_file(path, unknown))
         first = file_of.setdefault(doc.id, path)
         if first != path:
             fix = ("give one of them its own 'id:' in its front matter, or rename one"
@@ -253,6 +392,7 @@ def load_folder(folder: str | Path) -> Corpus:
         docs.append(doc)
     if not docs:
         raise InputError(str(folder), "no .md, .txt, .pdf, .html or .docx files found")
+    _require_access(docs, lambda d: str(file_of[d.id]), access, str(folder))
     for key, files in unknown.items():
         closest = _closest(key)
         hint = (f"the closest known key is {closest!r}" if closest
@@ -267,31 +407,53 @@ def _fixed(where: str) -> Callable[[str], str]:
     return lambda _key: where
 
 
-def load_jsonl(path: str | Path) -> Corpus:
+def _unread_access_keys(value: Any, where: str, field: str = "") -> None:
+    """Refuse a key at any depth of a JSONL row that folds to an access word and is not a
+    key of ``metadata`` (those the header rules read or refuse)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            name = f"{field}{key}"
+            if field != "metadata." and access_word(key):
+                raise InputError(where, "looks like access metadata but only metadata.acl "
+                                 "is read as access, so the document would be public: move "
+                                 "it to \"metadata\": {\"acl\": [...]}", field=name)
+            _unread_access_keys(inner, where, f"{name}.")
+    elif isinstance(value, list):
+        for inner in value:
+            _unread_access_keys(inner, where, field)
+
+
+def load_jsonl(path: str | Path, access: str = "auto") -> Corpus:
     """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line;
-    ``metadata["acl"]`` and the other header keys are validated as in front matter."""
+    ``metadata["acl"]`` and the other header keys are validated as in front matter, and
+    ``access`` is as in :func:`load_folder`."""
     docs = []
+    line_of: dict[str, str] = {}
     for where, row in iter_jsonl(path, "documents JSONL"):
         if not isinstance(row, dict):
             raise InputError(where, "each line must be a JSON object {\"id\", \"text\"}")
+        _unread_access_keys(row, where)
         meta = row.get("metadata") or {}
         if not isinstance(meta, dict):
             raise InputError(where, "must be an object", field="metadata")
         checked = _checked(dict(meta), _fixed(where), "metadata.")
         doc_id = row.get("id", row.get("_id"))
         docs.append(_document(doc_id, row.get("text"), row.get("title", ""), checked, where))
+        line_of.setdefault(docs[-1].id, where)
+    _require_access(docs, lambda d: line_of[d.id], access, str(path))
     return Corpus(docs, source=str(path))
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Load a folder of .md/.txt files, a documents JSONL, or a BEIR folder (corpus.jsonl)."""
+def load_corpus(path: str | Path, access: str = "auto") -> Corpus:
+    """Load a folder of .md/.txt files, a documents JSONL, or a BEIR folder (corpus.jsonl);
+    ``access`` as in :func:`load_folder`."""
     path = Path(path)
     if path.is_dir() and (path / "corpus.jsonl").exists():
-        return load_jsonl(path / "corpus.jsonl")
+        return load_jsonl(path / "corpus.jsonl", access)
     if path.is_dir():
-        return load_folder(path)
+        return load_folder(path, access)
     if path.suffix == ".jsonl":
-        return load_jsonl(path)
+        return load_jsonl(path, access)
     if not path.exists():
         raise InputError(str(path), "corpus not found; give a folder of documents, a .jsonl of "
                          "documents or one .pdf/.html/.docx file")

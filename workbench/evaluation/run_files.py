@@ -35,9 +35,11 @@ from workbench.io import atomic_write_text, iter_jsonl
 from workbench.metrics.trec_files import write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
-__all__ = ["RUN_FORMATS", "read_run", "write_run"]
+__all__ = ["MAX_HITS", "RUN_FORMATS", "read_run", "write_run"]
 
 RUN_FORMATS = ("jsonl", "trec")
+#: The most hits one question of a run file may hold.
+MAX_HITS = 10_000
 _LINE_KEYS = frozenset({"qid", "hits", "query", "system"})
 _HIT_KEYS = frozenset({"chunk_id", "doc_id", "text", "start", "end", "score", "id", "metadata"})
 
@@ -52,12 +54,17 @@ def _line(where: str, row: Any) -> tuple[str, list[Any]]:
                          f"{', '.join(sorted(_LINE_KEYS))}")
     qid = row.get("qid")
     if not isinstance(qid, str) or not qid.strip() or qid != qid.strip():
-        raise ValueError(f"{where}: field 'qid' must be a non-empty string without surrounding "
-                         "spaces")
+        given = (f"is {type(qid).__name__} {json.dumps(qid)}" if qid is not None
+                 and not isinstance(qid, str) else "is empty or padded")
+        raise ValueError(f"{where}: field 'qid' {given}: it must be a non-empty string "
+                         "without surrounding spaces (quote it)")
     hits = row.get("hits")
     if not isinstance(hits, list):
         raise ValueError(f"{where}: field 'hits' must be a list (empty when nothing was "
                          "retrieved)")
+    if len(hits) > MAX_HITS:
+        raise ValueError(f"{where}: {len(hits):,} hits, over the limit of {MAX_HITS:,} per "
+                         "question; log the top hits only")
     for n, hit in enumerate(hits, start=1):
         if not isinstance(hit, dict):
             raise ValueError(f"{where}: hit {n} must be an object such as "

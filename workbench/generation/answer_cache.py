@@ -14,6 +14,7 @@ from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.io import atomic_write_text, locked
 from workbench.retrieval import cache_dir
+from workbench.retrieval.shards import GENERATIONS_DIR, mark_cache_folder
 
 
 def cache_key(generator: Generator, question: str, context: AssembledContext) -> str:
@@ -40,7 +41,7 @@ class GenerationCache:
     (:func:`~workbench.retrieval.cache_dir`)."""
 
     def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root is not None else cache_dir() / "generations"
+        self.root = Path(root) if root is not None else cache_dir() / GENERATIONS_DIR
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -71,7 +72,7 @@ class GenerationCache:
         if answer.error:
             return
         row = replace(answer, cached=False).to_json()
-        self.root.mkdir(parents=True, exist_ok=True)
+        mark_cache_folder(self.root, GENERATIONS_DIR)
         with locked(self.root / "cache"):
             path = self._path(key)
             if path.exists():

@@ -26,7 +26,7 @@ from workbench.generation.prompt import (
 )
 from workbench.retrieval import cache_dir
 from workbench.retrieval.models import LazyModel, quiet_transformers, set_torch_threads
-from workbench.retrieval.shards import MODELS_DIR
+from workbench.retrieval.shards import MODEL_SOURCE_FILE, MODELS_DIR, mark_cache_folder
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -58,7 +58,7 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target.parent.mkdir(parents=True, exist_ok=True)
+    mark_cache_folder(target.parent, MODELS_DIR)
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                  dtype=torch.float32)
@@ -69,7 +69,7 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        (tmp / "workbench-source.json").write_text(json.dumps(
+        (tmp / MODEL_SOURCE_FILE).write_text(json.dumps(
             {"gguf": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}))
         try:
             os.replace(tmp, target)

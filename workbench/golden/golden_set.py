@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -23,12 +23,17 @@ from typing import Any, overload
 from workbench.corpus import Chunk, Corpus
 from workbench.golden.items import Evidence, GoldenItem, GoldenSetError, Problem, parse_item
 from workbench.io import (
+    FileStamp,
     InputError,
+    StaleFileError,
     atomic_write_bytes,
     atomic_write_text,
     decode_json_line,
+    encode_text,
     locked,
     read_text,
+    read_text_stamped,
+    write_unless_changed,
 )
 
 __all__ = ["GoldenSet", "add_case"]
@@ -43,6 +48,7 @@ class GoldenSet(Sequence[GoldenItem]):
         self._items = tuple(items)
         self._path = Path(path) if path else None
         self._lines = dict(lines or {})
+        self._stamp: FileStamp | None = None  # what ``path`` held when loaded (or saved)
         dupes = [q for q, n in Counter(i.qid for i in self._items).items() if n > 1]
         if dupes:
             raise GoldenSetError([Problem(self._where(q), "qid", "duplicate qid") for q in dupes])
@@ -107,7 +113,10 @@ class GoldenSet(Sequence[GoldenItem]):
         a key given twice, a lone surrogate, a duplicate qid, ...); a missing file, a folder
         or bytes that are not UTF-8 raise :class:`~workbench.io.InputError`."""
         path = Path(path)
-        return cls._parse(read_text(path, "golden set"), path)
+        text, stamp = read_text_stamped(path, "golden set")
+        loaded = cls._parse(text, path)
+        loaded._stamp = stamp
+        return loaded
 
     @classmethod
     def _parse(cls, text: str, path: Path) -> GoldenSet:
@@ -138,14 +147,44 @@ class GoldenSet(Sequence[GoldenItem]):
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write JSONL atomically and locked (temp file in the same folder, then rename);
-        ``path`` defaults to the file the set was loaded from. The folder must exist."""
-        target = path or self.path
+        ``path`` defaults to the file the set was loaded from. The folder must exist. A save
+        to the file the set was loaded from (or last saved to) never overwrites a newer
+        file (:func:`~workbench.io.write_unless_changed`): cases appended since (``add_case``
+        by another process) are kept after this set's, and any other change, or an
+        appended qid this set also holds, is refused with
+        :class:`~workbench.io.StaleFileError`."""
+        target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("GoldenSet.save(): give a path; this golden set was not loaded "
                              "from a file")
         text = "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in self._items)
-        atomic_write_text(target, text)
-        return Path(target)
+        if self._stamp is not None and self.path is not None and (
+                target.resolve() == self.path.resolve()):
+            write_unless_changed(target, encode_text(text, target), self._stamp,
+                                 what="golden set", merge_appended=self._merge(text, target))
+        else:
+            atomic_write_text(target, text)
+        if self.path is not None and target.resolve() == self.path.resolve():
+            self._stamp = FileStamp.of(encode_text(text, target))
+        return target
+
+    def _merge(self, text: str, target: Path) -> Callable[[bytes], bytes]:
+        """The merge of the cases appended to ``target`` since it was read: after ours."""
+        def merge(appended: bytes) -> bytes:
+            try:
+                added = GoldenSet._parse(appended.decode("utf-8"), target)
+            except (UnicodeDecodeError, GoldenSetError) as exc:
+                raise StaleFileError(str(target), f"lines appended since the golden set was "
+                                     f"loaded do not parse ({exc}); nothing written: load it "
+                                     "again and redo your edits") from None
+            clash = sorted({i.qid for i in added} & {i.qid for i in self._items})
+            if clash:
+                raise StaleFileError(str(target), f"cases appended since the golden set was "
+                                     f"loaded reuse qids this set holds ({', '.join(clash)}): "
+                                     "nothing written; load it again and redo your edits")
+            return encode_text(text + "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n"
+                                           for i in added), target)
+        return merge
 
     # ----- validation against a corpus --------------------------------------------------
 
@@ -273,5 +312,8 @@ def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
             GoldenSet([parsed], path, {parsed.qid: line}).validate(corpus)
         sep = b"" if not raw or raw.endswith(b"\n") else b"\n"
         text = json.dumps(parsed.to_json(), ensure_ascii=False) + "\n"
-        atomic_write_bytes(path, raw + sep + text.encode("utf-8"))
-    return GoldenSet([*current.items, parsed], path, {**current.lines, parsed.qid: line})
+        data = raw + sep + text.encode("utf-8")
+        atomic_write_bytes(path, data, lock=False)
+    updated = GoldenSet([*current.items, parsed], path, {**current.lines, parsed.qid: line})
+    updated._stamp = FileStamp.of(data)
+    return updated

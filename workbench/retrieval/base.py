@@ -45,7 +45,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from workbench.corpus import Chunk, Document, LocateError, Locator, provenance
+from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
+from workbench.corpus.access import access_word
 
 __all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
@@ -142,7 +143,7 @@ def _read(item: Any, score: float | None = None) -> _Read:
         return _Read(chunk_id=item.id, score=score, chunk=item)
     if isinstance(item, tuple | list):
         if len(item) == 2 and not isinstance(item[1], bool) and isinstance(item[1], int | float):
-            return _read(item[0], float(item[1]))
+            return _read(item[0], _score_value(item[1]))
         raise TypeError(f"a {type(item).__name__} of {len(item)} items: return (hit, score) "
                         "pairs")
     if isinstance(item, Mapping):
@@ -153,7 +154,7 @@ def _read(item: Any, score: float | None = None) -> _Read:
                      start=_offset(meta, _START_KEYS), end=_offset(meta, _END_KEYS),
                      score=score, metadata=meta)
     if hasattr(item, "node") and hasattr(item, "score"):  # LlamaIndex NodeWithScore
-        node_score = None if item.score is None else float(item.score)
+        node_score = None if item.score is None else _score_value(item.score)
         return _read(item.node, node_score if score is None else score)
     if hasattr(item, "node_id") and hasattr(item, "get_content"):  # LlamaIndex node
         meta = dict(getattr(item, "metadata", None) or {})
@@ -173,12 +174,23 @@ def _read(item: Any, score: float | None = None) -> _Read:
                     "Documents or LlamaIndex nodes")
 
 
+def _score_value(raw: Any) -> float:
+    """A hit's score as a float; an integer too large for one is refused, never an
+    OverflowError."""
+    try:
+        return float(raw)
+    except OverflowError:
+        raise TypeError(f"field 'score' is an integer of {len(str(abs(int(raw))))} digits, "
+                        "too large for a float: give the score as a number below 1e308"
+                        ) from None
+
+
 def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
     raw_score = item.get("score", score)
     if raw_score is not None and (isinstance(raw_score, bool)
                                   or not isinstance(raw_score, int | float)):
         raise TypeError(f"field 'score' is {raw_score!r}: give a number")
-    value = None if raw_score is None else float(raw_score)
+    value = None if raw_score is None else _score_value(raw_score)
     fields = {k: item.get(k) for k in ("chunk_id", "doc_id", "text", "start", "end", "id")}
     for name in ("chunk_id", "doc_id", "text", "id"):
         if fields[name] is not None and not isinstance(fields[name], str):
@@ -218,6 +230,33 @@ def _takes_k(fn: Callable[..., Any]) -> bool:
     return second.default is inspect.Parameter.empty or second.name == "k"
 
 
+def _access_of(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The access metadata a production hit carries onto its located chunk: ``acl`` read by
+    :func:`~workbench.corpus.parse_acl` (so ``can_read_chunk`` applies it); any other key at
+    any depth that folds to an access word (``ACL``, ``groups``, ``meta.acl``) is refused
+    (:class:`UnreadableHit`), never dropped."""
+    def walk(value: Any, field: str) -> None:
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                name = f"{field}{key}"
+                if name != "acl" and access_word(key):
+                    raise UnreadableHit(f"{where}: metadata key {name!r} looks like access but "
+                                        "only 'acl' is read as access, so the chunk would be "
+                                        "readable by everyone: name it 'acl'")
+                walk(inner, f"{name}.")
+        elif isinstance(value, list | tuple):
+            for inner in value:
+                walk(inner, field)
+
+    walk(meta, "")
+    if "acl" not in meta:
+        return {}
+    try:
+        return {"acl": parse_acl(meta["acl"], where, "metadata.acl")}
+    except ValueError as exc:
+        raise UnreadableHit(str(exc)) from None
+
+
 class _Resolver:
     """Turns read hits into chunks: chunk ids through the chunks given, text and offsets
     through the documents (located once per production chunk)."""
@@ -255,7 +294,8 @@ class _Resolver:
             raise UnreadableHit(f"{where}: a hit given as text or offsets needs the documents: "
                                 "pass documents= (the corpus the production system indexed)")
         doc_id = r.doc_id or self._doc_id(r.metadata)
-        key = (r.chunk_id, doc_id, r.text, r.start, r.end)
+        access = _access_of(r.metadata, where)
+        key = (r.chunk_id, doc_id, r.text, r.start, r.end, access.get("acl"))
         if key in self.located:
             chunk = self.located[key]
             return chunk, ({"unlocated": chunk.metadata["unlocated_kind"]}
@@ -268,15 +308,21 @@ class _Resolver:
                 raise UnreadableHit(f"{where}: {exc}") from None
             empty = Chunk(r.chunk_id or f"unlocated:{len(self.located)}", doc_id or "", 0, 0,
                           "", embed_text=r.text or "", metadata=MappingProxyType(
-                              {"unlocated": str(exc), "unlocated_kind": exc.kind}))
+                              {"unlocated": str(exc), "unlocated_kind": exc.kind, **access}))
             self.located[key] = empty
             return empty, {"unlocated": exc.kind}
         doc = self.locator.document(found.doc_id)
         cid = r.chunk_id or f"{found.doc_id}@{found.start}-{found.end}"
         chunk = Chunk(cid, found.doc_id, found.start, found.end, doc.text[found.start:found.end],
                       embed_text=r.text or "", metadata=MappingProxyType(
-                          {"located": found.how, **provenance(doc, found.start, found.end)}))
+                          {"located": found.how, **provenance(doc, found.start, found.end),
+                           **access}))
         before = self.by_id.setdefault(cid, chunk)
+        if before.metadata.get("acl") != chunk.metadata.get("acl"):
+            raise UnreadableHit(f"{where}: chunk id {cid!r} came with acl "
+                                f"{before.metadata.get('acl')} before and "
+                                f"{chunk.metadata.get('acl')} now: a production chunk has one "
+                                "access list")
         if (before.doc_id, before.start, before.end) != (chunk.doc_id, chunk.start, chunk.end):
             raise UnreadableHit(f"{where}: chunk id {cid!r} was located at "
                                 f"{before.doc_id}[{before.start}:{before.end}] before and at "

@@ -39,10 +39,13 @@ import numpy as np
 from filelock import FileLock
 
 from workbench.retrieval.shards import (
+    EMBEDDINGS_DIR,
     SHARD_NAME,
     ShardError,
     cache_dir,
+    clear_cache_folder,
     is_temp_file,
+    mark_cache_folder,
     model_slug,
     read_model_id,
     read_shard,
@@ -190,11 +193,10 @@ class EmbeddingCache:
         return self._compact(self._refresh(model_id, kind))
 
     def clear(self, model_id: str | None = None) -> None:
-        """Delete the cache for one model (or all models)."""
-        import shutil
-
-        target = self.root / model_slug(model_id) if model_id is not None else self.root
-        shutil.rmtree(target, ignore_errors=True)
+        """Delete the cache's files for one model (or all models): only the workbench's own
+        files in a marked folder (:func:`~workbench.retrieval.shards.clear_cache_folder`)."""
+        under = f"{model_slug(model_id)}/" if model_id is not None else ""
+        clear_cache_folder(self.root, EMBEDDINGS_DIR, under)
         self._stores = {
             key: s for key, s in self._stores.items() if model_id is not None and key[0] != model_id
         }
@@ -223,6 +225,7 @@ class EmbeddingCache:
         compaction may write its shards while holding it."""
         lock = self._locks.get(folder)
         if lock is None:
+            mark_cache_folder(self.root, EMBEDDINGS_DIR)
             folder.mkdir(parents=True, exist_ok=True)
             lock = self._locks[folder] = FileLock(str(folder / ".lock"))
         with lock:

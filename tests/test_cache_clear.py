@@ -1,0 +1,157 @@
+"""``workbench cache clear`` deletes only what the workbench wrote: a fake ``$HOME`` holding a
+user's own ``embeddings/``, ``generations/`` and ``models/`` survives every form of the command,
+and a real cache (marked by its writers) is emptied of the workbench's files only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.cli import main
+from workbench.generation.answer_cache import GenerationCache
+from workbench.generation.prompt import Answer
+from workbench.retrieval import EmbeddingCache
+from workbench.retrieval.shards import CACHE_MARKER, MODEL_SOURCE_FILE, mark_cache_folder
+
+
+class Fake:
+    model_id = "fake/model"
+
+    def encode_documents(self, texts):
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    encode_queries = encode_documents
+
+
+def _user_files(home: Path) -> dict[Path, bytes]:
+    """A user's files in folders named like the cache's, and one in a folder of ~."""
+    files = {
+        home / "embeddings" / "my_vectors.npy": b"mine",
+        home / "generations" / "my-project" / "results.json": b"{}",
+        home / "generations" / "ab" / ("ab" + "0" * 62 + ".json"): b"not the workbench's",
+        home / "models" / "llama" / "config.json": b"{}",
+        home / "projects" / "notes.txt": b"keep",
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+def _snapshot(home: Path) -> set[Path]:
+    return {p for p in home.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("WORKBENCH_CACHE", raising=False)
+    monkeypatch.delenv("WORKBENCH_MODEL_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    return home
+
+
+SETUPS = ["--cache ~", "--cache HOME", "WORKBENCH_CACHE=~", "symlink to ~",
+          "WORKBENCH_MODEL_CACHE=~", "WORKBENCH_MODEL_CACHE=symlink", "--cache /",
+          "unmarked folder", "--cache parent of ~"]
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+@pytest.mark.parametrize("only", [None, "embeddings", "generations", "models"])
+def test_a_users_files_survive_every_form_of_clear(home, monkeypatch, capsys, setup, only):
+    files = _user_files(home)
+    before = _snapshot(home)
+    args = ["cache", "clear"]
+    if setup == "--cache ~":
+        args += ["--cache", "~"]
+    elif setup == "--cache HOME":
+        args += ["--cache", str(home)]
+    elif setup == "WORKBENCH_CACHE=~":
+        monkeypatch.setenv("WORKBENCH_CACHE", str(home))
+    elif setup == "symlink to ~":
+        link = home.parent / "link"
+        link.symlink_to(home)
+        args += ["--cache", str(link)]
+    elif setup == "WORKBENCH_MODEL_CACHE=~":
+        monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(home))
+        args += ["--cache", str(home.parent / "cache")]
+    elif setup == "WORKBENCH_MODEL_CACHE=symlink":
+        (home.parent / "mlink").symlink_to(home / "models")
+        monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(home.parent / "mlink"))
+        args += ["--cache", str(home.parent / "cache")]
+    elif setup == "--cache /":
+        args += ["--cache", "/"]
+    elif setup == "unmarked folder":
+        args += ["--cache", str(home.parent / "elsewhere")]
+        for path, data in files.items():  # the same shapes, outside ~, never marked
+            target = home.parent / "elsewhere" / path.relative_to(home)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    elif setup == "--cache parent of ~":
+        args += ["--cache", str(home.parent)]
+    if only:
+        args += ["--only", only]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert _snapshot(home) == before, setup
+    assert all(p.read_bytes() == data for p, data in files.items())
+    if setup == "unmarked folder":
+        assert all((home.parent / "elsewhere" / p.relative_to(home)).exists() for p in files)
+    if code != 0:  # a refusal says why and how to clear by hand, in one line
+        assert len(err.strip().splitlines()) == 1, err
+        assert "home" in err or "root" in err or "by hand" in err, err
+
+
+def test_clear_deletes_only_the_workbenchs_files_in_a_marked_cache(home, capsys):
+    cache = home / ".cache" / "workbench"
+    EmbeddingCache(cache / "embeddings").embed(Fake(), ["a", "b"], progress=False)
+    answers = GenerationCache(cache / "generations")
+    answers.put("ab" + "1" * 62, Answer(text="yes"))
+    models = cache / "models"
+    mark_cache_folder(models, "models")
+    (models / "smol-1").mkdir()
+    (models / "smol-1" / MODEL_SOURCE_FILE).write_text("{}", encoding="utf-8")
+    (models / "smol-1" / "model.safetensors").write_bytes(b"x" * 10)
+    (models / "smol-1" / "escape").symlink_to(home / "projects")
+    ours = {p for p in cache.rglob("*") if p.is_file() and p.name != CACHE_MARKER}
+    assert ours
+    mine = {
+        cache / "embeddings" / "my_vectors.npy": b"mine",
+        cache / "generations" / "notes.txt": b"mine",
+        cache / "models" / "llama" / "config.json": b"{}",
+        home / "projects" / "keep.txt": b"keep",
+    }
+    for path, data in mine.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (cache / "embeddings" / "link").symlink_to(home / "projects")
+    assert main(["cache", "info"]) == 0
+    assert "generations: 1 answers" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0
+    out = capsys.readouterr().out
+    assert "2 vectors" in out and "1 generated answers" in out and "1 converted model(s)" in out
+    assert not any(p.exists() for p in ours)
+    assert all(p.read_bytes() == data for p, data in mine.items())
+    assert all((cache / kind / CACHE_MARKER).is_file()
+               for kind in ("embeddings", "generations", "models"))
+
+
+def test_a_file_given_as_the_cache_folder_is_refused(home, capsys):
+    path = home / "notes.txt"
+    path.write_text("mine", encoding="utf-8")
+    for action in ("info", "clear"):
+        assert main(["cache", action, "--cache", str(path)]) == 2
+        assert "is a file, not a cache folder" in capsys.readouterr().err
+    assert path.read_text(encoding="utf-8") == "mine"
+
+
+def test_embedding_cache_clear_refuses_an_unmarked_folder(home):
+    (home / "embeddings").mkdir()
+    (home / "embeddings" / "x.npy").write_bytes(b"mine")
+    with pytest.raises(ValueError, match="no workbench marker"):
+        EmbeddingCache(home / "embeddings").clear()
+    assert (home / "embeddings" / "x.npy").exists()
