@@ -6,13 +6,15 @@ anchor and :func:`add_case` (:mod:`~workbench.golden.golden_set`), and public da
 carry their own questions, BEIR and SQuAD-style JSON (:mod:`~workbench.golden.datasets`).
 Labelling from real sources: candidate questions from logs, run logs and trace exports
 (:mod:`~workbench.golden.candidates`, :mod:`~workbench.golden.otel`), drift repair
-(:mod:`~workbench.golden.reanchor`).
+(:mod:`~workbench.golden.reanchor`), agreement of two labellers
+(:mod:`~workbench.golden.agreement`).
 
 Layer: may import :mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
 """
 
 from __future__ import annotations
 
+from workbench.golden.agreement import Agreement, agreement, cohen_kappa
 from workbench.golden.candidates import (
     Candidate,
     Candidates,
@@ -35,8 +37,8 @@ from workbench.golden.items import (
 )
 from workbench.golden.reanchor import Reanchored, ReanchorReport, reanchor
 
-__all__ = ["SOURCES", "Candidate", "Candidates", "Evidence", "GoldenItem", "GoldenSet",
-           "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "can_read_item", "dedupe", "import_questions", "load_beir", "load_dataset",
-           "load_squad", "parse_item", "read_questions", "reanchor", "sample_candidates",
-           "save_candidates"]
+__all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
+           "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
+           "agreement", "can_read_item", "cohen_kappa", "dedupe", "import_questions", "load_beir",
+           "load_dataset", "load_squad", "parse_item", "read_questions", "reanchor",
+           "sample_candidates", "save_candidates"]
