@@ -7,7 +7,8 @@ carry their own questions, BEIR and SQuAD-style JSON (:mod:`~workbench.golden.da
 Labelling from real sources: candidate questions from logs, run logs and trace exports
 (:mod:`~workbench.golden.candidates`, :mod:`~workbench.golden.otel`), drift repair
 (:mod:`~workbench.golden.reanchor`), agreement of two labellers
-(:mod:`~workbench.golden.agreement`).
+(:mod:`~workbench.golden.agreement`), Label Studio and Argilla files both ways
+(:mod:`~workbench.golden.exchange`).
 
 Layer: may import :mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
 """
@@ -25,6 +26,7 @@ from workbench.golden.candidates import (
     save_candidates,
 )
 from workbench.golden.datasets import load_beir, load_dataset, load_squad
+from workbench.golden.exchange import from_argilla, from_label_studio, to_argilla, to_label_studio
 from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import (
     SOURCES,
@@ -39,6 +41,7 @@ from workbench.golden.reanchor import Reanchored, ReanchorReport, reanchor
 
 __all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
            "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "agreement", "can_read_item", "cohen_kappa", "dedupe", "import_questions", "load_beir",
-           "load_dataset", "load_squad", "parse_item", "read_questions", "reanchor",
-           "sample_candidates", "save_candidates"]
+           "agreement", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
+           "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
+           "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
+           "to_argilla", "to_label_studio"]
