@@ -8,10 +8,16 @@ quote in the current document, in order:
 2. ``normalised``: case (NFKC + casefold) and whitespace runs folded on both sides, the
    match mapped back to exact offsets of the document; applied when unique;
 3. ``fuzzy``: rapidfuzz ``partial_ratio_alignment`` of the folded quote in the folded
-   document, with its score (0-100). Applied only when the score is >= ``threshold``, the
-   match is unique (no second alignment outside it scores >= ``threshold``), the quote has
-   at least :data:`MIN_FUZZY_CHARS` characters and the match has the same numbers as the
-   quote (a changed number is a changed fact: the seed's "one policy stated twice").
+   document, its ends then moved to the best full ``ratio`` and out to whole words and the
+   quote's final punctuation (the score is the ``ratio`` of that passage, 0-100: a passage
+   that grew by a word is matched whole, not cut to the quote's length). Applied only when
+   the score is >= ``threshold``, the match is unique (no second alignment outside it
+   scores >= ``threshold``), the quote has
+   at least :data:`MIN_FUZZY_CHARS` characters, the match begins with the quote's first word
+   and ends with its last (an edit inside is repaired, one at an edge is reviewed: it may
+   leave a new "not" just outside the span), and the match has the same facts as the
+   quote: the same numbers and the same negations (:data:`NEGATIONS`): a changed number or an
+   added "not" is a changed fact (the seed's "one policy stated twice").
 
 Everything else goes to review, with the best suggestion when there is one. Nothing moves
 silently: the report lists every drifted span (old -> new offsets, method, score, whether
@@ -36,14 +42,34 @@ from workbench.text import fold, frame_html
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FUZZY_THRESHOLD", "MIN_FUZZY_CHARS", "Folded", "ReanchorReport", "Reanchored",
-           "reanchor"]
+__all__ = [
+    "FUZZY_THRESHOLD",
+    "MIN_FUZZY_CHARS",
+    "NEGATIONS",
+    "Folded",
+    "ReanchorReport",
+    "Reanchored",
+    "facts",
+    "reanchor",
+]
 
 #: Default lowest fuzzy score (rapidfuzz partial ratio, 0-100) applied without review.
 FUZZY_THRESHOLD = 90.0
 #: Quotes shorter than this are never applied from a fuzzy match (too easy to match by chance).
 MIN_FUZZY_CHARS = 20
+#: Words that turn a statement around; a fuzzy match must have the same ones as its quote
+#: (with any ``...n't`` and the Han negations 不没無无非未别勿).
+NEGATIONS = ("not", "no", "never", "none", "nor", "without", "except", "unless", "cannot",
+             "không", "chưa", "chẳng")
 _DIGITS = re.compile(r"\d+")
+_NEGATION = re.compile(rf"\b(?:{'|'.join(NEGATIONS)})\b|\w+n't\b|[不没無无非未别勿]")
+
+
+def facts(text: str) -> list[str]:
+    """What a fuzzy match may not change: the numbers of ``text`` in order, then its
+    negations in order (folded)."""
+    folded = fold(text)
+    return _DIGITS.findall(folded) + _NEGATION.findall(folded)
 
 
 class Folded:
@@ -139,15 +165,58 @@ def _occurrences(text: str, quote: str) -> list[int]:
     return found
 
 
+def _refine(quote: str, text: str, a: int, b: int) -> tuple[float, int, int]:
+    """The window near ``[a, b)`` with the best full ``ratio`` to ``quote``: the partial
+    alignment is as long as the quote, so it cuts a passage that grew or shrank. Each end is
+    moved in turn (twice) within half the quote's length, then out to whole words
+    (:func:`_snap`)."""
+    reach = max(1, len(quote) // 2)
+    lo, hi = max(0, a - reach), min(len(text), b + reach)
+    score, a, b = fuzz.ratio(quote, text[a:b]), a, b
+    for _ in range(2):
+        for s in range(lo, b):
+            if (r := fuzz.ratio(quote, text[s:b])) > score:
+                score, a = r, s
+        for e in range(a + 1, hi + 1):
+            if (r := fuzz.ratio(quote, text[a:e])) > score:
+                score, b = r, e
+    return float(score), *_snap(quote, text, a, b, hi)
+
+
+def _snap(quote: str, text: str, a: int, b: int, hi: int) -> tuple[int, int]:
+    """Ends moved out to whole words; when the quote ends with punctuation (``.``) that the
+    window lacks, the end moves on to the next one on the same line, within ``hi``."""
+    while a > 0 and text[a - 1].isalnum() and text[a].isalnum():
+        a -= 1
+    while b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
+        b += 1
+    last = quote[-1]
+    if not last.isalnum() and not last.isspace() and text[b - 1] != last:
+        stop = text.find(last, b, hi)
+        if stop >= 0 and "\n" not in text[b:stop]:
+            b = stop + 1
+    return a, b
+
+
+def _edges(text: str) -> tuple[str, str]:
+    """The first and last word (text without spaces: the first and last two characters)."""
+    words = text.split()
+    if len(words) > 1:
+        return words[0], words[-1]
+    return text[:2], text[-2:]
+
+
 def _fuzzy(folded: Folded, quote: str, threshold: float) -> tuple[float, int, int, bool]:
-    """Best alignment (score, folded start, end) and whether another scores >= threshold."""
+    """Best match (full ratio after :func:`_refine`, folded start, end) and whether another
+    passage outside it scores >= threshold."""
     best = fuzz.partial_ratio_alignment(quote, folded.text)
     if best is None or best.dest_end <= best.dest_start:
         return 0.0, 0, 0, False
-    a, b = best.dest_start, best.dest_end
+    _, a, b = _refine(quote, folded.text, best.dest_start, best.dest_end)
+    score = float(fuzz.ratio(quote, folded.text[a:b]))
     others = (fuzz.partial_ratio(quote, part, score_cutoff=threshold)
               for part in (folded.text[:a], folded.text[b:]) if len(part) >= len(quote) // 2)
-    return float(best.score), a, b, any(s >= threshold for s in others)
+    return score, a, b, any(s >= threshold for s in others)
 
 
 def _find(doc: Document, ev: Evidence, threshold: float) -> dict[str, Any]:
@@ -172,12 +241,18 @@ def _find(doc: Document, ev: Evidence, threshold: float) -> dict[str, Any]:
     if b <= a:
         return dict(method="none", score=0.0, applied=False, reason="the quote is gone")
     span = folded.span(a, b)
-    same_numbers = _DIGITS.findall(quote) == _DIGITS.findall(folded.text[a:b])
-    reason = ("" if score >= threshold and not ambiguous and same_numbers
+    while a < b and folded.text[a] == " ":
+        a += 1
+    while b > a and folded.text[b - 1] == " ":
+        b -= 1
+    same_facts = facts(quote) == facts(folded.text[a:b])
+    edges = _edges(quote) == _edges(folded.text[a:b])
+    reason = ("" if score >= threshold and not ambiguous and same_facts and edges
               and len(ev.text) >= MIN_FUZZY_CHARS else
               f"fuzzy score {score:.1f} < {threshold:g}" if score < threshold else
               "another passage matches as well" if ambiguous else
-              "the numbers differ from the quote's" if not same_numbers else
+              "the numbers or negations differ from the quote's" if not same_facts else
+              "the match does not begin and end as the quote does" if not edges else
               f"the quote is shorter than {MIN_FUZZY_CHARS} characters")
     return dict(method="fuzzy", score=score, applied=not reason, span=span, reason=reason)
 
