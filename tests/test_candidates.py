@@ -248,3 +248,26 @@ def test_read_questions_lists_blank_entries(tmp_path):
     path = write(tmp_path / "q.txt", "a\n   \nb\n")
     assert [q if isinstance(q, str) else q.question for q in read_questions(path)] == [
         "a", f"{path}:2", "b"]
+
+
+def test_the_questions_command_merges_samples_and_writes(tmp_path):
+    import subprocess
+    import sys
+
+    log = write(tmp_path / "log.csv", "asked\nHow long must my password be?\n"
+                "how long must my pasword be\ngift card expiry?\n")
+    golden = tmp_path / "golden.jsonl"
+    GoldenSet([GoldenItem("q1", "Gift card expiry", answerable=False)]).save(golden)
+    out = tmp_path / "c.jsonl"
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "workbench.cli", "questions", str(log),
+                           "--field", "asked", "--golden", str(golden), "-o", str(out)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"merged {log}:3 into {log}:2 (near" in done.stdout
+    assert [json.loads(line)["question"] for line in out.read_text().splitlines()] == [
+        "How long must my password be?"]
+    bad = subprocess.run([sys.executable, "-m", "workbench.cli", "questions", str(log),
+                          "-o", str(out)], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "field 'question': no column 'question'" in bad.stderr
