@@ -45,7 +45,7 @@ from typing import Any, Protocol
 from workbench.corpus import Document
 from workbench.golden.candidates import Candidate
 from workbench.golden.golden_set import GoldenSet
-from workbench.golden.items import Evidence, GoldenItem
+from workbench.golden.items import SOURCES, Evidence, GoldenItem
 from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
 from workbench.text import normalize_text
 
@@ -244,6 +244,8 @@ def _passage(data: Any, documents: Mapping[str, Document], where: str
             raise InputError(where, f"the passage is no longer in document {doc.id!r} at "
                              f"{base} (nor once elsewhere); re-export the task", field="text")
         base = found
+    if data.get("source", "real") not in SOURCES:
+        raise InputError(where, f"{data['source']!r} is not one of {SOURCES}", field="source")
     labels = _Labels(normalize_text(str(data["question"])), str(data.get("source", "real")),
                      str(data.get("category") or "uncategorised"), where=where)
     return str(data["qid"]), doc, base, text, labels
