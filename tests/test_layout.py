@@ -283,7 +283,9 @@ def test_the_public_map_points_at_the_packages_that_own_the_names():
 # package that owns it.
 PUBLIC = {
     "corpus": ["Chunk", "Corpus", "Document", "load_corpus", "load_folder"],
-    "golden": ["Evidence", "GoldenItem", "GoldenSet", "add_case", "load_dataset"],
+    "golden": ["Evidence", "GoldenItem", "GoldenSet", "add_case", "load_dataset", "agreement",
+               "from_argilla", "from_label_studio", "import_questions", "reanchor",
+               "to_argilla", "to_label_studio"],
     "chunking": ["Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
                  "RecursiveChunker", "SentenceChunker", "chunk_corpus", "parse_chunker"],
     "retrieval": ["BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder", "Hit",

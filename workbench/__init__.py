@@ -19,7 +19,9 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "workbench.corpus": ("Chunk", "Corpus", "Document", "load_corpus", "load_folder"),
-    "workbench.golden": ("Evidence", "GoldenItem", "GoldenSet", "add_case", "load_dataset"),
+    "workbench.golden": ("Evidence", "GoldenItem", "GoldenSet", "add_case", "load_dataset",
+                         "agreement", "from_argilla", "from_label_studio", "import_questions",
+                         "reanchor", "to_argilla", "to_label_studio"),
     "workbench.chunking": ("Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
                            "RecursiveChunker", "SentenceChunker", "chunk_corpus",
                            "parse_chunker"),

@@ -85,6 +85,12 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _questions(args: argparse.Namespace) -> int:
+    from workbench.cli.questions import run_questions_command
+
+    return run_questions_command(args)
+
+
 def _cache(args: argparse.Namespace) -> int:
     from workbench.cli.cache import run_cache_command
 
@@ -217,6 +223,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="report title")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
     p.set_defaults(fn=_report)
+
+    p = sub.add_parser("questions", help="candidate questions from logs (CSV, JSONL, text), run "
+                                         "logs and trace exports: merged, sampled, as JSONL")
+    p.add_argument("files", nargs="+", help="question logs, run logs or span exports")
+    p.add_argument("--field", help="the CSV column, JSONL field (a.b) or span attribute holding "
+                                   "the question (default: question; spans: the input)")
+    p.add_argument("--format", choices=["csv", "jsonl", "txt", "run", "spans"],
+                   help="the files' format (default: from the suffix; .json is a span export)")
+    p.add_argument("--scores", choices=["similarity", "distance"], default="similarity",
+                   help="what a run log's scores are (default similarity)")
+    p.add_argument("--threshold", type=float, default=90.0,
+                   help="near-duplicate ratio, 0-100 (default 90; 100: exact duplicates only)")
+    p.add_argument("--sample", type=non_negative_int, default=None,
+                   help="keep this many (default all)")
+    p.add_argument("--by", choices=["novelty", "confidence", "random"], default="novelty",
+                   help="order: file order, low retrieval confidence first, or seeded random")
+    p.add_argument("--golden", help="leave out the questions already in this golden set")
+    p.add_argument("--seed", type=int, default=0, help="seed of --by random (default 0)")
+    p.add_argument("-o", "--out", required=True, help="the candidates JSONL to write")
+    p.set_defaults(fn=_questions)
 
     p = sub.add_parser("cache", help="what the cache folder holds (info), or empty it (clear)")
     p.add_argument("action", choices=["info", "clear"])

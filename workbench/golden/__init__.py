@@ -4,13 +4,29 @@ Owns :class:`GoldenItem`, :class:`Evidence` and validation problems
 (:mod:`~workbench.golden.items`), :class:`GoldenSet` with load / validate / save / qrels /
 anchor and :func:`add_case` (:mod:`~workbench.golden.golden_set`), and public datasets that
 carry their own questions, BEIR and SQuAD-style JSON (:mod:`~workbench.golden.datasets`).
+Labelling from real sources: candidate questions from logs, run logs and trace exports
+(:mod:`~workbench.golden.candidates`, :mod:`~workbench.golden.otel`), drift repair
+(:mod:`~workbench.golden.reanchor`), agreement of two labellers
+(:mod:`~workbench.golden.agreement`), Label Studio and Argilla files both ways
+(:mod:`~workbench.golden.exchange`).
 
 Layer: may import :mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
 """
 
 from __future__ import annotations
 
+from workbench.golden.agreement import Agreement, agreement, cohen_kappa
+from workbench.golden.candidates import (
+    Candidate,
+    Candidates,
+    dedupe,
+    import_questions,
+    read_questions,
+    sample_candidates,
+    save_candidates,
+)
 from workbench.golden.datasets import load_beir, load_dataset, load_squad
+from workbench.golden.exchange import from_argilla, from_label_studio, to_argilla, to_label_studio
 from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import (
     SOURCES,
@@ -21,6 +37,11 @@ from workbench.golden.items import (
     can_read_item,
     parse_item,
 )
+from workbench.golden.reanchor import Reanchored, ReanchorReport, reanchor
 
-__all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSet", "GoldenSetError", "Problem",
-           "add_case", "can_read_item", "load_beir", "load_dataset", "load_squad", "parse_item"]
+__all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
+           "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
+           "agreement", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
+           "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
+           "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
+           "to_argilla", "to_label_studio"]
