@@ -113,3 +113,11 @@ def test_session_reloads_progress_skips_undo_and_two_labellers(tmp_path):
         a.undo()
     with pytest.raises(InputError, match="already exists"):
         a.save("q002", [("vi", 0, 5)])
+
+
+def test_a_broken_skips_file_is_one_clear_line(tmp_path):
+    path = tmp_path / "golden.jsonl"
+    LabellingSession(path, _corpus(), ["q"]).skip("q001")
+    (tmp_path / "golden.jsonl.skips.jsonl").write_text('{"qid": "q001"}\n[1]\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"skips\.jsonl:2"):
+        LabellingSession(path, _corpus(), ["q"])

@@ -25,7 +25,7 @@ from typing import Any
 from workbench.corpus import Corpus, can_read, is_superseded, user_groups_of
 from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import Evidence, GoldenItem
-from workbench.io import InputError, atomic_write_bytes, atomic_write_text, locked, read_text
+from workbench.io import InputError, atomic_write_bytes, atomic_write_text, iter_jsonl, locked
 
 __all__ = ["Candidate", "LabellingSession", "make_item", "span_warnings",
            "suggest_must_mention"]
@@ -202,9 +202,11 @@ class LabellingSession:
         self.labelled = {i.qid: i for i in GoldenSet.load(self.path)}
         self.skipped = set()
         if self.skips_path.exists():
-            for line in read_text(self.skips_path, "skips").splitlines():
-                if line.strip():
-                    self.skipped.add(str(json.loads(line)["qid"]))
+            for where, row in iter_jsonl(self.skips_path, "skips"):
+                if not isinstance(row, dict) or not isinstance(row.get("qid"), str):
+                    raise InputError(where, "each line is {\"qid\": ...}; fix or delete it",
+                                     field="qid")
+                self.skipped.add(row["qid"])
 
     @property
     def categories(self) -> list[str]:
