@@ -7,8 +7,9 @@ figures. Views never compute metrics of their own.
 
 :mod:`~workbench.widgets.metric_table`, :mod:`~workbench.widgets.chunk_preview`,
 :mod:`~workbench.widgets.plots`, :mod:`~workbench.widgets.sweep_explorer`,
-:mod:`~workbench.widgets.trace_viewer` and :mod:`~workbench.widgets.position_plot`. Names load
-lazily (ipywidgets and plotly are imported only when a view is used).
+:mod:`~workbench.widgets.trace_viewer`, :mod:`~workbench.widgets.labeller` and
+:mod:`~workbench.widgets.position_plot`. Names load lazily (ipywidgets and plotly are
+imported only when a view is used).
 
 Layer: may import :mod:`workbench.gate` and everything below it (in practice evaluation,
 sweep, generation, diagnose, chunking and corpus).
@@ -21,6 +22,7 @@ from typing import Any
 
 _EXPORTS = {
     "workbench.widgets.chunk_preview": ["ChunkPreview", "ChunkPreviewPair", "chunk_preview_html"],
+    "workbench.widgets.labeller": ["Labeller", "labeller_html"],
     "workbench.widgets.metric_table": ["MetricTable", "available_ks", "metric_k",
                                        "metric_table_html", "table_frame"],
     "workbench.widgets.plots": ["BUCKET_COLOURS", "category_heatmap", "cost_quality",

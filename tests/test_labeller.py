@@ -1,0 +1,88 @@
+"""Labeller widget, driven from Python the way its view drives it (real BM25 and MiniLM)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.corpus import Corpus, Document
+from workbench.golden import GoldenSet
+from workbench.widgets.labeller import Labeller, labeller_html
+
+QUESTIONS = [{"qid": "q1", "question": "how many days to submit travel receipts"},
+             {"qid": "q2", "question": "年假有几天"}, "what is the CEO's favourite colour"]
+
+
+@pytest.fixture
+def corpus(handbook):
+    docs, _ = handbook
+    evil = Document("evil", "Safe text <script>window.pwned=1</script><img src=x onerror=alert(1)>")
+    return Corpus([*docs.values(), evil])
+
+
+def test_search_select_mark_save_writes_the_exact_line(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    assert lab.current_qid == "q1" and lab.progress == "0 of 3 labelled, 0 skipped"
+    lab.search("submit travel receipts days")
+    assert lab.bm25_hits and lab.doc_id == lab.bm25_hits[0]["doc_id"]
+    text = corpus["expenses-travel"].text
+    start = text.index("Travel receipts must be submitted within 14 days")
+    end = text.index(".", start) + 1
+    lab.show_document("expenses-travel")
+    lab.select(start, end)
+    assert "14 days" in lab.suggestions
+    assert any("expenses-travel-2024" in w for w in lab.warnings)  # one fact, two numbers
+    lab.toggle_must_mention("14 days")
+    lab.category = "expenses"
+    lab.save()
+    row = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert row["evidence"] == [{"doc_id": "expenses-travel", "start": start, "end": end,
+                                "text": text[start:end]}]
+    assert row["answer_must_mention"] == ["14 days"] and row["category"] == "expenses"
+    assert lab.current_qid == "q2" and lab.progress == "1 of 3 labelled, 0 skipped"
+
+
+def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.skip()
+    zh = corpus["zh-leave-shanghai"].text
+    lab.show_document("zh-leave-shanghai")
+    lab.select(0, 5)
+    lab.add_span()
+    lab.select(6, 12)
+    lab.save()
+    assert len(GoldenSet.load(path).get("q2").evidence) == 2
+    assert GoldenSet.load(path).get("q2").evidence[1].text == zh[6:12]
+    lab.unanswerable()
+    assert GoldenSet.load(path).get("q003").answerable is False
+    lab.undo()
+    assert lab.current_qid == "q003" and "q003" not in {i.qid for i in GoldenSet.load(path)}
+    again = Labeller(corpus, QUESTIONS, path, dense=False)
+    assert again.progress == "1 of 3 labelled, 1 skipped" and again.current_qid == "q003"
+
+
+def test_bad_save_is_a_status_not_a_write(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.save()  # nothing selected
+    assert "select the answer" in lab.status and path.read_text(encoding="utf-8") == ""
+
+
+def test_dense_hits_from_the_packaged_minilm(corpus, tmp_path):
+    lab = Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl")
+    lab.search("how long do I have to hand in receipts after a trip")
+    assert len(lab.dense_hits) == 5 and lab.dense_hits[0]["rank"] == 1
+
+
+def test_static_form_escapes_document_text(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.show_document("evil")
+    lab.select(0, len(corpus["evil"].text))
+    lab.save()
+    html = labeller_html(lab.session)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "<img" not in html
+    assert "1 of 3 labelled" in lab._repr_html_()

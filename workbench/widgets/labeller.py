@@ -1,0 +1,228 @@
+"""Labeller: label candidate questions by selecting their answers in the documents.
+
+One question at a time: BM25 and dense hits side by side (dense built on first search), a
+hit opens its document, the mouse selection is reported as code-point offsets into
+``Document.text`` (the view converts from the browser's UTF-16), a second span can be added,
+suggested must-mention strings are marked, a category picked or typed, and the item saved,
+marked unanswerable, skipped or undone. Python computes (:mod:`workbench.golden.labelling`:
+validation, warnings, suggestions, the on-disk session), the view only paints: document text
+is set as text nodes, never as HTML. Readable state: ``selection`` (``[doc_id, start, end]``
+or ``[]``), ``spans``, ``current_qid``, ``must_mention``, ``category``, ``warnings``,
+``progress``. Keys: ``/`` search, ``a`` add span, ``1``-``9`` toggle a suggestion, ``c``
+category, ``s`` save, ``u`` unanswerable, ``k`` skip, ``z`` undo, ``n``/``p`` next/previous
+hit. :func:`labeller_html` is the static form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from workbench.chunking import RecursiveChunker, chunk_corpus
+from workbench.corpus import Chunk, Corpus
+from workbench.golden.labelling import Candidate, LabellingSession, suggest_must_mention
+from workbench.io import InputError
+from workbench.retrieval import BM25Retriever, DenseRetriever, Retriever
+from workbench.text import escape_html
+
+__all__ = ["Labeller", "labeller_html"]
+
+_HERE = Path(__file__).with_name("labeller_static")
+
+
+def labeller_html(session: LabellingSession) -> str:
+    """Static form: progress and the labelled items with their quotes (escaped)."""
+    rows = []
+    for c in session.candidates:
+        item = session.labelled.get(c.qid)
+        state = ("skipped" if c.qid in session.skipped and item is None else
+                 "pending" if item is None else
+                 "unanswerable" if not item.answerable else item.category)
+        quote = " | ".join(e.text[:120] for e in item.evidence) if item else ""
+        rows.append(f"<tr><td>{escape_html(c.qid)}</td><td>{escape_html(c.question)}</td>"
+                    f"<td>{escape_html(state)}</td><td>{escape_html(quote)}</td></tr>")
+    return (f"<div class='wb-labeller-static'><p>{escape_html(session.progress)}</p><table>"
+            "<tr><th>qid</th><th>question</th><th>label</th><th>evidence</th></tr>"
+            + "".join(rows) + "</table></div>")
+
+
+class Labeller(anywidget.AnyWidget):
+    """Label ``questions`` (strings, or dicts with qid/question/source) into ``path``."""
+
+    _esm = _HERE / "labeller.js"
+    _css = _HERE / "labeller.css"
+
+    current_qid = traitlets.Unicode("").tag(sync=True)
+    question = traitlets.Unicode("").tag(sync=True)
+    query = traitlets.Unicode("").tag(sync=True)
+    bm25_hits: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    dense_hits: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    doc_id = traitlets.Unicode("").tag(sync=True)
+    doc_title = traitlets.Unicode("").tag(sync=True)
+    doc_text = traitlets.Unicode("").tag(sync=True)
+    highlight: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    selection: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    spans: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    suggestions: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    must_mention: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    category = traitlets.Unicode("").tag(sync=True)
+    categories: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    warnings: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    progress = traitlets.Unicode("").tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, corpus: Corpus, questions: Sequence[str | Mapping[str, Any] | Candidate],
+                 path: str | Path, chunks: Sequence[Chunk] | None = None,
+                 dense: Retriever | bool = True, user_groups: Iterable[str] | str | None = None,
+                 k: int = 5, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.session = LabellingSession(path, corpus, questions, user_groups)
+        self.corpus, self.k = corpus, k
+        self.chunks = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(),
+                                                                         corpus)
+        self._by_id = {c.id: c for c in self.chunks}
+        self.bm25 = BM25Retriever(self.chunks)
+        self._dense: Retriever | None = dense if not isinstance(dense, bool) else None
+        self._want_dense = dense is not False
+        self.on_msg(self._on_msg)
+        self.observe(self._selected, names=["selection"])
+        self.next_question()
+
+    # ----- Python API (the view calls the same) --------------------------------------
+
+    @property
+    def dense(self) -> Retriever | None:
+        """The dense retriever, built on first use (None when ``dense=False``)."""
+        if self._dense is None and self._want_dense:
+            self._dense = DenseRetriever(self.chunks, progress=False)
+        return self._dense
+
+    def _hits(self, retriever: Retriever, query: str) -> list[dict[str, Any]]:
+        out = []
+        for h in retriever.search(query, self.k):
+            c = self._by_id.get(h.chunk_id) or h.chunk
+            if c is None:
+                continue
+            out.append({"chunk_id": c.id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
+                        "rank": h.rank, "score": round(float(h.score), 3),
+                        "title": self.corpus[c.doc_id].title, "snippet": c.text[:200]})
+        return out
+
+    def search(self, query: str) -> None:
+        """Fill ``bm25_hits`` and ``dense_hits`` for ``query``; open the top BM25 hit."""
+        self.query = query
+        self.bm25_hits = self._hits(self.bm25, query) if query.strip() else []
+        dense = self.dense
+        self.dense_hits = self._hits(dense, query) if dense is not None and query.strip() else []
+        if self.bm25_hits:
+            h = self.bm25_hits[0]
+            self.show_document(h["doc_id"], h["start"], h["end"])
+
+    def show_document(self, doc_id: str, start: int = 0, end: int = 0) -> None:
+        """Show document ``doc_id``, highlighting ``[start, end)`` (a hit's chunk)."""
+        doc = self.corpus[doc_id]
+        self.doc_id, self.doc_title, self.doc_text = doc.id, doc.title, doc.text
+        self.highlight = [start, end] if end > start else []
+
+    def select(self, start: int, end: int, doc_id: str | None = None) -> None:
+        """Set the selection (what the mouse does in the view)."""
+        self.selection = [doc_id or self.doc_id, start, end]
+
+    def _selected(self, _change: Any = None) -> None:
+        sel = self.selection
+        text = self.corpus[sel[0]].text[sel[1]:sel[2]] if len(sel) == 3 else ""
+        marked = [s for s in self.must_mention if any(s in t for t in self._texts())]
+        self.suggestions = list(dict.fromkeys(
+            [*marked, *suggest_must_mention(text),
+             *(s for t in self._texts() for s in suggest_must_mention(t))]))
+        self._warn()
+
+    def _all_spans(self) -> list[tuple[str, int, int]]:
+        out = [(s[0], int(s[1]), int(s[2])) for s in self.spans]
+        if len(self.selection) == 3 and list(self.selection) not in [list(s) for s in self.spans]:
+            out.append((self.selection[0], int(self.selection[1]), int(self.selection[2])))
+        return out
+
+    def _texts(self) -> list[str]:
+        return [self.corpus[d].text[a:b] for d, a, b in self._all_spans()]
+
+    def _warn(self) -> None:
+        try:
+            self.warnings = self.session.warnings(self._all_spans())
+        except InputError as exc:
+            self.warnings = [str(exc)]
+
+    def add_span(self) -> None:
+        """Keep the current selection as a span and start another (multi-chunk answers)."""
+        if len(self.selection) == 3 and list(self.selection) not in [list(s) for s in self.spans]:
+            self.spans = [*self.spans, list(self.selection)]
+        self.selection = []
+
+    def toggle_must_mention(self, text: str) -> None:
+        self.must_mention = ([m for m in self.must_mention if m != text]
+                             if text in self.must_mention else [*self.must_mention, text])
+
+    def save(self, answerable: bool = True) -> None:
+        """Validate and append the current question; move to the next one."""
+        try:
+            self.session.save(self.current_qid, self._all_spans() if answerable else (),
+                              self.must_mention if answerable else (),
+                              self.category or "uncategorised", answerable)
+        except (InputError, ValueError) as exc:
+            self.status = str(exc)
+            return
+        self.status = f"saved {self.current_qid}"
+        self.next_question()
+
+    def unanswerable(self) -> None:
+        self.save(answerable=False)
+
+    def skip(self) -> None:
+        self.session.skip(self.current_qid)
+        self.status = f"skipped {self.current_qid}"
+        self.next_question()
+
+    def undo(self) -> None:
+        try:
+            qid = self.session.undo()
+        except InputError as exc:
+            self.status = str(exc)
+            return
+        self.status = f"undid {qid}"
+        self.next_question(qid)
+
+    def next_question(self, qid: str | None = None) -> None:
+        """Reload the session from disk and show ``qid`` or the first pending question."""
+        self.session.reload()
+        pending = self.session.pending
+        c = self.session.candidate(qid) if qid else (pending[0] if pending else None)
+        self.spans, self.selection, self.must_mention, self.warnings = [], [], [], []
+        self.categories, self.progress = self.session.categories, self.session.progress
+        self.current_qid, self.question = (c.qid, c.question) if c else ("", "")
+        self.bm25_hits, self.dense_hits, self.highlight = [], [], []
+        if c is None:
+            self.status = "all questions labelled or skipped"
+
+    def _on_msg(self, _: Any, content: Mapping[str, Any], _buffers: Any) -> None:
+        cmd = content.get("cmd")
+        try:
+            if cmd == "search":
+                self.search(str(content.get("query", "")))
+            elif cmd == "open":
+                self.show_document(str(content["doc_id"]), int(content.get("start", 0)),
+                          int(content.get("end", 0)))
+            elif cmd == "add_span":
+                self.add_span()
+            elif cmd == "mention":
+                self.toggle_must_mention(str(content["text"]))
+            elif cmd in ("save", "unanswerable", "skip", "undo"):
+                getattr(self, cmd)()
+        except Exception as exc:  # shown in the view, never lost
+            self.status = f"{cmd}: {exc}"
+
+    def _repr_html_(self) -> str:
+        return labeller_html(self.session)
