@@ -1,0 +1,27 @@
+"""``workbench route REQUESTS ROUTES --models MODELS [--compare ROUTES2]``: a router's
+hit@1, MRR, recall@k and cost view per category (:mod:`workbench.evaluation.routing`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from workbench.evaluation.routing import (
+    compare_routers,
+    evaluate_router,
+    load_costs,
+    load_requests,
+    load_routes,
+)
+
+
+def run_route_command(args: argparse.Namespace) -> int:
+    requests = load_requests(args.requests)
+    costs = load_costs(args.models)
+    ev = evaluate_router(requests, load_routes(args.routes), costs, k=args.k, name=args.routes)
+    print(ev.summary().round(4).to_string())
+    if args.compare:
+        other = evaluate_router(requests, load_routes(args.compare), costs, k=args.k,
+                                name=args.compare)
+        for metric in ("hit@1", "mrr"):
+            print(compare_routers(ev, other, metric))
+    return 0
