@@ -6,7 +6,8 @@ the :class:`Generator` protocol (:mod:`~workbench.generation.prompt`), the gener
 answer cache (:mod:`~workbench.generation.answer_cache`), oracle-vs-live evaluation
 (:mod:`~workbench.generation.oracle`), grading and the judge
 (:mod:`~workbench.generation.grading`), judge calibration and answer relevance
-(:mod:`~workbench.generation.calibration`), the lost-in-the-middle position experiment
+(:mod:`~workbench.generation.calibration`), query rewriting scored three ways
+(:mod:`~workbench.generation.rewrite`), the lost-in-the-middle position experiment
 (:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the local
 OpenAI-compatible server (:mod:`workbench.generation.server`, a program: run it with ``python
 -m workbench.generation.server``; it is not imported here).
@@ -114,6 +115,14 @@ from workbench.generation.prompt import (
     generate_all,
     make_answer,
 )
+from workbench.generation.rewrite import (
+    REWRITE_PROMPT_VERSION,
+    ChatRewriter,
+    RewriteEvaluation,
+    Rewriter,
+    evaluate_rewrites,
+    last_user_turn_rewrite,
+)
 
 __all__ = [
     "ASSEMBLIES", "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION",
@@ -131,3 +140,5 @@ __all__ = [
 __all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
             "answer_relevance", "calibrate_judge", "compare_grades", "corrected_pass_rate",
             "grader_of", "rogan_gladen"]
+__all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
+            "evaluate_rewrites", "last_user_turn_rewrite"]
