@@ -62,6 +62,19 @@ def test_last_user_turn_rewrite():
     assert last_user_turn_rewrite([], "q") == "q"
 
 
+def test_chat_rewriter_falls_back_to_the_question_when_the_endpoint_fails():
+    from workbench.generation import OpenAIChatGenerator
+    from workbench.generation.rewrite import ChatRewriter
+
+    client = OpenAIChatGenerator("http://127.0.0.1:9", "none", api_key_env="", max_retries=0,
+                                 timeout=2)
+    rewriter = ChatRewriter(client)
+    assert rewriter([{"role": "user", "content": "leave"}], "and after 10 years?") == \
+        "and after 10 years?"
+    assert rewriter.failures and rewriter.failures[0][0] == "and after 10 years?"
+    assert rewriter.model_id == "none"
+
+
 def test_three_ways_on_the_handbook_conversations():
     docs = load_folder(HANDBOOK / "docs")
     conv = GoldenSet.load(HANDBOOK / "conversations.jsonl")

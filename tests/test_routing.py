@@ -89,8 +89,8 @@ def test_ranking_properties(case, rnd):
     good = evaluate_router(reqs, first, costs)
     assert (good.frame["hit@1"] == 1.0).all() and (good.frame["mrr"] == 1.0).all()
     assert (good.frame["quality_lost"] <= 0).all()
-    # permuting the non-passing models ranked above... below the first passing one changes
-    # nothing in hit@1 and mrr
+    # permuting the non-passing models ranked below the first passing one (passing models
+    # keep their ranks) changes nothing
     base = evaluate_router(reqs, routes, costs, k=len(MODELS))
     shuffled = {}
     for r in reqs:
