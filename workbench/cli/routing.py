@@ -12,6 +12,7 @@ from workbench.evaluation.routing import (
     load_requests,
     load_routes,
 )
+from workbench.evaluation.stats import comparison_table
 
 
 def run_route_command(args: argparse.Namespace) -> int:
@@ -22,6 +23,6 @@ def run_route_command(args: argparse.Namespace) -> int:
     if args.compare:
         other = evaluate_router(requests, load_routes(args.compare), costs, k=args.k,
                                 name=args.compare)
-        for metric in ("hit@1", "mrr"):
-            print(compare_routers(ev, other, metric))
+        table = comparison_table(compare_routers(ev, other, m) for m in ("hit@1", "mrr"))
+        print(table.drop(columns=["flipped"], errors="ignore").round(4).to_string())
     return 0
