@@ -254,7 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "generator's converted model")
     p.add_argument("--json", action="store_true", help="info: machine-readable output")
     p.set_defaults(fn=_cache)
+
+    p = sub.add_parser("route", help="score a model router's routes on labelled requests")
+    p.add_argument("requests", help="labelled requests JSONL (id, category, request, passes)")
+    p.add_argument("routes", help="routes JSONL (id, models: ranked)")
+    p.add_argument("--models", required=True, help='models JSON {"costs": {model: cost}}')
+    p.add_argument("--compare", help="a second routes JSONL: paired comparison against it")
+    p.add_argument("-k", type=cutoff, default=2, help="recall cutoff (default 2)")
+    p.set_defaults(fn=_route)
     return parser
+
+
+def _route(args: argparse.Namespace) -> int:
+    from workbench.cli.routing import run_route_command
+
+    return run_route_command(args)
 
 
 def _message(exc: BaseException) -> str:

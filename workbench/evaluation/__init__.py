@@ -26,6 +26,15 @@ from workbench.evaluation.evaluation import (
     describe_relevance,
     evaluate,
 )
+from workbench.evaluation.routing import (
+    RouterEvaluation,
+    RoutingRequest,
+    compare_routers,
+    evaluate_router,
+    load_costs,
+    load_requests,
+    load_routes,
+)
 from workbench.evaluation.run import Run
 from workbench.evaluation.run_files import RUN_FORMATS, read_run, write_run
 from workbench.evaluation.stats import (
@@ -59,3 +68,5 @@ __all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMAL
            "mcnemar_exact", "mean_interval", "minimal_detectable_difference", "one_question",
            "paired_bootstrap_ci", "paired_permutation_test", "questions_needed", "read_run",
            "sign_test", "write_run"]
+__all__ += ["RouterEvaluation", "RoutingRequest", "compare_routers", "evaluate_router",
+            "load_costs", "load_requests", "load_routes"]

@@ -5,7 +5,9 @@ Owns context assembly (:mod:`~workbench.generation.context`: the ACL and version
 the :class:`Generator` protocol (:mod:`~workbench.generation.prompt`), the generators, the
 answer cache (:mod:`~workbench.generation.answer_cache`), oracle-vs-live evaluation
 (:mod:`~workbench.generation.oracle`), grading and the judge
-(:mod:`~workbench.generation.grading`), the lost-in-the-middle position experiment
+(:mod:`~workbench.generation.grading`), judge calibration and answer relevance
+(:mod:`~workbench.generation.calibration`), query rewriting scored three ways
+(:mod:`~workbench.generation.rewrite`), the lost-in-the-middle position experiment
 (:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the local
 OpenAI-compatible server (:mod:`workbench.generation.server`, a program: run it with ``python
 -m workbench.generation.server``; it is not imported here).
@@ -34,6 +36,18 @@ retrieval, golden, corpus, text and io).
 from __future__ import annotations
 
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache, cache_key
+from workbench.generation.calibration import (
+    RELEVANCE_PROMPT_VERSION,
+    CorrectedRate,
+    JudgeCalibration,
+    RelevanceJudge,
+    answer_relevance,
+    calibrate_judge,
+    compare_grades,
+    corrected_pass_rate,
+    grader_of,
+    rogan_gladen,
+)
 from workbench.generation.context import (
     ASSEMBLIES,
     DROP_REASONS,
@@ -101,6 +115,14 @@ from workbench.generation.prompt import (
     generate_all,
     make_answer,
 )
+from workbench.generation.rewrite import (
+    REWRITE_PROMPT_VERSION,
+    ChatRewriter,
+    RewriteEvaluation,
+    Rewriter,
+    evaluate_rewrites,
+    last_user_turn_rewrite,
+)
 
 __all__ = [
     "ASSEMBLIES", "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION",
@@ -115,3 +137,8 @@ __all__ = [
     "oracle_context", "passthrough_context", "place_gold", "position_experiment",
     "resolve_citations", "run_generation_eval", "smollm2_gguf_path", "split_claims",
 ]
+__all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
+            "answer_relevance", "calibrate_judge", "compare_grades", "corrected_pass_rate",
+            "grader_of", "rogan_gladen"]
+__all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
+            "evaluate_rewrites", "last_user_turn_rewrite"]

@@ -5,7 +5,10 @@ loads unchanged. Richer items add ``evidence`` (``[{doc_id, start, end, text}]``
 code-point offsets; ``text`` detects drift after a corpus edit), ``category``, ``source``
 (real | owner | synthetic), ``answerable`` and graded ``relevance`` per chunk id.
 ``relevant_doc_ids`` labels whole documents (TREC/BEIR document qrels): such items are scored
-at document level.
+at document level. A conversational item adds ``history`` (the previous turns,
+``[{role: user | assistant, content}]``, oldest first; ``question`` is the last user turn) and
+optionally ``gold_rewrite`` (the self-contained query a person would retrieve with); both are
+written only when present, so older files round-trip unchanged.
 :func:`parse_item` builds a :class:`GoldenItem` from a decoded row and collects every
 :class:`Problem` (``file:line: field 'f': message``) instead of stopping at the first.
 """
@@ -28,7 +31,9 @@ SOURCES = ("real", "owner", "synthetic")
 _KNOWN_FIELDS = {
     "qid", "question", "relevant_chunk_ids", "evidence", "answer_must_mention",
     "category", "source", "answerable", "relevance", "relevant_doc_ids",
+    "history", "gold_rewrite",
 }
+ROLES = ("user", "assistant")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class GoldenItem:
     relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     relevant_doc_ids: tuple[str, ...] = ()
+    history: tuple[Mapping[str, str], ...] = field(default=(), hash=False)
+    gold_rewrite: str | None = None
 
     def doc_ids(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None
                 ) -> tuple[str, ...]:
@@ -108,6 +115,10 @@ class GoldenItem:
             row["relevance"] = dict(self.relevance)
         if self.relevant_doc_ids:
             row["relevant_doc_ids"] = list(self.relevant_doc_ids)
+        if self.history:
+            row["history"] = [dict(turn) for turn in self.history]
+        if self.gold_rewrite is not None:
+            row["gold_rewrite"] = self.gold_rewrite
         row.update(self.extra)
         return row
 
@@ -211,6 +222,20 @@ def _parse_evidence(value: Any, where: str, problems: list[Problem]) -> tuple[Ev
     return tuple(out)
 
 
+def _parse_history(value: Any, where: str,
+                   problems: list[Problem]) -> tuple[Mapping[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+            isinstance(t, dict) and set(t) == {"role", "content"} and t["role"] in ROLES
+            and isinstance(t["content"], str) and t["content"].strip() for t in value):
+        problems.append(Problem(where, "history", "must be a list of {\"role\": \"user\" | "
+                                "\"assistant\", \"content\": non-empty text}, oldest first"))
+        return ()
+    return tuple(MappingProxyType({"role": t["role"], "content": normalize_text(t["content"])})
+                 for t in value)
+
+
 def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | None:
     """Build one item from a decoded JSON row, appending problems instead of raising."""
     if not isinstance(row, dict):
@@ -252,6 +277,10 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
     ):
         problems.append(Problem(where, "relevance", "must map chunk id -> integer grade"))
         relevance = {}
+    history = _parse_history(row.get("history"), where, problems)
+    gold_rewrite = row.get("gold_rewrite")
+    if gold_rewrite is not None and (not isinstance(gold_rewrite, str) or not gold_rewrite.strip()):
+        problems.append(Problem(where, "gold_rewrite", "must be a non-empty string when given"))
     labels_ok = len(problems) == before
     if labels_ok and answerable and not (relevant or evidence or docs
                                          or any(g > 0 for g in relevance.values())):
@@ -275,5 +304,6 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         relevant_chunk_ids=relevant, evidence=evidence, answer_must_mention=must,
         category=normalize_text(category), source=str(source), answerable=answerable,
         relevance=MappingProxyType({normalize_text(k): v for k, v in relevance.items()}),
-        extra=MappingProxyType(extra), relevant_doc_ids=docs,
+        extra=MappingProxyType(extra), relevant_doc_ids=docs, history=history,
+        gold_rewrite=normalize_text(gold_rewrite) if isinstance(gold_rewrite, str) else None,
     )

@@ -1,0 +1,264 @@
+"""Judges you can trust: measure a judge against a person, correct its pass rate, pin it.
+
+* :func:`calibrate_judge`: on answers a person graded pass/fail, the judge's sensitivity
+  (P(judge passes | person passes)) and specificity (P(judge fails | person fails)) with
+  exact Clopper-Pearson intervals, and Cohen's kappa.
+* :func:`corrected_pass_rate`: the pass rate of unlabelled answers corrected for the judge's
+  measured error rates (Rogan-Gladen), with an interval that carries the uncertainty of both
+  the calibration set and the judged set.
+* :func:`grader_of` / :func:`compare_grades`: the judge's model and prompt version are part of
+  every judged :class:`~workbench.generation.grading.Grade`; a comparison of two runs whose
+  judged grades come from different judges is refused, as comparisons across relevance
+  definitions are.
+* :func:`answer_relevance`: does the answer address the question? Deterministic where it can
+  be (a refusal does not; enough question terms in the answer does), a
+  :class:`RelevanceJudge` where it cannot.
+
+Conventions: a verdict is True (pass) or False (fail); ``human[i]`` and ``judged[i]`` are the
+two verdicts on the same answer. Undecided grades (``passed is None``) are not verdicts:
+drop them first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
+from workbench.generation.grading import Grade, is_refusal, normalize
+from workbench.generation.prompt import ChatModel
+from workbench.retrieval.bm25 import STOPWORDS
+
+__all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
+           "answer_relevance", "calibrate_judge", "compare_grades", "corrected_pass_rate",
+           "grader_of", "rogan_gladen"]
+
+RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
+
+
+def _verdicts(values: Sequence[bool], what: str) -> np.ndarray:
+    if any(v is None for v in values):
+        raise ValueError(f"{what} holds undecided verdicts (None): drop them before calibrating")
+    return np.asarray([bool(v) for v in values], dtype=bool)
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """A judge measured against a person on ``n`` answers (``positives`` the person passed).
+    ``youden_low`` is the lower bound of ``sensitivity + specificity - 1`` from the two exact
+    lower bounds (conservative): at or below 0 the judge is not shown to beat chance."""
+
+    judge: str
+    n: int
+    positives: int
+    negatives: int
+    sensitivity: float
+    sensitivity_ci: tuple[float, float]
+    specificity: float
+    specificity_ci: tuple[float, float]
+    kappa: float
+    agreement: float
+    youden_low: float
+    confidence: float = 0.95
+
+    @property
+    def youden(self) -> float:
+        return self.sensitivity + self.specificity - 1.0
+
+    @property
+    def better_than_chance(self) -> bool:
+        return self.youden_low > 0.0
+
+
+def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = "",
+                    confidence: float = 0.95) -> JudgeCalibration:
+    """Sensitivity and specificity of ``judged`` against ``human`` (exact intervals) and
+    Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` (1 when both agree on everything and
+    ``p_e = 1``). Needs at least one answer the person passed and one they failed."""
+    h, j = _verdicts(human, "human"), _verdicts(judged, "judged")
+    if h.shape != j.shape:
+        raise ValueError(f"human and judged differ in length: {h.size} vs {j.size}")
+    pos, neg = int(h.sum()), int((~h).sum())
+    if pos == 0 or neg == 0:
+        raise ValueError(f"calibration needs answers the person passed and failed: got {pos} "
+                         f"passed and {neg} failed; label more answers")
+    tp, tn = int((h & j).sum()), int((~h & ~j).sum())
+    sens_ci = clopper_pearson(tp, pos, confidence)
+    spec_ci = clopper_pearson(tn, neg, confidence)
+    n = h.size
+    p_o = (tp + tn) / n
+    p_e = (pos / n) * (j.mean()) + (neg / n) * (1.0 - j.mean())
+    kappa = 1.0 if p_e >= 1.0 else float((p_o - p_e) / (1.0 - p_e))
+    return JudgeCalibration(judge=judge, n=n, positives=pos, negatives=neg,
+                            sensitivity=tp / pos, sensitivity_ci=sens_ci,
+                            specificity=tn / neg, specificity_ci=spec_ci, kappa=kappa,
+                            agreement=p_o, youden_low=sens_ci[0] + spec_ci[0] - 1.0,
+                            confidence=confidence)
+
+
+def rogan_gladen(p_judged: float | np.ndarray, sensitivity: float | np.ndarray,
+                 specificity: float | np.ndarray) -> Any:
+    """``(p_judged + spec - 1) / (sens + spec - 1)`` clipped to [0, 1] (Rogan & Gladen 1978,
+    "Estimating prevalence from the results of a screening test", Am J Epidemiol 107:71-76).
+    Elementwise on arrays; the caller guarantees ``sens + spec - 1 > 0``."""
+    p, se, sp = np.asarray(p_judged), np.asarray(sensitivity), np.asarray(specificity)
+    return np.clip((p + sp - 1.0) / (se + sp - 1.0), 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class CorrectedRate:
+    """The judged pass rate of ``n`` unlabelled answers and the Rogan-Gladen corrected one,
+    with its interval (``method`` names how it was made)."""
+
+    judge: str
+    n: int
+    judged_rate: float
+    judged_ci: tuple[float, float]
+    corrected: float
+    ci: tuple[float, float]
+    method: str
+    confidence: float = 0.95
+
+
+def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *,
+                        resamples: int = 2000, seed: int = 0) -> CorrectedRate:
+    """The pass rate of answers only the judge graded, corrected for its error rates.
+
+    The interval is a parametric bootstrap over both sources of uncertainty: each resample
+    draws the calibration's true-positive and true-negative counts (Binomial on its positives
+    and negatives) and the judged passes (Binomial on ``n``), applies :func:`rogan_gladen` and
+    takes percentile bounds; resamples whose ``sens + spec - 1`` is not above 0 are set to the
+    uninformative 0 / 1 so they widen the interval instead of vanishing (as in Lang &
+    Reiczigel 2014, Prev Vet Med 113:13-22, who compare it with the delta-method interval).
+    Refuses (ValueError) when the judge is not shown to beat chance
+    (:attr:`JudgeCalibration.better_than_chance`)."""
+    if not calibration.better_than_chance:
+        raise ValueError(
+            f"judge {calibration.judge or '(unnamed)'} is not shown to beat chance: "
+            f"sensitivity + specificity - 1 = {calibration.youden:.2f}, lower bound "
+            f"{calibration.youden_low:.2f} <= 0 on {calibration.n} labelled answers; no "
+            "corrected rate is reported (label more answers or use a better judge)")
+    j = _verdicts(judged, "judged")
+    if j.size == 0:
+        raise ValueError("judged is empty")
+    n, passes = j.size, int(j.sum())
+    p = passes / n
+    rng = np.random.default_rng(seed)
+    se_b = rng.binomial(calibration.positives, calibration.sensitivity,
+                        resamples) / calibration.positives
+    sp_b = rng.binomial(calibration.negatives, calibration.specificity,
+                        resamples) / calibration.negatives
+    p_b = rng.binomial(n, p, resamples) / n
+    den = se_b + sp_b - 1.0
+    ok = den > 0
+    est = np.where(ok, rogan_gladen(p_b, se_b, np.where(ok, sp_b, 1.0)), 0.0)
+    tail = (1.0 - calibration.confidence) / 2.0
+    # a chance-level resample says nothing: count it once at each edge
+    low = float(np.quantile(np.where(ok, est, 0.0), tail))
+    high = float(np.quantile(np.where(ok, est, 1.0), 1.0 - tail))
+    corrected = float(rogan_gladen(p, calibration.sensitivity, calibration.specificity))
+    return CorrectedRate(judge=calibration.judge, n=n, judged_rate=p,
+                         judged_ci=clopper_pearson(passes, n, calibration.confidence),
+                         corrected=corrected, ci=(min(low, corrected), max(high, corrected)),
+                         method=f"parametric bootstrap over calibration and judged sets "
+                                f"({resamples} resamples)",
+                         confidence=calibration.confidence)
+
+
+# ----------------------------------------------------------------------------- pin
+
+def grader_of(grade: Grade) -> str:
+    """What decided a grade: the method, and for a judge its model id and prompt version
+    (``judge:<model_id>@<prompt_version>``). A judged grade without them is refused."""
+    if grade.method != "judge" and "model_id" not in grade.details:
+        return grade.method
+    model, version = grade.details.get("model_id"), grade.details.get("prompt_version")
+    if not model or not version:
+        raise ValueError(f"a {grade.method} grade does not record its judge's model_id and "
+                         "prompt_version: grade with a Judge that records them")
+    return f"{grade.method}:{model}@{version}"
+
+
+def compare_grades(baseline: Mapping[str, Grade], candidate: Mapping[str, Grade],
+                   alpha: float = 0.05, *, name: str = "") -> PairedComparison:
+    """Paired comparison of two runs' pass/fail grades ``{qid: Grade}`` (undecided grades on
+    either side drop the question). Refuses (ValueError) when the same question was decided
+    by different graders (another judge model or prompt version): their numbers are judged
+    another way and a difference would mix the judges' biases with the systems'."""
+    a, b = {}, {}
+    for qid in sorted(set(baseline) | set(candidate)):
+        if qid not in baseline or qid not in candidate:
+            raise ValueError(f"question {qid!r} is graded in only one run")
+        ga, gb = baseline[qid], candidate[qid]
+        if ga.passed is None or gb.passed is None:
+            continue
+        if grader_of(ga) != grader_of(gb):
+            raise ValueError(f"question {qid!r} was graded by {grader_of(ga)} in the baseline "
+                             f"and by {grader_of(gb)} in the candidate: regrade both runs "
+                             "with one judge before comparing")
+        a[qid], b[qid] = float(ga.passed), float(gb.passed)
+    if not a:
+        raise ValueError("no question is decided in both runs")
+    return compare_paired(a, b, binary=True, alpha=alpha, name=name)
+
+
+# ----------------------------------------------------------------------------- relevance
+
+RELEVANCE_PROMPT = """Does the ANSWER address the QUESTION (whether or not it is correct)?
+
+QUESTION: {question}
+
+ANSWER: {answer}
+
+Reply with JSON only: {{"relevant": true | false}}"""
+
+
+class RelevanceJudge:
+    """Answer relevance with a chat model (:class:`~workbench.generation.prompt.ChatModel`):
+    ``passed`` True when the reply says relevant, None when it cannot be parsed."""
+
+    def __init__(self, client: ChatModel, prompt_version: str = RELEVANCE_PROMPT_VERSION,
+                 max_tokens: int = 16):
+        self.client = client
+        self.prompt_version = prompt_version
+        self.max_tokens = max_tokens
+
+    @property
+    def model_id(self) -> str:
+        return self.client.model_id
+
+    def judge(self, question: str, answer: str) -> Grade:
+        prompt = RELEVANCE_PROMPT.format(question=question, answer=answer)
+        reply = self.client.chat([{"role": "user", "content": prompt}],
+                                 max_tokens=self.max_tokens)
+        low = reply.text.lower()
+        found = {v for v in ("true", "false", "yes", "no") if v in normalize(low)}
+        passed = None if reply.error or len(found) != 1 else found <= {"true", "yes"}
+        return Grade(passed, "judge" if passed is not None else "undecided",
+                     {"model_id": self.model_id, "prompt_version": self.prompt_version,
+                      "reply": reply.text, "error": reply.error})
+
+
+def _terms(text: str) -> set[str]:
+    return {t for t in normalize(text) if t not in STOPWORDS and (len(t) > 2 or not t.isascii())}
+
+
+def answer_relevance(question: str, answer: str, judge: RelevanceJudge | None = None,
+                     min_overlap: float = 0.5) -> Grade:
+    """Does ``answer`` address ``question``? A refusal does not (``refusal``); an answer that
+    repeats at least ``min_overlap`` of the question's content terms does (``term_overlap``);
+    otherwise the judge decides when given, else the grade is ``undecided``."""
+    if is_refusal(answer):
+        return Grade(False, "refusal", {})
+    terms = _terms(question)
+    overlap = len(terms & _terms(answer)) / len(terms) if terms else 0.0
+    if terms and overlap >= min_overlap:
+        return Grade(True, "term_overlap", {"overlap": overlap})
+    if judge is not None:
+        grade = judge.judge(question, answer)
+        return Grade(grade.passed, grade.method, {**grade.details, "overlap": overlap})
+    return Grade(None, "undecided", {"overlap": overlap,
+                                     "reason": "few question terms and no judge"})
