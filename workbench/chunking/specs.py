@@ -3,19 +3,25 @@
 
 from __future__ import annotations
 
-from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
+from workbench.chunking.base import DEFAULT_COUNTER, UNITS, BudgetedChunker, Chunker
 from workbench.chunking.chunkers import (
     DocumentChunker,
     FixedChunker,
     RecursiveChunker,
     SentenceChunker,
 )
+from workbench.chunking.conversation import ConversationChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
     MarkdownChunker,
     ParentChildChunker,
 )
+
+#: the content-type chunkers, which take only a budget: kind -> class(size, unit, counter)
+CONTENT_KINDS: dict[str, type[BudgetedChunker]] = {
+    "conversation": ConversationChunker,
+}
 
 SPEC_HELP = (
     "valid chunker specs: "
@@ -24,6 +30,7 @@ SPEC_HELP = (
     "'sentence:size=300,overlap_sentences=0,unit=chars' | "
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
+    "'conversation:size=800' (turns) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
@@ -159,6 +166,10 @@ def _build(kind: str, p: _Params) -> Chunker:
                 f"or a parenthesised spec, got {parent_spec!r}"
             )
         chunker = ParentChildChunker(parent, child, child_overlap, unit, counter)
+    elif kind in CONTENT_KINDS:
+        size = p.integer("size", 800)
+        p.done("size, unit, counter, header")
+        chunker = CONTENT_KINDS[kind](size, unit, counter)
     else:
         raise ValueError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
     return chunker
