@@ -11,6 +11,7 @@ from workbench.chunking.chunkers import (
     SentenceChunker,
 )
 from workbench.chunking.conversation import ConversationChunker
+from workbench.chunking.glossary import GlossaryChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
@@ -21,6 +22,7 @@ from workbench.chunking.structured import (
 #: the content-type chunkers, which take only a budget: kind -> class(size, unit, counter)
 CONTENT_KINDS: dict[str, type[BudgetedChunker]] = {
     "conversation": ConversationChunker,
+    "glossary": GlossaryChunker,
 }
 
 SPEC_HELP = (
@@ -30,7 +32,7 @@ SPEC_HELP = (
     "'sentence:size=300,overlap_sentences=0,unit=chars' | "
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
-    "'conversation:size=800' (turns) | "
+    "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
