@@ -12,6 +12,7 @@ from workbench.chunking.chunkers import (
 )
 from workbench.chunking.conversation import ConversationChunker
 from workbench.chunking.glossary import GlossaryChunker
+from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
@@ -23,6 +24,7 @@ from workbench.chunking.structured import (
 CONTENT_KINDS: dict[str, type[BudgetedChunker]] = {
     "conversation": ConversationChunker,
     "glossary": GlossaryChunker,
+    "code": CodeChunker,
 }
 
 SPEC_HELP = (
@@ -33,6 +35,7 @@ SPEC_HELP = (
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
     "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
+    "'code:size=800' (Python functions and classes) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
