@@ -74,13 +74,13 @@ def glossary_entries(text: str) -> list[Entry]:
         if not line.strip():
             in_table = False
             continue
-        if _DD.match(line) and i > 0 and rows[i - 1].strip() and kinds[i - 1] in (None, "more"):
-            j = i - 1  # the term line of a definition list
-            while kinds[j] == "more" and j > 0:
+        if _DD.match(line) and i > 0 and rows[i - 1].strip():
+            j = i - 1  # the term line of a definition list, above its ': ' lines
+            while j > 0 and _DD.match(rows[j]):
                 j -= 1
-            if kinds[j] is None or _DD.match(rows[j]) is None:
+            if kinds[j] != "entry" and not _DD.match(rows[j]) and not _HEADING.match(rows[j]):
                 kinds[j] = "entry"
-                terms[j] = rows[j].strip()
+                terms[j] = rows[j].strip().strip("*").strip()
             kinds[i] = "more"
             continue
         row = _ROW2.match(line)

@@ -43,7 +43,8 @@ class _Source:
 
     def start_of(self, node: ast.stmt) -> int:
         """Where a statement begins: its first decorator, and the comment lines right above."""
-        lineno = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+        lineno = min([node.lineno, *(d.lineno for d in decorators)])
         pos = self.starts[lineno - 1]
         while lineno > 1:
             above = self.starts[lineno - 2]
@@ -141,9 +142,10 @@ class CodeChunker(BudgetedChunker):
 
     def _function(self, r: Ruler, src: _Source, node: ast.FunctionDef | ast.AsyncFunctionDef,
                   start: int, end: int, context: str, symbol: str) -> list[Piece]:
-        body_start = src.line_start(src.at(node.body[0].lineno, node.body[0].col_offset))
-        signature = r.text[max(start, src.line_start(src.at(node.lineno, node.col_offset)))
-                           : body_start].strip()
+        def_line = max(start, src.line_start(src.at(node.lineno, node.col_offset)))
+        body_pos = src.at(node.body[0].lineno, node.body[0].col_offset)
+        body_line = src.line_start(body_pos)
+        signature = r.text[def_line : body_line if body_line > def_line else body_pos].strip()
         inner = self._inner_start(src, node)
         pieces = self._stretch(r, start, inner)
         for stmt in node.body[self._first_member(node):]:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from workbench.chunking.base import DEFAULT_COUNTER, UNITS, BudgetedChunker, Chunker
+from collections.abc import Callable
+
+from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
 from workbench.chunking.chunkers import (
     DocumentChunker,
     FixedChunker,
@@ -21,7 +23,7 @@ from workbench.chunking.structured import (
 )
 
 #: the content-type chunkers, which take only a budget: kind -> class(size, unit, counter)
-CONTENT_KINDS: dict[str, type[BudgetedChunker]] = {
+CONTENT_KINDS: dict[str, Callable[[int, str, str], Chunker]] = {
     "conversation": ConversationChunker,
     "glossary": GlossaryChunker,
     "code": CodeChunker,
