@@ -41,6 +41,7 @@ chunkers),
 the content-type chunkers :mod:`~workbench.chunking.conversation` (chat logs and tickets, by
 turn), :mod:`~workbench.chunking.glossary` (one entry per chunk) and
 :mod:`~workbench.chunking.source_code` (Python by function and class),
+:mod:`~workbench.chunking.semantic` (cuts where neighbouring sentences' embeddings drift),
 :mod:`~workbench.chunking.specs` (spec strings) and :mod:`~workbench.chunking.diagnostics`
 (split rate, cost, near duplicates). The building blocks of units and packing (``Ruler``,
 ``Piece``, ``pack``, ``descend``, ``sentence_units``, ...) are public in their modules for
@@ -81,6 +82,7 @@ from workbench.chunking.diagnostics import (
 )
 from workbench.chunking.glossary import GlossaryChunker
 from workbench.chunking.packing import Splitter
+from workbench.chunking.semantic import SemanticChunker
 from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.specs import SPEC_HELP, parse_chunker
 from workbench.chunking.structured import (
@@ -117,6 +119,7 @@ __all__ = [
     "MarkdownChunker",
     "ParentChildChunker",
     "RecursiveChunker",
+    "SemanticChunker",
     "SentenceChunker",
     "Splitter",
     "check_budget",

@@ -14,6 +14,7 @@ from workbench.chunking.chunkers import (
 )
 from workbench.chunking.conversation import ConversationChunker
 from workbench.chunking.glossary import GlossaryChunker
+from workbench.chunking.semantic import SemanticChunker
 from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
@@ -38,6 +39,8 @@ SPEC_HELP = (
     "'markdown:size=400,unit=chars' | "
     "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
     "'code:size=800' (Python functions and classes) | "
+    "'semantic:size=800,rule=percentile|stdev|gradient,amount=95,window=1' (needs an "
+    "embedder: chunker.using(...)) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
@@ -173,6 +176,18 @@ def _build(kind: str, p: _Params) -> Chunker:
                 f"or a parenthesised spec, got {parent_spec!r}"
             )
         chunker = ParentChildChunker(parent, child, child_overlap, unit, counter)
+    elif kind == "semantic":
+        size = p.integer("size", 800)
+        rule = p.text("rule", "percentile").lower()
+        raw = p.text("amount", "0")
+        window = p.integer("window", 1)
+        p.done("size, rule, amount, window, unit, counter, header")
+        try:
+            amount = float(raw)
+        except ValueError:
+            raise ValueError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
+                from None
+        chunker = SemanticChunker(size, rule, amount, window, unit, counter)
     elif kind in CONTENT_KINDS:
         size = p.integer("size", 800)
         p.done("size, unit, counter, header")
