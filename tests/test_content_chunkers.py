@@ -315,3 +315,27 @@ def test_chunk_preview_shows_turns_and_speakers_and_the_evidence_ruler_works() -
     evidence = Span("t", text.index("reset"), text.index(" then"))
     assert split_rate(chunks, [evidence]) == 0.0
     assert split_rate(chunks, [Span("t", 0, len(text))]) == 1.0
+
+
+def test_demo_content_types_validate_and_general_splitters_split_their_evidence() -> None:
+    from tests.conftest import ROOT
+    from workbench.chunking import FixedChunker, chunk_corpus, split_rate
+    from workbench.corpus import Corpus, load_folder
+    from workbench.golden import GoldenSet
+
+    base = ROOT / "data" / "content_types"
+    code = (base / "code" / "billing.py").read_text(encoding="utf-8")
+    sets = {
+        "tickets": (load_conversations(base / "tickets" / "tickets.jsonl"),
+                    ConversationChunker(300)),
+        "glossary": (load_folder(base / "glossary"), GlossaryChunker(300)),
+        "code": (Corpus([Document("billing.py", code, "billing.py", {"path": "billing.py"})]),
+                 CodeChunker(450)),
+    }
+    for name, (corpus, chunker) in sets.items():
+        golden = GoldenSet.load(base / name / "golden.jsonl").validate(corpus)
+        spans = [e for item in golden.items for e in item.evidence]
+        own = split_rate(chunk_corpus(chunker, corpus), spans)
+        fixed = split_rate(chunk_corpus(FixedChunker(chunker.size, 50), corpus), spans)
+        assert own == 0.0, name
+        assert fixed > 0.0, name

@@ -36,13 +36,14 @@ class ConversationChunker(BudgetedChunker):
     Turns come from :func:`~workbench.corpus.conversations.document_turns` (the loader's
     recorded turns, else ``Speaker:`` lines). A whole exchange (a problem and the replies up
     to the opener's next turn, :func:`exchanges`) is kept in one chunk when it fits; chunks
-    are packed from exchanges, else from turns. A chunk of an exchange that does not hold
-    the exchange's first turn (the problem) gets that turn, cut to ``size // 2``, in front
-    of its ``embed_text`` (``text`` stays the exact slice), so the resolution is retrieved
-    with the question it answers. Text outside every turn (a title, a summary) is cut by
-    paragraphs. Chunks record ``metadata["speakers"]`` (in order of first turn) and
-    ``metadata["turns"]`` (how many turns start in the chunk). A document without turns is
-    cut by paragraphs, sentences and words.
+    are packed from exchanges, else from turns. A chunk after the conversation's first turn
+    (the problem of a ticket) that holds a reply (a turn by another speaker) gets that first
+    turn, cut to ``size // 2``, in front of its ``embed_text`` (``text`` stays the exact
+    slice), so the resolution is retrieved with the problem it resolves; a chat that moves
+    on to other problems still gets the first one. Text outside every turn (a title, a
+    summary) is cut by paragraphs. Chunks record ``metadata["speakers"]`` (in order of
+    first turn) and ``metadata["turns"]`` (how many turns start in the chunk). A document
+    without turns is cut by paragraphs, sentences and words.
     """
 
     size: int = 800
@@ -60,25 +61,24 @@ class ConversationChunker(BudgetedChunker):
         for group in exchanges(turns):
             if pos < group[0].start:  # text between turns: a title, a summary
                 pieces += descend(r, pos, group[0].start, self.size, 0, splitters)
-            problem = group[0]
-            if r.likely_fits(problem.start, group[-1].end, self.size):
-                pieces.append(Piece(problem.start, group[-1].end))  # may merge with others
+            if r.likely_fits(group[0].start, group[-1].end, self.size):
+                pieces.append(Piece(group[0].start, group[-1].end))  # may merge with others
             else:
                 own = [p for t in group for p in descend(r, t.start, t.end, self.size, 0,
                                                          splitters[1:])]
-                own = settle(pack(own, r, self.size), r, self.size)
-                head = self._problem_prefix(r, problem)
-                pieces += [Piece(p.start, p.end, p.meta, head if p.start > problem.start else "",
-                                 solo=True) for p in own]
+                pieces += [Piece(p.start, p.end, p.meta, solo=True)
+                           for p in settle(pack(own, r, self.size), r, self.size)]
             pos = group[-1].end
         pieces += descend(r, pos, len(text), self.size, 0, splitters)
-        pieces = pack(pieces, r, self.size)
-        out = settle(pieces, r, self.size)
+        out = settle(pack(pieces, r, self.size), r, self.size)
+        head = self._problem_prefix(r, turns[0]) if turns else ""
         for p in out:
             inside = [t for t in turns if p.start <= t.start < p.end]
             speakers = list(dict.fromkeys(t.speaker for t in turns
                                           if t.start < p.end and p.start < t.end))
             p.meta = {**p.meta, "speakers": speakers, "turns": len(inside)}
+            if head and p.start >= turns[0].end and any(s != turns[0].speaker for s in speakers):
+                p.prefix = head  # a reply without the problem it answers
         return to_chunks(document, out)
 
     def _problem_prefix(self, r: Ruler, problem: Turn) -> str:
