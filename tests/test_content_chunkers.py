@@ -125,6 +125,8 @@ def test_load_conversations_offsets_exact(tmp_path: Path) -> None:
     ({"conversation": "c", "speaker": " ", "text": "x"}, "speaker"),
     ({"conversation": "c", "speaker": "A", "text": 3}, "text"),
     ({"conversation": "c", "speaker": "A", "text": "x", "metadata": {"turns": []}}, "metadata"),
+    ({"conversation": "c", "speaker": "A", "text": "x", "metadata": {"acl": {"a": 1}}},
+     "metadata.acl"),
 ])
 def test_bad_conversation_lines_name_line_and_field(tmp_path: Path, row: dict[str, object],
                                                    field: str) -> None:
@@ -289,6 +291,14 @@ def test_content_specs_round_trip(spec: str) -> None:
     chunker = parse_chunker(spec)
     assert parse_chunker(chunker.label) == chunker
     assert parse_chunker(chunker.label).label == chunker.label
+
+
+def test_sweep_grids_take_content_specs() -> None:
+    from workbench.sweep.grid import check_value
+
+    assert check_value("chunker", "conversation:size=300") is None
+    assert check_value("chunker", "code:size=300,unit=tokens") is None
+    assert "unknown parameter" in (check_value("chunker", "glossary:overlap=3") or "")
 
 
 @pytest.mark.parametrize(("spec", "message"), [

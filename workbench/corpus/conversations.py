@@ -5,7 +5,8 @@ exact span of the whole turn (its ``[time] speaker:`` prefix included) in ``Docu
 
 * :func:`load_conversations` reads JSONL with one turn per line:
   ``{"conversation": id, "speaker", "text", "time"?, "title"?, "metadata"?}`` (turns in file
-  order; a conversation's first line may carry its title and metadata). The document text is
+  order; a conversation's first line may carry its title and metadata, whose ``acl`` is
+  checked as the other loaders check it). The document text is
   one ``[time] speaker: text`` paragraph per turn, and ``metadata["turns"]`` lists the turns
   as ``{"speaker", "time", "start", "end"}``.
 * :func:`parse_turns` finds the turns of a Markdown / plain-text log, one turn per line that
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from workbench.corpus.access import acl_of
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, iter_jsonl
 from workbench.text import normalize_text
@@ -128,6 +130,10 @@ def load_conversations(path: str | Path) -> Corpus:
         meta = row.get("metadata") or {}
         if not isinstance(meta, dict) or "turns" in meta:
             raise InputError(where, "must be an object without 'turns'", field="metadata")
+        try:  # who may read: the one reading of an acl, checked at load
+            acl_of(meta, f"{where}: metadata")
+        except ValueError as exc:
+            raise InputError(where, str(exc), field="metadata.acl") from None
         conv = normalize_text(conv.strip())
         if conv not in rows:
             order.append(conv)
