@@ -118,6 +118,9 @@ def test_load_conversations_offsets_exact(tmp_path: Path) -> None:
     assert [doc.text[t.start:t.end] for t in turns] == [
         "[09:00] Customer: Login fails.", "[09:05] Agent: Clear cache."]
     assert document_turns(doc) == parse_turns(doc.text)  # the text reads back the same turns
+    from workbench.corpus import load_corpus
+
+    assert dict(load_corpus(path)) == dict(corpus)  # load_corpus knows the turns shape
 
 
 @pytest.mark.parametrize(("row", "field"), [
