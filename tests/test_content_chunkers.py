@@ -352,3 +352,15 @@ def test_demo_content_types_validate_and_general_splitters_split_their_evidence(
         fixed = split_rate(chunk_corpus(FixedChunker(chunker.size, 50), corpus), spans)
         assert own == 0.0, name
         assert fixed > 0.0, name
+
+
+def test_preview_widget_offers_the_content_chunkers() -> None:
+    from workbench.widgets.chunk_preview import ChunkPreview
+
+    doc = Document("chat", "Customer: sync fails with error 5 since Monday.\n\n"
+                           "Agent: reset the token under Settings, then sync again.")
+    p = ChunkPreview(doc, kind="conversation", size=60, overlap=0)
+    assert p.spec == "conversation:size=60,unit=chars"
+    assert "1 turns: Agent" in p.view.value
+    p.kind.value = "glossary"
+    assert p.spec.startswith("glossary:") and p.chunks

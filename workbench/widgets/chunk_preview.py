@@ -111,7 +111,7 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
     return " · ".join(parts)
 
 
-KINDS = ("fixed", "sentence", "recursive", "markdown")
+KINDS = ("fixed", "sentence", "recursive", "markdown", "conversation", "glossary", "code")
 
 
 class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
