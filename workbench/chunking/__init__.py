@@ -38,6 +38,10 @@ offsets), :mod:`~workbench.chunking.packing` (measuring in chars or tokens, pack
 chunks), :mod:`~workbench.chunking.chunkers` (the whole-document, fixed, sentence and recursive
 chunkers),
 :mod:`~workbench.chunking.structured` (markdown, contextual header, parent/child),
+the content-type chunkers :mod:`~workbench.chunking.conversation` (chat logs and tickets, by
+turn), :mod:`~workbench.chunking.glossary` (one entry per chunk) and
+:mod:`~workbench.chunking.source_code` (Python by function and class),
+:mod:`~workbench.chunking.semantic` (cuts where neighbouring sentences' embeddings drift),
 :mod:`~workbench.chunking.specs` (spec strings) and :mod:`~workbench.chunking.diagnostics`
 (split rate, cost, near duplicates). The building blocks of units and packing (``Ruler``,
 ``Piece``, ``pack``, ``descend``, ``sentence_units``, ...) are public in their modules for
@@ -67,6 +71,7 @@ from workbench.chunking.chunkers import (
     RecursiveChunker,
     SentenceChunker,
 )
+from workbench.chunking.conversation import ConversationChunker
 from workbench.chunking.diagnostics import (
     ChunkingDiagnostics,
     diagnose_chunking,
@@ -75,7 +80,10 @@ from workbench.chunking.diagnostics import (
     split_spans,
     without_overlap,
 )
+from workbench.chunking.glossary import GlossaryChunker
 from workbench.chunking.packing import Splitter
+from workbench.chunking.semantic import SemanticChunker
+from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.specs import SPEC_HELP, parse_chunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
@@ -100,14 +108,18 @@ __all__ = [
     "Chunker",
     "ChunkerBase",
     "ChunkingDiagnostics",
+    "CodeChunker",
     "ContextualHeader",
+    "ConversationChunker",
     "Docs",
     "DocumentChunker",
     "FixedChunker",
+    "GlossaryChunker",
     "Heading",
     "MarkdownChunker",
     "ParentChildChunker",
     "RecursiveChunker",
+    "SemanticChunker",
     "SentenceChunker",
     "Splitter",
     "check_budget",

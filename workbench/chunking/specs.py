@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
 from workbench.chunking.chunkers import (
     DocumentChunker,
@@ -10,12 +12,23 @@ from workbench.chunking.chunkers import (
     RecursiveChunker,
     SentenceChunker,
 )
+from workbench.chunking.conversation import ConversationChunker
+from workbench.chunking.glossary import GlossaryChunker
+from workbench.chunking.semantic import SemanticChunker
+from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
     MarkdownChunker,
     ParentChildChunker,
 )
+
+#: the content-type chunkers, which take only a budget: kind -> class(size, unit, counter)
+CONTENT_KINDS: dict[str, Callable[[int, str, str], Chunker]] = {
+    "conversation": ConversationChunker,
+    "glossary": GlossaryChunker,
+    "code": CodeChunker,
+}
 
 SPEC_HELP = (
     "valid chunker specs: "
@@ -24,6 +37,10 @@ SPEC_HELP = (
     "'sentence:size=300,overlap_sentences=0,unit=chars' | "
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
+    "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
+    "'code:size=800' (Python functions and classes) | "
+    "'semantic:size=800,rule=percentile|stdev|gradient,amount=95,window=1' (needs an "
+    "embedder: chunker.using(...)) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
@@ -159,6 +176,22 @@ def _build(kind: str, p: _Params) -> Chunker:
                 f"or a parenthesised spec, got {parent_spec!r}"
             )
         chunker = ParentChildChunker(parent, child, child_overlap, unit, counter)
+    elif kind == "semantic":
+        size = p.integer("size", 800)
+        rule = p.text("rule", "percentile").lower()
+        raw = p.text("amount", "0")
+        window = p.integer("window", 1)
+        p.done("size, rule, amount, window, unit, counter, header")
+        try:
+            amount = float(raw)
+        except ValueError:
+            raise ValueError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
+                from None
+        chunker = SemanticChunker(size, rule, amount, window, unit, counter)
+    elif kind in CONTENT_KINDS:
+        size = p.integer("size", 800)
+        p.done("size, unit, counter, header")
+        chunker = CONTENT_KINDS[kind](size, unit, counter)
     else:
         raise ValueError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
     return chunker

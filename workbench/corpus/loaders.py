@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus.access import access_word, fold_key, parse_acl
+from workbench.corpus.conversations import load_conversations
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, iter_jsonl, read_text
@@ -445,14 +446,19 @@ def load_jsonl(path: str | Path, access: str = "auto") -> Corpus:
 
 
 def load_corpus(path: str | Path, access: str = "auto") -> Corpus:
-    """Load a folder of .md/.txt files, a documents JSONL, or a BEIR folder (corpus.jsonl);
-    ``access`` as in :func:`load_folder`."""
+    """Load a folder of .md/.txt files, a documents JSONL, a conversations JSONL (one turn
+    per line with a ``speaker`` and no ``id``:
+    :func:`~workbench.corpus.conversations.load_conversations`), or a BEIR folder
+    (corpus.jsonl); ``access`` as in :func:`load_folder`."""
     path = Path(path)
     if path.is_dir() and (path / "corpus.jsonl").exists():
         return load_jsonl(path / "corpus.jsonl", access)
     if path.is_dir():
         return load_folder(path, access)
     if path.suffix == ".jsonl":
+        first = next(iter_jsonl(path, "documents JSONL"), (str(path), None))[1]
+        if isinstance(first, dict) and "speaker" in first and "id" not in first:
+            return load_conversations(path)  # one turn per line: chat logs, tickets
         return load_jsonl(path, access)
     if not path.exists():
         raise InputError(str(path), "corpus not found; give a folder of documents, a .jsonl of "

@@ -102,10 +102,16 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
     path = chunk.metadata.get("heading_path") or chunk.metadata.get("section_path")
     if path:
         parts.append(" > ".join(str(h) for h in path))
+    if chunk.metadata.get("speakers"):  # a conversation chunk: its turns and speakers
+        parts.append(f"{chunk.metadata.get('turns', 0)} turns: "
+                     + ", ".join(str(s) for s in chunk.metadata["speakers"]))
+    for key in ("term", "symbol"):  # a glossary entry, a code definition
+        if chunk.metadata.get(key):
+            parts.append(f"{key} {chunk.metadata[key]}")
     return " · ".join(parts)
 
 
-KINDS = ("fixed", "sentence", "recursive", "markdown")
+KINDS = ("fixed", "sentence", "recursive", "markdown", "conversation", "glossary", "code")
 
 
 class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
