@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", required=True, help="grid YAML: parameter: [values], + metrics")
     p.add_argument("--executor", help="dask://HOST:PORT or processes:N (default: in process)")
     p.add_argument("--state", help="JSONL of finished configs: a rerun skips them (resume)")
+    p.add_argument("--holdout", type=float, help="fraction of questions held out of the "
+                   "ranking; the winner is reported on them (split stored beside --state)")
+    p.add_argument("--holdout-seed", type=int, default=0, help="seed of the held-out split")
     cache_arg(p)
     p.add_argument("-k", type=cutoff, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")
