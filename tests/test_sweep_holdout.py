@@ -173,3 +173,25 @@ def test_cli_sweep_holdout(tmp_path, capsys):
     assert "ranked on the tuning questions" in text and "held-out" in text
     assert main([*args, "--holdout-seed", "1"]) == 2
     assert "state.holdout.json" in capsys.readouterr().err
+
+
+def test_the_explorer_shows_the_selection_bias_and_the_held_out_score(handbook):
+    from workbench.widgets.sweep_explorer import SweepExplorer
+
+    corpus, golden = handbook
+    result = run_sweep(GRID, golden, corpus, progress=False, holdout=0.3)
+    ex = SweepExplorer(result, metric="recall@5")
+    board, conf = result.leaderboard("recall@5"), result.confirm("recall@5")
+    expected = f"expected from selection alone: {board['selection_bias'].iloc[0] * 100:+.1f}"
+    assert expected in ex.winner_line() and expected in ex.to_html(include_plotlyjs=False)
+    assert f"held-out {conf.heldout_mean:.3f}" in ex.winner_line()
+    assert "selection alone" in ex.config_select.options[0][0]
+    assert all("selection alone" not in label for label, _ in ex.config_select.options[1:])
+
+
+def test_selection_bias_grows_with_the_number_of_null_configurations():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, size=(40, 60)).astype(float)
+    two, ten, forty = (selection_bias(x[:m]) for m in (2, 10, 40))
+    assert 0 < two < ten < forty
+    assert selection_bias(x[::-1]) == pytest.approx(forty, abs=0.01)  # order of configs

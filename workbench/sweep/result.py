@@ -257,8 +257,11 @@ class SweepResult(Evaluation):
         note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
                 f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
                 f"texts embedded "
-                f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped")
-        return f"<div><p>{html.escape(note)}</p>{board}</div>"
+                f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped; "
+                f"selection_bias: points of the winner's mean expected from the choice alone")
+        held = "" if self._holdout is None else \
+            f"<pre>{html.escape(self.confirm().summary())}</pre>"
+        return f"<div><p>{html.escape(note)}</p>{held}{board}</div>"
 
 
 def plain_value(value: Any) -> Any:
