@@ -12,12 +12,18 @@ from workbench.cli.args import check_cutoffs
 from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import Baseline, pipeline_config
+from workbench.gate.history import changelog_path, read_history
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
     Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)
+    if getattr(args, "history", False):
+        history = read_history(path)
+        print(history.rstrip("\n") if history else
+              f"{changelog_path(path)}: no changelog yet (it grows with each --update-baseline)")
+        return 0
     check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:
         raise FileNotFoundError(f"{path}: baseline not found; create it with "

@@ -52,8 +52,9 @@ from workbench.gate.baseline import (
     pipeline_config,
     question_outcomes,
 )
+from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
-from workbench.io import locked
+from workbench.io import InputError, locked
 from workbench.retrieval import EmbeddingCache
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
@@ -395,7 +396,8 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
     With an existing baseline it raises :class:`BaselineRefused` when the golden set changed
     and ``golden_changed`` is not given, or when any gated metric (default: every metric in
     the old baseline) has a lower mean on the questions both share or was judged with
-    another relevance (e.g. another ``evidence_threshold``), unless ``force``."""
+    another relevance (e.g. another ``evidence_threshold``), unless ``force``. Every write
+    appends its line to the changelog beside the baseline (:mod:`workbench.gate.history`)."""
     path = Path(path)
     new = Baseline.from_evaluation(current, config, golden)
     with locked(path):  # the ratchet compares with the file as it is when it writes
@@ -404,8 +406,14 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
 
 def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet | None,
              force: bool, golden_changed: bool, metrics: Sequence[str] | None) -> Baseline:
-    if path.exists() and not force:
-        old = Baseline.load(path)
+    old: Baseline | None = None
+    if path.exists():
+        try:
+            old = Baseline.load(path)
+        except (InputError, ValueError):
+            if not force:
+                raise
+    if old is not None and not force:
         values, _ = question_outcomes(current)
         _golden_check(old, golden, set(values), golden_changed)
         common = sorted(set(values) & set(old.outcomes))
@@ -428,4 +436,5 @@ def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet |
                 "questions): the ratchet only moves up. Fix the regression, or use force=True "
                 "(--force) if the drop is deliberate, and say why in the commit.", "lower")
     new.save(path)
+    append_changelog(path, old, new, forced=force)
     return Baseline.load(path)
