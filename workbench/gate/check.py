@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from workbench.evaluation import Evaluation, evaluate
+from workbench.evaluation import Evaluation
+from workbench.evaluation.pipeline import Pipeline, run_pipeline
 from workbench.evaluation.stats import (
     compare_paired,
     holm,
@@ -76,23 +77,17 @@ class BaselineRefused(ValueError):
 
 def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False,
                       cache: EmbeddingCache | None = None) -> tuple[Evaluation, GoldenSet]:
-    """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``;
-    dense embeddings through ``cache``, default ``EmbeddingCache()``)."""
-    from workbench.chunking import chunk_corpus, parse_chunker
+    """Load, chunk, index and score the pipeline a config describes, through
+    :func:`workbench.evaluation.pipeline.run_pipeline` (as ``workbench eval``; dense
+    embeddings through ``cache``, default ``EmbeddingCache()``)."""
     from workbench.golden import load_dataset
-    from workbench.retrieval import make_retriever
 
     cfg = pipeline_config(config)
     corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
-    golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
-    retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"], cache=cache,
-                               queries=[i.question for i in golden], progress=progress)
-    ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
-                  level=cfg["level"], threshold=cfg["threshold"],
-                  evidence_threshold=cfg["evidence_threshold"], system=cfg["retriever"],
-                  progress=progress)
-    return ev, golden
+    pipeline = Pipeline.from_config(cfg).for_dataset(cfg["corpus"], cfg["golden"])
+    run = run_pipeline(pipeline, corpus, golden, cache=cache, progress=progress,
+                       source=cfg["golden"] or cfg["corpus"])
+    return run.evaluation, golden
 
 
 def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",

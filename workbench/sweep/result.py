@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.corpus import Chunk
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
+from workbench.evaluation.pipeline import Pipeline
 from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
@@ -48,9 +49,11 @@ class SweepResult(Evaluation):
                  runs: Mapping[str, Run], configs: pd.DataFrame,
                  skipped: Sequence[Mapping[str, Any]] = (),
                  found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
-                 resumed: int = 0, holdout: HoldoutSplit | None = None):
+                 resumed: int = 0, holdout: HoldoutSplit | None = None,
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD):
         super().__init__(frame, excluded, runs)
         self._holdout = holdout
+        self._evidence_threshold = evidence_threshold
         self._config_table = configs.copy()
         self._skipped = tuple(MappingProxyType(dict(s)) for s in skipped)
         self._found_rank = MappingProxyType({c: MappingProxyType(dict(v))
@@ -191,6 +194,25 @@ class SweepResult(Evaluation):
         index, then grid order)."""
         return str(self.leaderboard(metric, category).index[0])
 
+    def pipeline(self, config: str) -> Pipeline:
+        """The :class:`~workbench.evaluation.pipeline.Pipeline` of one configuration (its
+        chunker spec, retriever, encoder, k, this sweep's metrics at that k and relevance):
+        ``run_pipeline`` on it, ``workbench eval`` and the gate give this sweep's numbers.
+        The encoder is named by its label (an encoder object given to the sweep, by its
+        ``model_id``)."""
+        if config not in self._config_table.index:
+            raise ValueError(f"{config!r} is not a configuration of this sweep: "
+                             f"{list(self._config_table.index)}")
+        row = self._config_table.loc[config]
+        retriever = str(row["retriever_name"])
+        encoder = None
+        if retriever != "bm25":  # the sweep's default encoder is MiniLM
+            encoder = str(row["encoder"]) if "encoder" in row.index else "minilm"
+        k = int(str(row["k_value"]))
+        return Pipeline(str(row["spec"]), retriever, encoder, k,
+                        tuple(metric_at_k(m, k) for m in self.metrics), "chunk",
+                        evidence_threshold=self._evidence_threshold)
+
     def params_of(self, config: str) -> dict[str, Any]:
         row = self._config_table.loc[config]
         return {p: plain_value(row[p]) for p in self.grid_params}
@@ -227,7 +249,7 @@ class SweepResult(Evaluation):
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
                            table.loc[keep], self.skipped,
                            {k: v for k, v in self.found_rank.items() if k in keep},
-                           self.resumed, self._holdout)
+                           self.resumed, self._holdout, self._evidence_threshold)
 
     def best_by_category(self, metric: str | None = None,
                          confidence: float = 0.95) -> pd.DataFrame:

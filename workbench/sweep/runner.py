@@ -217,13 +217,15 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
                 raise
     finally:
         bar.close()
-    return _assemble(configs, plans, done, golden, names, skipped, resumed, split)
+    return _assemble(configs, plans, done, golden, names, skipped, resumed, split,
+                     evidence_threshold)
 
 
 def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
               done: dict[str, dict[str, Any]], golden: GoldenSet, names: list[str],
               skipped: list[dict[str, Any]], resumed: int,
-              split: HoldoutSplit | None = None) -> SweepResult:
+              split: HoldoutSplit | None = None,
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     items = {i.qid: i for i in golden}
     frames, runs, rows, found = [], {}, [], {}
     excluded: dict[str, set[str]] = {}
@@ -260,7 +262,7 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
     for key in configs[0].params:
         frame[key] = frame[key].infer_objects()
     return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, costs, skipped,
-                       found, resumed, split)
+                       found, resumed, split, evidence_threshold)
 
 
 def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], None]]:
