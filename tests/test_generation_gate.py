@@ -57,3 +57,31 @@ def test_generation_gate_fails_on_a_regression_and_passes_on_the_fix(tmp_path):
         update_generation_baseline(path, fixed, repinned, golden)
     update_generation_baseline(path, fixed, repinned, golden, force=True)
     assert check_generation_gate(fixed, path, repinned, golden, alpha=ALPHA).passed
+
+
+@pytest.mark.slow
+def test_cli_gate_generation(tmp_path, capsys):
+    import json
+
+    from workbench.cli import main
+
+    path = tmp_path / "generation.json"
+    args = ["gate", "--generation", "--baseline", str(path), "--cache", str(tmp_path / "c"),
+            "--questions", ",".join(QIDS[:2])]
+    assert main(args) == 2  # no baseline yet
+    assert main([*args, "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--update-baseline"]) == 0
+    assert "created generation baseline" in capsys.readouterr().out
+    recorded = json.loads(path.read_text(encoding="utf-8"))["config"]
+    assert recorded["generation"]["model"].startswith("SmolLM2") and recorded["qids"] == QIDS[:2]
+    assert main([*args, "--json"]) == 0  # answered from the cache
+    out = json.loads(capsys.readouterr().out)
+    assert out["passed"] and out["n"] == 2
+
+
+def test_the_pytest_plugin_offers_the_generation_gate(tmp_path):
+    from workbench.gate import pytest_plugin
+
+    assert {"retrieval_gate", "generation_gate"} <= set(pytest_plugin.__all__)
+    with pytest.raises(pytest.fail.Exception, match="generation baseline not found"):
+        pytest_plugin.GenerationGate()(None, tmp_path / "missing.json")

@@ -183,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--golden-changed", action="store_true",
                    help="acknowledge an edited golden set: compare the common questions")
     p.add_argument("--force", action="store_true", help="with --update-baseline: allow lower")
+    p.add_argument("--generation", action="store_true",
+                   help="gate answer accuracy (local generator, cached) against a generation "
+                        "baseline; model, prompt and judge are pinned in it")
+    p.add_argument("--questions", help="with --generation: comma-separated qids to answer")
     p.add_argument("--history", action="store_true",
                    help="print the baseline's changelog (one line per ratchet) and exit")
     p.add_argument("--json", action="store_true", help="machine-readable output")
