@@ -189,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--golden-changed", action="store_true",
                    help="acknowledge an edited golden set: compare the common questions")
     p.add_argument("--force", action="store_true", help="with --update-baseline: allow lower")
+    p.add_argument("--generation", action="store_true",
+                   help="gate answer accuracy (local generator, cached) against a generation "
+                        "baseline; model, prompt and judge are pinned in it")
+    p.add_argument("--questions", help="with --generation: comma-separated qids to answer")
+    p.add_argument("--history", action="store_true",
+                   help="print the baseline's changelog (one line per ratchet) and exit")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(fn=_gate)
 
@@ -198,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", required=True, help="grid YAML: parameter: [values], + metrics")
     p.add_argument("--executor", help="dask://HOST:PORT or processes:N (default: in process)")
     p.add_argument("--state", help="JSONL of finished configs: a rerun skips them (resume)")
+    p.add_argument("--holdout", type=float, help="fraction of questions held out of the "
+                   "ranking; the winner is reported on them (split stored beside --state)")
+    p.add_argument("--holdout-seed", type=int, default=0, help="seed of the held-out split")
     cache_arg(p)
     p.add_argument("-k", type=cutoff, default=5, help="k when the grid has none (default 5)")
     p.add_argument("--json", action="store_true", help="one row per configuration, as JSON")

@@ -93,14 +93,8 @@ def check_cutoffs(k: int | None, metrics: Sequence[str] | None, ranked: int | No
 
 
 def require_answerable(golden: Any, source: Any) -> None:
-    """Refuse an empty golden set, or one whose questions are all unanswerable (retrieval
-    metrics have nothing to score); ``source`` names the file in the message."""
-    from workbench.io import InputError
+    """Refuse an empty golden set, or one whose questions are all unanswerable: the rule of
+    :func:`workbench.evaluation.pipeline.require_answerable`."""
+    from workbench.evaluation.pipeline import require_answerable as rule
 
-    where = str(getattr(golden, "path", None) or source)
-    if not len(golden):
-        raise InputError(where, "the golden set holds no questions; add some (see "
-                         "workbench.golden)")
-    if not golden.answerable:
-        raise InputError(where, f"all {len(golden)} questions are unanswerable, so retrieval "
-                         "has nothing to find; label evidence or relevant_chunk_ids on some")
+    rule(golden, source)

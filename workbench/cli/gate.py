@@ -12,12 +12,20 @@ from workbench.cli.args import check_cutoffs
 from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import Baseline, pipeline_config
+from workbench.gate.history import changelog_path, read_history
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
     Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)
+    if getattr(args, "history", False):
+        history = read_history(path)
+        print(history.rstrip("\n") if history else
+              f"{changelog_path(path)}: no changelog yet (it grows with each --update-baseline)")
+        return 0
+    if getattr(args, "generation", False):
+        return _generation_gate(args, path)
     check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:
         raise FileNotFoundError(f"{path}: baseline not found; create it with "
@@ -58,4 +66,56 @@ def run_gate_command(args: argparse.Namespace) -> int:
         print(f"workbench gate: {out['error']}")
     elif out.get("baseline_updated"):
         print(f"{'updated' if base else 'created'} baseline {path} (n={ev.n} questions)")
+    return code
+
+
+def _generation_gate(args: argparse.Namespace, path: Path) -> int:
+    """``workbench gate --generation``: answer accuracy of the local generator over the
+    recorded (or given) pipeline, against a generation baseline (see
+    :mod:`workbench.gate.generation`); answers are cached under the cache folder."""
+    from workbench.gate.generation import (
+        check_generation_gate,
+        evaluate_generation,
+        update_generation_baseline,
+    )
+    from workbench.generation.local import LocalGenerator
+    from workbench.retrieval import cache_dir
+    from workbench.retrieval.shards import GENERATIONS_DIR
+
+    if not path.exists() and not args.update_baseline:
+        raise FileNotFoundError(f"{path}: generation baseline not found; create it with "
+                                f"`workbench gate --generation --baseline {path} "
+                                "--update-baseline`")
+    base = Baseline.load(path) if path.exists() else None
+    given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
+                                                 "encoder", "k", "level")}
+    merged = {**(base.config if base else {}), **{k: v for k, v in given.items() if v is not None}}
+    qids = [q.strip() for q in args.questions.split(",") if q.strip()] if args.questions \
+        else None
+    ev, golden, config = evaluate_generation(
+        LocalGenerator(), merged, cache=cache_dir(getattr(args, "cache", None)) / GENERATIONS_DIR,
+        qids=qids, progress=show_progress())
+    code, out = 0, dict[str, Any](baseline=str(path), config=config)
+    try:
+        if base is not None:
+            result = check_generation_gate(ev, path, config, golden, args.alpha,
+                                           allow_golden_change=args.golden_changed or
+                                           bool(args.force))
+            code = 0 if result.passed or (args.update_baseline and args.force) else 1
+            out.update(result.to_dict())
+            if not args.json:
+                print(result.report())
+        if args.update_baseline and code == 0:
+            update_generation_baseline(path, ev, config, golden, force=args.force,
+                                       golden_changed=args.golden_changed)
+            out["baseline_updated"] = True
+    except BaselineRefused as exc:
+        code = 1 if exc.reason in ("lower", "pins") else 2
+        out.update(error=str(exc), reason=exc.reason)
+    if args.json:
+        print(json.dumps({"exit_code": code, **out}, indent=2, ensure_ascii=False, default=str))
+    elif "error" in out:
+        print(f"workbench gate --generation: {out['error']}")
+    elif out.get("baseline_updated"):
+        print(f"{'updated' if base else 'created'} generation baseline {path} (n={ev.n})")
     return code

@@ -83,17 +83,19 @@ def chunker_spec(args: argparse.Namespace, corpus: Any) -> tuple[str, str]:
     """The chunker spec to use and a note on it: ``--chunker``, else ``document:title=true``
     for a BEIR folder (title + text, whole documents, as BEIR scores them), else fixed
     800-character windows."""
-    from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
+    from workbench.evaluation.pipeline import dataset_defaults
+    from workbench.golden.datasets import dataset_kind
 
     beir = dataset_kind(args.corpus, getattr(args, "golden", None)) == "beir"
+    default = dataset_defaults(args.corpus, getattr(args, "golden", None))[0]
     if args.chunker:
         titled = beir and any(d.title for d in corpus.documents) and "title" not in args.chunker
         note = (" (BEIR titles are not indexed by this chunker: use document:title=true, or "
                 "add header=title)" if titled else "")
         return args.chunker, note
     if beir:
-        return BEIR_CHUNKER, " (the BEIR default: whole documents, title + text indexed)"
-    return "fixed:size=800,overlap=100", " (the default)"
+        return default, " (the BEIR default: whole documents, title + text indexed)"
+    return default, " (the default)"
 
 
 def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
@@ -113,19 +115,30 @@ def embedding_cache(args: argparse.Namespace) -> Any:
     return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / EMBEDDINGS_DIR)
 
 
-def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) -> tuple[Any, str]:
-    """The retriever ``--retriever`` names, with the encoder ``--encoder`` names or the one
-    chosen for the language; and a line saying which encoder it uses (and why)."""
-    from workbench.retrieval import choose_encoder, get_encoder, make_retriever
+def pick_encoder(args: argparse.Namespace, chunks: list[Any], golden: Any
+                 ) -> tuple[str | None, str]:
+    """The encoder ``--encoder`` names or the one chosen for the language (None for BM25),
+    and a line saying which encoder it is (and why)."""
+    from workbench.retrieval import choose_encoder, get_encoder
 
-    questions = [i.question for i in golden]
+    if args.retriever == "bm25":
+        return None, ""
     encoder, why = args.encoder, "given with --encoder"
-    if args.retriever != "bm25" and encoder is None:
-        encoder, why = choose_encoder([c.embed_text for c in chunks], questions)
-    enc = get_encoder(encoder) if args.retriever != "bm25" else None
-    retriever = make_retriever(args.retriever, chunks, encoder=enc, cache=embedding_cache(args),
-                               queries=questions, progress=show_progress())
-    line = f"encoder {enc.model_id}: {why}" if enc is not None else ""
+    if encoder is None:
+        encoder, why = choose_encoder([c.embed_text for c in chunks],
+                                      [i.question for i in golden])
+    return encoder, f"encoder {get_encoder(encoder).model_id}: {why}"
+
+
+def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) -> tuple[Any, str]:
+    """The retriever ``--retriever`` names, with the encoder :func:`pick_encoder` picks; and
+    the line saying which encoder it uses."""
+    from workbench.retrieval import make_retriever
+
+    encoder, line = pick_encoder(args, chunks, golden)
+    retriever = make_retriever(args.retriever, chunks, encoder=encoder,
+                               cache=embedding_cache(args),
+                               queries=[i.question for i in golden], progress=show_progress())
     return retriever, line
 
 
@@ -181,7 +194,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         describe_relevance,
         evaluate,
     )
-    from workbench.golden.datasets import dataset_kind
+    from workbench.evaluation.pipeline import Pipeline, dataset_defaults, run_pipeline
 
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)
@@ -190,21 +203,25 @@ def run_eval_command(args: argparse.Namespace) -> int:
     chunks = chunk_with_progress(spec, corpus)
     check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     metrics = args.metric or default_metrics(args.k)
-    beir = dataset_kind(args.corpus, args.golden) == "beir"
-    level = args.level or ("document" if beir else "chunk")
+    level = args.level or dataset_defaults(args.corpus, args.golden)[1]
     retriever: Any = None
     if args.run:  # logged results: the hits carry their located chunks
         metrics = _loggable(metrics, given=bool(args.metric))
         source: Any = _logged_run(args, corpus, chunks)
-        name, encoder_line, scored = source.system, "", None
+        name, encoder_line = source.system, ""
         described = f"logged run {args.run} ({name})"
-    else:
-        retriever, encoder_line = build_retriever(args, chunks, golden)
-        source, name, scored = retriever, args.retriever, chunks
+        ev = evaluate(source, golden, None, metrics=metrics, k=args.k, level=level,
+                      evidence_threshold=args.evidence_threshold, system=name,
+                      progress=show_progress())
+    else:  # the one pipeline the gate, the sweep and notebooks build too
+        encoder, encoder_line = pick_encoder(args, chunks, golden)
+        pipeline = Pipeline(spec, args.retriever, encoder, args.k, tuple(metrics), level,
+                            evidence_threshold=args.evidence_threshold)
+        built = run_pipeline(pipeline, corpus, golden, chunks=chunks,
+                             cache=embedding_cache(args), progress=show_progress(),
+                             source=args.golden or args.corpus)
+        ev, retriever, name = built.evaluation, built.retriever, args.retriever
         described = f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}"
-    ev = evaluate(source, golden, scored, metrics=metrics, k=args.k, level=level,
-                  evidence_threshold=args.evidence_threshold, system=name,
-                  progress=show_progress())
     if args.export_run:
         from workbench.evaluation.run_files import write_run
 

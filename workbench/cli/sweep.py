@@ -12,6 +12,7 @@ import pandas as pd
 from workbench.cli.args import check_cutoffs, require_answerable
 from workbench.evaluation import INTERVAL_NOTE
 from workbench.sweep.grid import canonical_metric, load_grid, metric_at_k
+from workbench.sweep.holdout import Confirmation
 from workbench.sweep.result import SweepResult, plain_value
 from workbench.sweep.runner import make_executor, run_sweep
 
@@ -42,6 +43,16 @@ def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
     return rows
 
 
+def confirmation_row(c: Confirmation) -> dict[str, Any]:
+    """The held-out confirmation as JSON: tuning and held-out mean [interval] n, the
+    selection bias and the paired comparison against the baseline on the held-out part."""
+    return {"config": c.config, "metric": c.metric, "baseline": c.baseline,
+            "tuning": {"mean": c.tuning_mean, "ci": list(c.tuning_ci), "n": c.tuning_n},
+            "heldout": {"mean": c.heldout_mean, "ci": list(c.heldout_ci), "n": c.heldout_n},
+            "selection_bias": c.selection_bias, "gap": c.gap,
+            "comparison": None if c.comparison is None else c.comparison.to_dict()}
+
+
 def run_sweep_command(args: argparse.Namespace) -> int:
     """``workbench sweep``: see the module docstring for the grid file."""
     import sys
@@ -61,10 +72,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     try:
         result = run_sweep(grid, golden, corpus, metrics=metrics, k=args.k, executor=executor,
                        cache=embedding_cache(args), progress=sys.stderr.isatty(),
-                       state_path=args.state)
+                       state_path=args.state, holdout=args.holdout,
+                       holdout_seed=args.holdout_seed)
     finally:
         close()
     metric = result.metrics[0]
+    confirmed = result.confirm(metric) if result.holdout is not None else None
     if args.json:
         print(json.dumps({"n": result.n, "metric_order": result.metrics,
                           "best": {m: result.best(m) for m in result.metrics},
@@ -72,7 +85,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
                           "skipped": [{"params": {k: _num(v) for k, v in s["params"].items()},
                                        "reason": s["reason"]} for s in result.skipped],
                           "embedded": result.embedded, "reused": result.reused,
-                          "resumed": result.resumed}, indent=2, ensure_ascii=False))
+                          "resumed": result.resumed,
+                          "holdout": None if confirmed is None else confirmation_row(confirmed)},
+                         indent=2, ensure_ascii=False))
         return 0
     board = result.leaderboard(metric)
     table = pd.DataFrame({
@@ -87,7 +102,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         print(f"{len(result.config_table)} configurations, n={result.n} questions; "
               f"{metric} ({', '.join(result.relevance)}): mean [{INTERVAL_NOTE}], best first")
         print(table.to_string())
-    print(f"best on {metric}: {result.best(metric)}")
+    print(f"best on {metric}: {result.best(metric)}"
+          + (" (ranked on the tuning questions)" if confirmed else "")
+          + f"; expected from selection alone: {board['selection_bias'].iloc[0] * 100:+.1f} "
+          "points")
+    if confirmed is not None:
+        print(confirmed.summary())
     print(f"texts embedded: {result.embedded}, reused from the cache: {result.reused}; "
           f"resumed from state: {result.resumed}")
     for s in result.skipped:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.corpus import Chunk, Document
+from workbench.evaluation.failures import Failures, Flipped, flipped, worst_failures
 from workbench.evaluation.run import Run
 from workbench.evaluation.stats import (
     SMALL_N,
@@ -251,6 +252,37 @@ class Evaluation:
             raise ValueError("nothing to compare: the baseline and at least one other "
                              "configuration must share a metric")
         return pd.concat(rows).reset_index().set_index(["metric", "name"])
+
+    def worst(self, n: int = 10, *, golden: GoldenSet | Iterable[GoldenItem],
+              chunks: Sequence[Chunk] | None = None, system: str | None = None,
+              k: int | None = None,
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Failures:
+        """The ``n`` questions that fail worst for ``system`` (default: the first run), at
+        ``k`` (default: the k of this evaluation's first ``recall@k``, else 5), each with its
+        evidence, what was retrieved instead and the chunk boundaries around the answer;
+        ``chunks`` is the chunking the run searched. "Worst" is defined in
+        :mod:`workbench.evaluation.failures`."""
+        system = system or next(iter(self._runs), "")
+        if system not in self._runs:
+            raise ValueError(f"no run named {system!r}; runs: {list(self._runs)}")
+        if k is None:
+            ks = [parse_metric(m).k for m in self.metrics if m.startswith("recall@")]
+            k = ks[0] or 5 if ks else 5
+        return worst_failures(self._runs[system], _golden_items(golden), chunks, n, k,
+                              evidence_threshold)
+
+    def flipped(self, baseline: str, candidate: str, metric: str | None = None) -> Flipped:
+        """The questions whose ``metric`` (default: the first) changed from configuration
+        ``baseline`` to ``candidate`` (labels from ``configs()``), both ways."""
+        metric = metric or self.metrics[0]
+        per = self._per_config(metric)
+        for name in (baseline, candidate):
+            if name not in per:
+                raise ValueError(f"{name!r} is not a configuration here: {list(per)}")
+        a, b = per[baseline][0], per[candidate][0]
+        common = sorted(set(a) & set(b))
+        return flipped({q: a[q] for q in common}, {q: b[q] for q in common}, metric,
+                       (baseline, candidate))
 
     def latency(self) -> pd.DataFrame:
         """Per system: p50 / p95 / mean search latency in milliseconds."""

@@ -28,15 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, default_metrics
+from workbench.evaluation.pipeline import dataset_defaults
 from workbench.golden import GoldenSet
 from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2
-DEFAULTS: dict[str, Any] = {"golden": None, "chunker": "fixed:size=800,overlap=100",
+#: ``chunker`` / ``level`` None: the dataset's default
+#: (:func:`workbench.evaluation.pipeline.dataset_defaults`, as ``workbench eval``).
+DEFAULTS: dict[str, Any] = {"golden": None, "chunker": None,
                             "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
-                            "level": "chunk", "threshold": 1,
+                            "level": None, "threshold": 1,
                             "evidence_threshold": DEFAULT_EVIDENCE_THRESHOLD}
 #: Config keys that hold file paths (written relative to the baseline file's folder).
 PATH_KEYS = ("corpus", "golden")
@@ -106,8 +109,9 @@ def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> di
 def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
                 ) -> dict[str, Any]:
     """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
-    metrics, level, threshold, evidence_threshold (defaults: BM25 over
-    fixed:size=800,overlap=100, k=5, relevance as in :func:`workbench.evaluate`; an option
+    metrics, level, threshold, evidence_threshold (defaults: BM25 over the dataset's chunker
+    and level as ``workbench eval`` takes them, k=5, relevance as in
+    :func:`workbench.evaluate`; an option
     given as None takes its default). An unknown option is refused, naming the closest."""
     # a known option given as None takes its default; an unknown one is refused even as None
     check_config({"corpus": corpus, "golden": golden,
@@ -123,6 +127,9 @@ def _with_defaults(corpus: str | Path, golden: str | Path | None,
               **{k: v for k, v in options.items() if v is not None}}
     config["golden"] = None if golden is None else str(golden)
     config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
+    chunker, level = dataset_defaults(corpus, golden)
+    config["chunker"] = config["chunker"] or chunker
+    config["level"] = config["level"] or level
     return config
 
 

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from workbench.evaluation import Evaluation, evaluate
+from workbench.evaluation import Evaluation
+from workbench.evaluation.pipeline import Pipeline, run_pipeline
 from workbench.evaluation.stats import (
     compare_paired,
     holm,
@@ -52,8 +53,9 @@ from workbench.gate.baseline import (
     pipeline_config,
     question_outcomes,
 )
+from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
-from workbench.io import locked
+from workbench.io import InputError, locked
 from workbench.retrieval import EmbeddingCache
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
@@ -75,23 +77,17 @@ class BaselineRefused(ValueError):
 
 def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False,
                       cache: EmbeddingCache | None = None) -> tuple[Evaluation, GoldenSet]:
-    """Load, chunk, index and score the pipeline a config describes (as ``workbench eval``;
-    dense embeddings through ``cache``, default ``EmbeddingCache()``)."""
-    from workbench.chunking import chunk_corpus, parse_chunker
+    """Load, chunk, index and score the pipeline a config describes, through
+    :func:`workbench.evaluation.pipeline.run_pipeline` (as ``workbench eval``; dense
+    embeddings through ``cache``, default ``EmbeddingCache()``)."""
     from workbench.golden import load_dataset
-    from workbench.retrieval import make_retriever
 
     cfg = pipeline_config(config)
     corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
-    golden.validate(corpus)
-    chunks = chunk_corpus(parse_chunker(cfg["chunker"]), corpus.documents)
-    retriever = make_retriever(cfg["retriever"], chunks, encoder=cfg["encoder"], cache=cache,
-                               queries=[i.question for i in golden], progress=progress)
-    ev = evaluate(retriever, golden, chunks, metrics=cfg["metrics"], k=cfg["k"],
-                  level=cfg["level"], threshold=cfg["threshold"],
-                  evidence_threshold=cfg["evidence_threshold"], system=cfg["retriever"],
-                  progress=progress)
-    return ev, golden
+    pipeline = Pipeline.from_config(cfg).for_dataset(cfg["corpus"], cfg["golden"])
+    run = run_pipeline(pipeline, corpus, golden, cache=cache, progress=progress,
+                       source=cfg["golden"] or cfg["corpus"])
+    return run.evaluation, golden
 
 
 def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
@@ -395,7 +391,8 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
     With an existing baseline it raises :class:`BaselineRefused` when the golden set changed
     and ``golden_changed`` is not given, or when any gated metric (default: every metric in
     the old baseline) has a lower mean on the questions both share or was judged with
-    another relevance (e.g. another ``evidence_threshold``), unless ``force``."""
+    another relevance (e.g. another ``evidence_threshold``), unless ``force``. Every write
+    appends its line to the changelog beside the baseline (:mod:`workbench.gate.history`)."""
     path = Path(path)
     new = Baseline.from_evaluation(current, config, golden)
     with locked(path):  # the ratchet compares with the file as it is when it writes
@@ -404,8 +401,14 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
 
 def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet | None,
              force: bool, golden_changed: bool, metrics: Sequence[str] | None) -> Baseline:
-    if path.exists() and not force:
-        old = Baseline.load(path)
+    old: Baseline | None = None
+    if path.exists():
+        try:
+            old = Baseline.load(path)
+        except (InputError, ValueError):
+            if not force:
+                raise
+    if old is not None and not force:
         values, _ = question_outcomes(current)
         _golden_check(old, golden, set(values), golden_changed)
         common = sorted(set(values) & set(old.outcomes))
@@ -428,4 +431,5 @@ def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet |
                 "questions): the ratchet only moves up. Fix the regression, or use force=True "
                 "(--force) if the drop is deliberate, and say why in the commit.", "lower")
     new.save(path)
+    append_changelog(path, old, new, forced=force)
     return Baseline.load(path)

@@ -31,7 +31,8 @@ from workbench.gate.baseline import Baseline
 from workbench.gate.check import GateResult, check_gate, evaluate_pipeline, update_baseline
 from workbench.golden import GoldenSet
 
-__all__ = ["RetrievalGate", "assert_no_regression", "retrieval_gate"]
+__all__ = ["GenerationGate", "RetrievalGate", "assert_no_regression", "generation_gate",
+           "retrieval_gate"]
 
 
 def assert_no_regression(evaluation: Evaluation, baseline_path: str | Path, *,
@@ -89,6 +90,44 @@ class RetrievalGate:
                     allow_golden_change=allow_golden_change)
 
 
+class GenerationGate:
+    """What the ``generation_gate`` fixture gives: ``generation_gate(generator, path)``
+    re-runs the generation baseline's recorded pipeline with ``generator`` (answers cached)
+    and gates answer accuracy (:mod:`workbench.gate.generation`); a changed pin fails the
+    test with the change named. With ``update=True`` it ratchets the baseline instead."""
+
+    def __init__(self, update: bool = False, alpha: float = 0.05):
+        self.update = update
+        self.alpha = alpha
+
+    def __call__(self, generator: Any, baseline_path: str | Path, *, judge: Any = None,
+                 cache: Any = None, **overrides: Any) -> GateResult | None:
+        from workbench.gate.check import BaselineRefused
+        from workbench.gate.generation import (
+            check_generation_gate,
+            evaluate_generation,
+            update_generation_baseline,
+        )
+
+        __tracebackhide__ = True
+        path = Path(baseline_path)
+        if not path.exists() and not self.update:
+            pytest.fail(f"{path}: generation baseline not found; run pytest with "
+                        "--workbench-update-baseline once to create it", pytrace=False)
+        config = {**(Baseline.load(path).config if path.exists() else {}), **overrides}
+        ev, golden, recorded = evaluate_generation(generator, config, judge=judge, cache=cache)
+        try:
+            if self.update:
+                update_generation_baseline(path, ev, recorded, golden)
+                return None
+            result = check_generation_gate(ev, path, recorded, golden, self.alpha)
+        except BaselineRefused as exc:
+            pytest.fail(str(exc), pytrace=False)
+        if not result.passed:
+            pytest.fail(result.report(), pytrace=False)
+        return result
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("workbench", "RAG Workbench retrieval gate")
     group.addoption("--workbench-update-baseline", action="store_true", default=False,
@@ -103,3 +142,10 @@ def retrieval_gate(request: pytest.FixtureRequest) -> RetrievalGate:
     """A :class:`RetrievalGate`: ``retrieval_gate(evaluation, "evals/baseline.json")``."""
     return RetrievalGate(bool(request.config.getoption("workbench_update_baseline", False)),
                          float(request.config.getoption("workbench_alpha", 0.05)))
+
+
+@pytest.fixture
+def generation_gate(request: pytest.FixtureRequest) -> GenerationGate:
+    """A :class:`GenerationGate`: ``generation_gate(generator, "evals/generation.json")``."""
+    return GenerationGate(bool(request.config.getoption("workbench_update_baseline", False)),
+                          float(request.config.getoption("workbench_alpha", 0.05)))

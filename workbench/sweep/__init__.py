@@ -56,7 +56,9 @@ The package is split by concern: :mod:`~workbench.sweep.grid` (grid parameters, 
 task: chunk once, embed through the cache, evaluate every configuration of that chunking;
 what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:func:`run_sweep`:
 memoised tasks, executors, resume state) and :mod:`~workbench.sweep.result`
-(:class:`SweepResult`, :func:`refine`, :func:`first_relevant_rank_table`). ``workbench sweep``
+(:class:`SweepResult`, :func:`refine`, :func:`first_relevant_rank_table`) and
+:mod:`~workbench.sweep.holdout` (the tuning / held-out split, the held-out
+:class:`Confirmation` and the winner's curse: :func:`selection_bias`). ``workbench sweep``
 is :mod:`workbench.cli.sweep`.
 
 Layer: may import :mod:`workbench.evaluation` and everything below it.
@@ -74,6 +76,13 @@ from workbench.sweep.grid import (
     expand_grid,
     load_grid,
 )
+from workbench.sweep.holdout import (
+    Confirmation,
+    HoldoutSplit,
+    load_or_split,
+    selection_bias,
+    split_golden,
+)
 from workbench.sweep.result import (
     MISSING,
     RANK_BUCKETS,
@@ -90,6 +99,8 @@ __all__ = [
     "RANK_BUCKETS",
     "SWEEP_RETRIEVERS",
     "VALID",
+    "Confirmation",
+    "HoldoutSplit",
     "InProcessExecutor",
     "SweepConfig",
     "SweepResult",
@@ -97,7 +108,10 @@ __all__ = [
     "expand_grid",
     "first_relevant_rank_table",
     "load_grid",
+    "load_or_split",
     "make_executor",
     "refine",
     "run_sweep",
+    "selection_bias",
+    "split_golden",
 ]

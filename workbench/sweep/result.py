@@ -13,9 +13,12 @@ import pandas as pd
 
 from workbench.corpus import Chunk
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
+from workbench.evaluation.pipeline import Pipeline
+from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
+from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix, selection_bias
 from workbench.text import escape_html, frame_html
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
@@ -33,7 +36,10 @@ class SweepResult(Evaluation):
       ``reused`` (texts sent to the encoder / served from the cache);
     * ``skipped``: invalid combinations and why; ``found_rank[config][qid]``: the rank at
       which that configuration first found the question's gold evidence (None: not within
-      the kept hits); ``resumed``: configurations read from the state file.
+      the kept hits); ``resumed``: configurations read from the state file;
+    * ``holdout``: the :class:`~workbench.sweep.holdout.HoldoutSplit` when the sweep ran with
+      ``holdout=``: ``leaderboard``, ``best`` and ``best_by_category`` then rank on the
+      tuning questions only, and :meth:`confirm` reports the winner on the held-out ones.
 
     Configuration labels (``configs()``, for ``compare``) are the system names, the index
     of ``config_table``. Immutable, as an Evaluation is: tables are read as copies, the rest
@@ -44,8 +50,11 @@ class SweepResult(Evaluation):
                  runs: Mapping[str, Run], configs: pd.DataFrame,
                  skipped: Sequence[Mapping[str, Any]] = (),
                  found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
-                 resumed: int = 0):
+                 resumed: int = 0, holdout: HoldoutSplit | None = None,
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD):
         super().__init__(frame, excluded, runs)
+        self._holdout = holdout
+        self._evidence_threshold = evidence_threshold
         self._config_table = configs.copy()
         self._skipped = tuple(MappingProxyType(dict(s)) for s in skipped)
         self._found_rank = MappingProxyType({c: MappingProxyType(dict(v))
@@ -66,6 +75,11 @@ class SweepResult(Evaluation):
         """config -> qid -> the rank at which its gold evidence was first found (None: not
         within the kept hits)."""
         return self._found_rank
+
+    @property
+    def holdout(self) -> HoldoutSplit | None:
+        """The tuning / held-out split, or None (the sweep ran on every question)."""
+        return self._holdout
 
     @property
     def resumed(self) -> int:
@@ -103,14 +117,31 @@ class SweepResult(Evaluation):
                 return concrete
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
 
-    def leaderboard(self, metric: str | None = None, category: str | None = None,
-                    confidence: float = 0.95) -> pd.DataFrame:
-        """One row per configuration, best ``metric`` first: parameters, mean, interval,
-        n and cost. ``category`` restricts the questions to one category."""
-        metric = self.metric_name(metric)
+    def _tuning(self, metric: str, category: str | None = None,
+                part: str = "tuning") -> pd.DataFrame:
+        """The rows of ``metric`` on the tuning (or ``"heldout"``) questions: all of them
+        when the sweep has no held-out split."""
         frame = self._frame[self._frame["metric"] == metric]
+        if self._holdout is not None:
+            frame = frame[frame["qid"].isin(getattr(self._holdout, part))]
         if category is not None:
             frame = frame[frame["category"] == category]
+        return frame
+
+    def _scores(self, frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+        return {str(c): dict(zip(g["qid"], g["value"], strict=True))
+                for c, g in frame.groupby("system", sort=False)}
+
+    def leaderboard(self, metric: str | None = None, category: str | None = None,
+                    confidence: float = 0.95, resamples: int = 1000) -> pd.DataFrame:
+        """One row per configuration, best ``metric`` first: parameters, mean, interval,
+        n and cost, on the tuning questions when the sweep has a held-out split.
+        ``category`` restricts the questions to one category. The winner's row carries
+        ``selection_bias``: the points of its mean expected from picking the best of these
+        configurations alone (:func:`~workbench.sweep.holdout.selection_bias`, ``resamples``
+        bootstrap resamples; NaN on the other rows)."""
+        metric = self.metric_name(metric)
+        frame = self._tuning(metric, category)
         # one metric, one configuration per system: the summary has one row per system
         summ = Evaluation(frame[list(Evaluation.COLUMNS)]).summary(confidence).set_index("system")
         cost = self._config_table.drop(columns=["retriever_name", "k_value"])
@@ -118,12 +149,70 @@ class SweepResult(Evaluation):
         table = table.sort_values(["mean", "index_tokens"], ascending=[False, True],
                                   kind="stable")
         table.insert(0, "metric", metric)
+        scores = self._scores(frame)
+        matrix, _ = score_matrix(scores, [str(c) for c in table.index])
+        bias = selection_bias(matrix, resamples) if matrix.shape[1] else float("nan")
+        table["selection_bias"] = [bias if i == 0 else float("nan") for i in range(len(table))]
         return table
+
+    def confirm(self, metric: str | None = None, baseline: str | None = None,
+                confidence: float = 0.95, alpha: float = 0.05) -> Confirmation:
+        """The winner on the tuning questions (:meth:`best`), reported on the held-out
+        questions: its mean and interval there, next to its tuning mean and the expected
+        selection bias, and the paired comparison against ``baseline`` (a configuration
+        name; default: the first of the grid) on the held-out questions. Needs a sweep run
+        with ``holdout=``."""
+        if self._holdout is None:
+            raise ValueError("this sweep has no held-out part: run_sweep(..., holdout=0.3)")
+        metric = self.metric_name(metric)
+        board = self.leaderboard(metric, confidence=confidence)
+        winner = str(board.index[0])
+        base = baseline or str(self._config_table.index[0])
+        if base not in self._config_table.index:
+            raise ValueError(f"baseline {base!r} is not a configuration of this sweep: "
+                             f"{list(self._config_table.index)}")
+        held = self._scores(self._tuning(metric, part="heldout"))
+        win_held = held.get(winner, {})
+        if not win_held:
+            raise ValueError(f"no held-out question was scored on {metric}")
+        low, high, _ = mean_interval(list(win_held.values()), confidence)
+        comparison = None
+        if base != winner:
+            common = sorted(set(win_held) & set(held.get(base, {})))
+            comparison = compare_paired({q: held[base][q] for q in common},
+                                        {q: win_held[q] for q in common}, alpha=alpha,
+                                        confidence=confidence, name=winner)
+        top = board.iloc[0]
+        return Confirmation(
+            config=winner, metric=metric, baseline=base, tuning_mean=float(top["mean"]),
+            tuning_ci=(float(top["ci_low"]), float(top["ci_high"])), tuning_n=int(top["n"]),
+            heldout_mean=float(np.mean(list(win_held.values()))), heldout_ci=(low, high),
+            heldout_n=len(win_held), selection_bias=float(top["selection_bias"]),
+            configs=len(board), comparison=comparison)
 
     def best(self, metric: str | None = None, category: str | None = None) -> str:
         """The name of the configuration with the highest mean ``metric`` (ties: the smaller
         index, then grid order)."""
         return str(self.leaderboard(metric, category).index[0])
+
+    def pipeline(self, config: str) -> Pipeline:
+        """The :class:`~workbench.evaluation.pipeline.Pipeline` of one configuration (its
+        chunker spec, retriever, encoder, k, this sweep's metrics at that k and relevance):
+        ``run_pipeline`` on it, ``workbench eval`` and the gate give this sweep's numbers.
+        The encoder is named by its label (an encoder object given to the sweep, by its
+        ``model_id``)."""
+        if config not in self._config_table.index:
+            raise ValueError(f"{config!r} is not a configuration of this sweep: "
+                             f"{list(self._config_table.index)}")
+        row = self._config_table.loc[config]
+        retriever = str(row["retriever_name"])
+        encoder = None
+        if retriever != "bm25":  # the sweep's default encoder is MiniLM
+            encoder = str(row["encoder"]) if "encoder" in row.index else "minilm"
+        k = int(str(row["k_value"]))
+        return Pipeline(str(row["spec"]), retriever, encoder, k,
+                        tuple(metric_at_k(m, k) for m in self.metrics), "chunk",
+                        evidence_threshold=self._evidence_threshold)
 
     def params_of(self, config: str) -> dict[str, Any]:
         row = self._config_table.loc[config]
@@ -161,7 +250,7 @@ class SweepResult(Evaluation):
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
                            table.loc[keep], self.skipped,
                            {k: v for k, v in self.found_rank.items() if k in keep},
-                           self.resumed)
+                           self.resumed, self._holdout, self._evidence_threshold)
 
     def best_by_category(self, metric: str | None = None,
                          confidence: float = 0.95) -> pd.DataFrame:
@@ -189,8 +278,11 @@ class SweepResult(Evaluation):
         note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
                 f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
                 f"texts embedded "
-                f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped")
-        return f"<div><p>{escape_html(note)}</p>{board}</div>"
+                f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped; "
+                f"selection_bias: points of the winner's mean expected from the choice alone")
+        held = "" if self._holdout is None else \
+            f"<pre>{escape_html(self.confirm().summary())}</pre>"
+        return f"<div><p>{escape_html(note)}</p>{held}{board}</div>"
 
 
 def plain_value(value: Any) -> Any:

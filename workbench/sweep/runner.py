@@ -31,6 +31,7 @@ from workbench.sweep.grid import (
     metric_at_k,
     param_label,
 )
+from workbench.sweep.holdout import HoldoutSplit, load_or_split, split_path
 from workbench.sweep.result import SweepResult
 
 #: Bumped when a configuration's stored result changes shape, so old state lines re-run.
@@ -108,7 +109,8 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
               executor: cf.Executor | None = None,
               cache: EmbeddingCache | str | Path | None = None, progress: bool = True,
               state_path: str | Path | None = None, position_depth: int = 10,
-              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
+              holdout: float | None = None, holdout_seed: int = 0) -> SweepResult:
     """Evaluate every configuration of ``grid`` (see the module docstring) on ``golden``.
 
     ``cache``: an EmbeddingCache or its folder (default: ``EmbeddingCache()``, the one cache
@@ -116,8 +118,16 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     per question for the retrieval-position view (metrics use the configuration's own depth).
     Relevance is judged as by :func:`workbench.evaluate` (``evidence_threshold`` for evidence
     spans), so every configuration scores every question, whatever its chunking.
+
+    ``holdout``: a fraction of the questions kept out of the ranking (see
+    :mod:`workbench.sweep.holdout`): split once with ``holdout_seed``, stored beside
+    ``state_path`` (and reused by a resumed sweep); every configuration still scores every
+    question, ``result.leaderboard()`` ranks on the tuning part and ``result.confirm()``
+    reports the winner on the held-out part.
     """
     grid = dict(grid)
+    split = None if holdout is None else load_or_split(
+        split_path(state_path) if state_path else None, golden, holdout, holdout_seed)
     if "metrics" in grid:
         listed = as_list(grid.pop("metrics"))
         metrics = metrics or [str(m) for m in listed]
@@ -207,12 +217,15 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
                 raise
     finally:
         bar.close()
-    return _assemble(configs, plans, done, golden, names, skipped, resumed)
+    return _assemble(configs, plans, done, golden, names, skipped, resumed, split,
+                     evidence_threshold)
 
 
 def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
               done: dict[str, dict[str, Any]], golden: GoldenSet, names: list[str],
-              skipped: list[dict[str, Any]], resumed: int) -> SweepResult:
+              skipped: list[dict[str, Any]], resumed: int,
+              split: HoldoutSplit | None = None,
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> SweepResult:
     items = {i.qid: i for i in golden}
     frames, runs, rows, found = [], {}, [], {}
     excluded: dict[str, set[str]] = {}
@@ -249,7 +262,7 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
     for key in configs[0].params:
         frame[key] = frame[key].infer_objects()
     return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, costs, skipped,
-                       found, resumed)
+                       found, resumed, split, evidence_threshold)
 
 
 def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], None]]:

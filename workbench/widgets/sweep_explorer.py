@@ -116,8 +116,10 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
         with self.errors:
             board = self.result.leaderboard(self.metric_select.value, self._category())
             options = [(f"{name}  {row['mean']:.3f} [{row['ci_low']:.3f}, "
-                        f"{row['ci_high']:.3f}] n={int(row['n'])}", name)
-                       for name, row in board.iterrows()]
+                        f"{row['ci_high']:.3f}] n={int(row['n'])}"
+                        + (f"  (selection alone: {row['selection_bias'] * 100:+.1f} pts)"
+                           if i == 0 else ""), name)
+                       for i, (name, row) in enumerate(board.iterrows())]
             current = self.config_select.value
             self.config_select.unobserve(self._on_select, names="value")
             self.config_select.options = options
@@ -147,8 +149,25 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
                 data = trace.customdata[points.point_inds[0]]
                 self.select(str(data[0] if isinstance(data, list | tuple) else data))
 
+    def winner_line(self) -> str:
+        """The winner for the chosen metric and category, how many points of its score are
+        expected from picking the best of these configurations alone (the leaderboard's
+        ``selection_bias``), and, for a sweep with a held-out part (all categories), its
+        held-out score."""
+        metric = self.metric_select.value
+        board = self.result.leaderboard(metric, self._category())
+        top = board.iloc[0]
+        line = (f"best of {len(board)} on {metric}: {board.index[0]} {top['mean']:.3f}; "
+                f"expected from selection alone: {top['selection_bias'] * 100:+.1f} points")
+        if self.result.holdout is not None and self._category() is None:
+            c = self.result.confirm(metric)
+            line += (f"; held-out {c.heldout_mean:.3f} [{c.heldout_ci[0]:.3f}, "
+                     f"{c.heldout_ci[1]:.3f}] n={c.heldout_n}")
+        return line
+
     def details_html(self) -> str:
-        """The selected configuration: parameters, chunker spec, cost and its score."""
+        """The winner line (:meth:`winner_line`), then the selected configuration:
+        parameters, chunker spec, cost and its score."""
         config = self.selected_config
         if config is None:
             return ""
@@ -167,7 +186,8 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
                  ("embedded / reused", f"{int(row['embedded'])} / {int(row['reused'])}")]
         body = "".join(f"<tr><th style='text-align:left'>{escape_html(k)}</th>"
                        f"<td>{escape_html(str(v))}</td></tr>" for k, v in cells)
-        return f'<table class="wb-sweep-config">{body}</table>'
+        return (f'<p class="wb-sweep-winner">{escape_html(self.winner_line())}</p>'
+                f'<table class="wb-sweep-config">{body}</table>')
 
     def to_html(self, include_plotlyjs: str | bool = "cdn") -> str:
         """Static form: the current figure (plotly.js from the CDN by default) and the

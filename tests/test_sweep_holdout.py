@@ -1,0 +1,197 @@
+"""Held-out confirmation and the winner's curse (workbench.sweep.holdout)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import InputError
+from workbench.sweep import SweepResult, run_sweep, selection_bias, split_golden
+from workbench.sweep.holdout import split_path
+
+GRID = {"size": [200, 400, 800], "overlap": [0], "retriever": ["bm25"], "k": [5]}
+
+
+def _golden(strata: list[int]) -> GoldenSet:
+    items = [GoldenItem(f"q{s}-{i}", "?", relevant_chunk_ids=("d#0",), category=f"c{s % 3}",
+                        source=f"s{s}") for s, n in enumerate(strata) for i in range(n)]
+    return GoldenSet(items)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=8),
+       st.floats(0.05, 0.95), st.integers(0, 2**31))
+def test_split_is_stratified_disjoint_and_covering(strata, fraction, seed):
+    golden = _golden(strata)
+    n = len(golden)
+    if n < 2:
+        with pytest.raises(ValueError, match="at least 2"):
+            split_golden(golden, fraction, seed)
+        return
+    split = split_golden(golden, fraction, seed)
+    assert not set(split.tuning) & set(split.heldout)
+    assert sorted([*split.tuning, *split.heldout]) == sorted(i.qid for i in golden)  # answerable
+    assert split.tuning and split.heldout
+    assert len(split.heldout) == min(max(round(fraction * n), 1), n - 1)
+    by_qid = {i.qid: i for i in golden}
+    held = Counter((by_qid[q].category, by_qid[q].source) for q in split.heldout)
+    sizes = Counter((i.category, i.source) for i in golden)
+    for key, size in sizes.items():  # floor or ceil of the stratum's share
+        assert abs(held[key] - fraction * size) < 1 + 1e-9, (key, held[key], size)
+
+
+def test_split_is_deterministic_for_a_seed(handbook):
+    _, golden = handbook
+    a, b = split_golden(golden, 0.3, seed=7), split_golden(golden, 0.3, seed=7)
+    assert a == b
+    assert split_golden(golden, 0.3, seed=8).heldout != a.heldout
+    answerable = [i for i in golden if i.answerable]
+    assert len(a.heldout) == round(0.3 * len(answerable)) and len(answerable) < len(golden)
+    assert set(a.tuning) | set(a.heldout) == {i.qid for i in answerable}
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, True, "0.3"])
+def test_holdout_fraction_is_checked(handbook, bad):
+    _, golden = handbook
+    with pytest.raises(ValueError, match="holdout must be a fraction"):
+        split_golden(golden, bad)
+
+
+def test_the_split_is_stored_beside_the_state_and_reused(handbook, tmp_path):
+    corpus, golden = handbook
+    state = tmp_path / "state.jsonl"
+    first = run_sweep(GRID, golden, corpus, progress=False, state_path=state, holdout=0.3,
+                      holdout_seed=3)
+    stored = json.loads(split_path(state).read_text(encoding="utf-8"))
+    assert stored["seed"] == 3 and stored["heldout"] == list(first.holdout.heldout)
+    again = run_sweep(GRID, golden, corpus, progress=False, state_path=state, holdout=0.3,
+                      holdout_seed=3)
+    assert again.resumed == 3 and again.holdout == first.holdout
+    pd.testing.assert_frame_equal(again.leaderboard(), first.leaderboard())
+    with pytest.raises(InputError, match=re.escape("seed=3, not holdout=0.3, seed=4")):
+        run_sweep(GRID, golden, corpus, progress=False, state_path=state, holdout=0.3,
+                  holdout_seed=4)
+    fewer = GoldenSet(list(golden)[:-2])
+    gone = sorted(i.qid for i in list(golden)[-2:])
+    with pytest.raises(InputError, match=f"golden set changed.*2 removed \\({gone[0]}"):
+        run_sweep(GRID, fewer, corpus, progress=False, state_path=state, holdout=0.3,
+                  holdout_seed=3)
+
+
+def test_ranking_uses_the_tuning_part_and_confirm_reports_held_out(handbook):
+    corpus, golden = handbook
+    result = run_sweep(GRID, golden, corpus, progress=False, holdout=0.3)
+    board = result.leaderboard("recall@5")
+    tuning, held = set(result.holdout.tuning), set(result.holdout.heldout)
+    assert (board["n"] == len(tuning)).all()
+    frame = result.frame
+    rows = frame[(frame["metric"] == "recall@5") & frame["system"].eq(board.index[0])]
+    assert board["mean"].iloc[0] == pytest.approx(rows[rows.qid.isin(tuning)]["value"].mean())
+    conf = result.confirm("recall@5")
+    assert conf.config == board.index[0] and conf.heldout_n == len(held)
+    assert conf.heldout_mean == pytest.approx(rows[rows.qid.isin(held)]["value"].mean())
+    assert conf.heldout_ci[0] <= conf.heldout_mean <= conf.heldout_ci[1]
+    assert conf.selection_bias == board["selection_bias"].iloc[0] >= 0
+    assert board["selection_bias"].iloc[1:].isna().all()
+    if conf.comparison is not None:
+        assert conf.comparison.n == len(held)
+    assert "held-out" in conf.summary()
+    with pytest.raises(ValueError, match="no held-out part"):
+        run_sweep(GRID, golden, corpus, progress=False).confirm()
+
+
+def test_selection_bias_is_zero_for_one_config_and_for_identical_configs():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, size=(1, 30)).astype(float)
+    assert selection_bias(x) == 0.0
+    assert selection_bias(np.repeat(x, 5, axis=0)) == pytest.approx(0.0, abs=1e-12)
+    # a configuration far ahead of the rest is always re-picked: no selection bias
+    far = np.vstack([np.ones(30), np.zeros((4, 30))])
+    assert selection_bias(far) == pytest.approx(0.0, abs=1e-12)
+
+
+def _null_sweep(rng: np.random.Generator, configs: int, n: int) -> SweepResult:
+    """``configs`` configurations of the same true quality (p = 0.5, independent 0/1
+    outcomes per question) as a SweepResult, with a held-out split of 0.3."""
+    golden = GoldenSet([GoldenItem(f"q{i:03d}", "?", relevant_chunk_ids=("d#0",),
+                                   category=f"c{i % 2}") for i in range(n)])
+    names = [f"size={s}" for s in range(configs)]
+    values = rng.integers(0, 2, size=(configs, n)).astype(float)
+    frame = pd.DataFrame({
+        "system": np.repeat(names, n), "qid": [i.qid for i in golden] * configs,
+        "category": [i.category for i in golden] * configs, "source": "",
+        "relevance": "chunk-id", "metric": "recall@5", "value": values.ravel(),
+        "size": np.repeat(range(configs), n)})
+    table = pd.DataFrame({"size": range(configs), "spec": "", "retriever_name": "bm25",
+                          "k_value": 5, "index_tokens": 0}, index=names)
+    return SweepResult(frame, {}, {}, table,
+                       holdout=split_golden(golden, 0.3, int(rng.integers(2**31))))
+
+
+def test_null_configurations_inflate_the_tuning_winner_not_the_held_out_mean():
+    rng = np.random.default_rng(20240601)
+    tuning, held, bias = [], [], []
+    for _ in range(40):
+        conf = _null_sweep(rng, configs=30, n=100).confirm("recall@5")
+        tuning.append(conf.tuning_mean)
+        held.append(conf.heldout_mean)
+        bias.append(conf.selection_bias)
+    inflation = np.mean(tuning) - 0.5
+    # best of 30 on 70 questions: about 2 standard errors (0.06) above the truth
+    assert inflation > 0.08
+    # the held-out mean is unbiased: 40 x 30 questions, standard error about 0.015
+    assert abs(np.mean(held) - 0.5) < 0.05
+    # the bootstrap sees a good part of the inflation, and not more than is there
+    assert 0.25 * inflation < np.mean(bias) < 1.25 * inflation
+
+
+def test_cli_sweep_holdout(tmp_path, capsys):
+    from tests.conftest import HANDBOOK
+    from workbench.cli import main
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("size: [400, 800]\nretriever: bm25\nk: 5\nmetrics: [recall@5]\n",
+                    encoding="utf-8")
+    args = ["sweep", "--corpus", str(HANDBOOK / "docs"), "--golden",
+            str(HANDBOOK / "golden.jsonl"), "--grid", str(grid), "--state",
+            str(tmp_path / "state.jsonl"), "--cache", str(tmp_path / "cache"), "--holdout",
+            "0.3"]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["holdout"]
+    assert out["heldout"]["n"] == 20 and out["tuning"]["n"] == 47
+    assert (tmp_path / "state.holdout.json").exists()
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "ranked on the tuning questions" in text and "held-out" in text
+    assert main([*args, "--holdout-seed", "1"]) == 2
+    assert "state.holdout.json" in capsys.readouterr().err
+
+
+def test_the_explorer_shows_the_selection_bias_and_the_held_out_score(handbook):
+    from workbench.widgets.sweep_explorer import SweepExplorer
+
+    corpus, golden = handbook
+    result = run_sweep(GRID, golden, corpus, progress=False, holdout=0.3)
+    ex = SweepExplorer(result, metric="recall@5")
+    board, conf = result.leaderboard("recall@5"), result.confirm("recall@5")
+    expected = f"expected from selection alone: {board['selection_bias'].iloc[0] * 100:+.1f}"
+    assert expected in ex.winner_line() and expected in ex.to_html(include_plotlyjs=False)
+    assert f"held-out {conf.heldout_mean:.3f}" in ex.winner_line()
+    assert "selection alone" in ex.config_select.options[0][0]
+    assert all("selection alone" not in label for label, _ in ex.config_select.options[1:])
+
+
+def test_selection_bias_grows_with_the_number_of_null_configurations():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, size=(40, 60)).astype(float)
+    two, ten, forty = (selection_bias(x[:m]) for m in (2, 10, 40))
+    assert 0 < two < ten < forty
+    assert selection_bias(x[::-1]) == pytest.approx(forty, abs=0.01)  # order of configs
