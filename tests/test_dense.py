@@ -271,3 +271,50 @@ def test_the_e5_engines_cap_their_threads_through_their_lazy_model():
     assert isinstance(fast, LoadedOnFirstUse) and fast.threads == 2 and fast.load_seconds is None
     assert fast.encode_queries(["a"]).shape == (1, fast.dimension)
     assert fast.load_seconds is not None and set(fast._requests) == {2}
+
+
+class CountingEncoder:
+    """The real MiniLM (torch), counting its query calls."""
+
+    def __init__(self):
+        self.inner = get_encoder("minilm", engine="torch")
+        self.query_calls = 0
+
+    @property
+    def model_id(self):
+        return self.inner.model_id
+
+    def encode_queries(self, texts):
+        self.query_calls += 1
+        return self.inner.encode_queries(texts)
+
+    def encode_documents(self, texts):
+        return self.inner.encode_documents(texts)
+
+
+@pytest.mark.parametrize("wrap", ["dense", "hybrid", "rerank"])
+def test_evaluate_encodes_the_questions_in_one_batch(wrap):
+    from workbench.evaluation import evaluate
+    from workbench.retrieval.bm25 import BM25Retriever
+    from workbench.retrieval.hybrid import HybridRetriever
+    from workbench.retrieval.rerank import RerankedRetriever
+
+    chunks = [Chunk(f"d{i}#0", f"d{i}", 0, len(t), t) for i, t in enumerate(TEXTS)]
+    golden = [GoldenItem(f"q{i}", q, relevant_chunk_ids=(f"d{i % len(TEXTS)}#0",))
+              for i, q in enumerate(["refund card", "office holiday", "remote work", "refunds"])]
+    enc = CountingEncoder()
+    dense = DenseRetriever(chunks, enc)
+    one_by_one = {item.qid: [h.chunk_id for h in dense.search(item.question, 3)]
+                  for item in golden}
+    enc.query_calls = 0
+    retriever = dense
+    if wrap == "hybrid":
+        retriever = HybridRetriever([BM25Retriever(chunks), dense])
+    elif wrap == "rerank":
+        scorer = type("Overlap", (), {"score": staticmethod(
+            lambda q, texts: [len(set(q.split()) & set(t.split())) for t in texts])})()
+        retriever = RerankedRetriever(dense, scorer, n=3, chunks=chunks)
+    ev = evaluate(retriever, golden, chunks, metrics=["hit_rate@3"], k=3)
+    assert enc.query_calls == 1
+    if wrap == "dense":
+        assert ev.runs["dense"].ranked() == one_by_one
