@@ -109,7 +109,7 @@ class OpenVinoMiniLMEncoder(LoadedOnFirstUse):
     """
 
     def __init__(self, threads: int | None = None, precision: str = "auto",
-                 batch_size: int = 16, max_seq_length: int = 256,
+                 batch_size: int = 8, max_seq_length: int = 256,
                  cache: str | Path | None = None):
         if precision not in ("auto", "bf16", "f32"):
             raise ValueError(f"precision must be 'auto', 'bf16' or 'f32', not {precision!r}")
