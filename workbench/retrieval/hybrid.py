@@ -152,6 +152,14 @@ class HybridRetriever:
     def search(self, query: str, k: int) -> list[Hit]:
         return list(self.search_inputs(query, k).fused)
 
+    def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:
+        """Let each input that can encode ``queries`` in one batch do so (see
+        :meth:`~workbench.retrieval.dense.DenseRetriever.prefetch_queries`)."""
+        for retriever in self.retrievers:
+            prefetch = getattr(retriever, "prefetch_queries", None)
+            if prefetch is not None:
+                prefetch(queries, progress=progress)
+
     def search_inputs(self, query: str, k: int) -> FusedSearch:
         """One search with what each input returned (see :class:`FusedSearch`)."""
         if k <= 0:

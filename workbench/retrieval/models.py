@@ -13,12 +13,17 @@ Importing this module is cheap: torch and transformers are imported when a model
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["LazyModel", "LoadedOnFirstUse", "quiet_transformers", "set_torch_threads"]
+__all__ = ["THREADS_ENV", "LazyModel", "LoadedOnFirstUse", "default_threads", "quiet_transformers",
+           "set_torch_threads"]
+
+#: Environment variable capping the threads of encoders left to choose their own.
+THREADS_ENV = "WORKBENCH_THREADS"
 
 Model = TypeVar("Model")
 
@@ -31,6 +36,26 @@ def set_torch_threads(threads: int) -> int:
     if before != threads:
         torch.set_num_threads(threads)
     return before
+
+
+def default_threads(threads: int | None = None) -> int:
+    """``threads`` when given, else every core the machine is not busy with (the 1-minute
+    load average subtracted, at least one), capped by ``WORKBENCH_THREADS`` when set."""
+    cores = os.cpu_count() or 1
+    if threads:
+        return int(threads)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # not on this platform
+        busy = 0.0
+    chosen = max(1, min(cores, round(cores - busy)))
+    cap = os.environ.get(THREADS_ENV, "").strip()
+    if cap:
+        try:
+            chosen = min(chosen, max(1, int(cap)))
+        except ValueError:
+            raise ValueError(f"{THREADS_ENV}={cap!r}: give a whole number of threads") from None
+    return chosen
 
 
 @contextlib.contextmanager

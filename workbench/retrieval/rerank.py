@@ -217,6 +217,12 @@ class RerankedRetriever:
     def search(self, query: str, k: int) -> list[Hit]:
         return list(self.search_stages(query, k).reranked)
 
+    def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:
+        """Let the first stage encode ``queries`` in one batch, when it can."""
+        prefetch = getattr(self.first_stage, "prefetch_queries", None)
+        if prefetch is not None:
+            prefetch(queries, progress=progress)
+
     def search_stages(self, query: str, k: int) -> RerankedSearch:
         """Both stages of one search (see :class:`RerankedSearch`)."""
         if k <= 0:
