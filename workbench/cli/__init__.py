@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence-threshold", type=share, default=DEFAULT_EVIDENCE_THRESHOLD,
                    help="share of a span's non-blank characters the retrieved chunks must hold "
                         f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
+    p.add_argument("--relevance-threshold", type=cutoff, default=1,
+                   help="lowest grade of graded qrels / chunk labels that counts as relevant "
+                        "for the binary metrics, as trec_eval's -l (default 1); nDCG's gains "
+                        "are the grades themselves")
     p.add_argument("--run", metavar="RUN.jsonl",
                    help="score logged retrieval results instead of running a retriever: one "
                         '{"qid", "hits": [{"doc_id", "text"} | {"doc_id", "start", "end"} | '

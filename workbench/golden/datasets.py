@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from types import MappingProxyType
 
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
@@ -88,7 +89,8 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     golden set. BEIR judges whole documents: each item lists its relevant documents
     (``relevant_doc_ids``), so it is scored at document level (``evaluate`` switches to it).
     Chunk them with :data:`BEIR_CHUNKER` (``document:title=true``) to index title + text, as
-    BEIR does; the CLI does so by default. Grades may be written ``1`` or ``1.000000``."""
+    BEIR does; the CLI does so by default. Grades may be written ``1`` or ``1.000000``; they
+    reach nDCG's gains (``relevance``), and the binary metrics count grades >= ``threshold``."""
     folder = Path(folder)
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -100,11 +102,12 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
         if not isinstance(row, dict):
             raise InputError(where, "each line must be a JSON object {\"_id\", \"text\"}")
         qid = str(row.get("_id", ""))
-        docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
-        if not docs:
+        grades = {d: g for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus}
+        if not grades:
             continue
         items.append(GoldenItem(qid, normalize_text(str(row.get("text", ""))),
-                                relevant_doc_ids=tuple(docs), category="beir", source="real"))
+                                relevant_doc_ids=tuple(grades), category="beir", source="real",
+                                relevance=MappingProxyType(grades)))
     return corpus, GoldenSet(items, qrels_path)
 
 
