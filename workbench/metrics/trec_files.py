@@ -109,7 +109,8 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
 
     Needs at least 6 columns ``qid Q0 docno rank score tag``; extra columns are ignored. The
     rank column is not used (see :func:`ranked_lists` for the order); ids are read in NFC.
-    Raises ``ValueError`` naming ``file:line`` for too few columns, a non-numeric score, or a repeated docno.
+    Raises ``ValueError`` naming ``file:line`` for too few columns, a non-numeric score, or a
+    repeated docno.
     """
     p = Path(path)
     run: ScoredRun = {}
