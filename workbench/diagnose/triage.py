@@ -4,9 +4,9 @@
 definition diagnosis shares (:meth:`workbench.metrics.Relevance.retrieved_rank`): every
 evidence span found at the coverage threshold (one span of a multi-chunk answer is not the
 answer's evidence), or a labelled chunk retrieved. The verdict comes from a paired test,
-never from raw counts: RET_FAIL and GEN_FAIL are the two ways a question fails, and an exact sign test on their
-counts (:func:`workbench.evaluation.sign_test`) must reject "equally common" at ``alpha``
-before the triage says which half to fix first; otherwise it says "can't tell".
+never from raw counts: RET_FAIL and GEN_FAIL are the two ways a question fails, and an
+exact sign test on their counts (:func:`workbench.evaluation.sign_test`) must reject
+"equally common" at ``alpha`` before the triage says which half to fix first; otherwise it says "can't tell".
 """
 
 from __future__ import annotations
