@@ -6,7 +6,8 @@ evidence span found at the coverage threshold (one span of a multi-chunk answer 
 answer's evidence), or a labelled chunk retrieved. The verdict comes from a paired test,
 never from raw counts: RET_FAIL and GEN_FAIL are the two ways a question fails, and an
 exact sign test on their counts (:func:`workbench.evaluation.sign_test`) must reject
-"equally common" at ``alpha`` before the triage says which half to fix first; otherwise it says "can't tell".
+"equally common" at ``alpha`` before the triage says which half to fix first; otherwise it
+says "can't tell".
 """
 
 from __future__ import annotations

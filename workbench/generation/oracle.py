@@ -47,7 +47,8 @@ class GenerationResult:
     (:meth:`~workbench.metrics.Relevance.retrieved_rank`: every span; None: not within k);
     ``questions[qid]`` the question text. With ``user_groups`` set, chunks the user may not
     read are left out of all of these (and never reach a context, an answer or the frame):
-    the readable hits keep their original ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
+    the readable hits keep their original ranks, so a gap in ``ranks`` is where an
+    unreadable chunk was."""
 
     frame: FrameField[pd.DataFrame] = FrameField()
     k: int
