@@ -274,3 +274,15 @@ def test_a_quote_with_other_whitespace_locates_at_the_same_offsets(data):
     assert (span.start, span.end) == (start, start + len(exact))
     item = case_from_bug_report("q?", [("d", copied)], corpus={"d": doc})
     assert item.evidence[0].text == exact
+
+
+@pytest.mark.parametrize("hit, says", [
+    ("Employees accrue 25 days of annual leave…", "first 40 of 43"),  # an appended ellipsis
+    ("## Leave\n\nEmployees accrue 25 days", "the hit has '## '"),  # markdown kept
+    ("Zebras migrate across the savannah", "no stretch of it occurs"),  # another document
+])
+def test_a_missing_text_says_what_was_tried_and_the_nearest_match(hit, says):
+    doc = Document("d", "Leave\n\nEmployees accrue 25 days of annual leave per year.")
+    with pytest.raises(LocateError, match="tried: exactly") as err:
+        Locator([doc]).locate(hit, "d")
+    assert says in str(err.value) and "changed after it was indexed" not in str(err.value)

@@ -191,8 +191,8 @@ class Locator:
             if located.start <= first:
                 return Location(doc.id, located.start, located.end, "front_matter")
         raise LocateError("missing", f"text {_preview(text)} not found in document {doc.id!r} "
-                          "(exactly or after whitespace/Unicode normalisation): was the "
-                          "document changed after it was indexed?")
+                          "(tried: exactly, after whitespace/Unicode normalisation, without "
+                          f"front matter); {_nearest(self._normalised(doc).text, text)}")
 
     @staticmethod
     def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
@@ -248,6 +248,40 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """``[start, end)`` without leading and trailing whitespace."""
     piece = text[start:end]
     return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
+
+
+def _longest(norm: str, needle: str, suffix: bool) -> int:
+    """The length of the longest prefix (or suffix) of ``needle`` that occurs in ``norm``."""
+    lo, hi = 0, len(needle)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if (needle[-mid:] if suffix else needle[:mid]) in norm:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _nearest(norm: str, text: str) -> str:
+    """Where the normalised hit text stops matching ``norm`` (a normalised document): its
+    longest prefix or suffix found, at which offset, and what each side has there."""
+    needle = normalise(text)
+    head, tail = _longest(norm, needle, False), _longest(norm, needle, True)
+    if max(head, tail) < 8:
+        return ("no stretch of it occurs in the document: is it the right document, and "
+                "text of the extraction (markdown, PDF tool) the corpus was loaded with?")
+    n = len(needle)
+    if head >= tail:
+        at = norm.find(needle[:head])
+        return (f"nearest match: its first {head} of {n} normalised characters occur at "
+                f"{at} of the normalised document; then the hit has "
+                f"{needle[head:head + 20]!r} where the document has "
+                f"{norm[at + head:at + head + 20]!r}")
+    at = norm.find(needle[n - tail:])
+    return (f"nearest match: its last {tail} of {n} normalised characters occur at {at} of "
+            f"the normalised document; before them the hit has "
+            f"{needle[max(0, n - tail - 20):n - tail]!r} where the document has "
+            f"{norm[max(0, at - 20):at]!r}")
 
 
 def _preview(text: str, n: int = 60) -> str:
