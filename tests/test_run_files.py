@@ -286,3 +286,31 @@ def test_a_trec_export_reads_back_in_the_ranking_that_was_scored(scores):
     with tempfile.TemporaryDirectory() as d:
         write_run(run, Path(d) / "r.trec")
         assert list(read_trec_run(Path(d) / "r.trec")["q"]) == [h.chunk_id for h in hits]
+
+
+def test_a_chunk_id_log_of_a_production_chunking_is_scored_with_its_chunks(tmp_path, capsys,
+                                                                          handbook):
+    """--chunks FILE: the production chunking (here 300-character windows with uuid-like ids,
+    not the CLI's default) resolves a {"chunk_id"} log, which scores as the retriever did."""
+    corpus, golden = handbook
+    ours = chunk_corpus(FixedChunker(size=300, overlap=50), corpus.documents)
+    ids = {c.id: f"prod-{n:05d}" for n, c in enumerate(ours)}
+    with open(tmp_path / "chunks.jsonl", "w", encoding="utf-8") as f:
+        for n, c in enumerate(ours):  # offsets for half, text for the other half
+            where = {"start": c.start, "end": c.end} if n % 2 else {"text": c.text}
+            f.write(json.dumps({"chunk_id": ids[c.id], "doc_id": c.doc_id, **where}) + "\n")
+    live = evaluate(BM25Retriever(ours), golden, ours, k=5, system="bm25")
+    with open(tmp_path / "log.jsonl", "w", encoding="utf-8") as f:
+        for qid, hs in live.runs["bm25"].hits.items():
+            f.write(json.dumps({"qid": qid, "hits": [{"chunk_id": ids[h.chunk_id]}
+                                                     for h in hs]}) + "\n")
+    out = cli_json(capsys, "--run", str(tmp_path / "log.jsonl"), "--chunks",
+                   str(tmp_path / "chunks.jsonl"), "-m", "recall@5", "-m", "mrr@5")
+    means = live.summary().set_index("metric")["mean"]
+    assert out["metrics"]["recall@5"] == pytest.approx(means["recall@5"], abs=1e-6)
+    assert out["metrics"]["mrr@5"] == pytest.approx(means["mrr@5"], abs=1e-6)
+    (tmp_path / "bad.jsonl").write_text('{"chunk_id": "x", "doc_id": "nope", "text": "a"}\n')
+    assert main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--run", str(tmp_path / "log.jsonl"),
+                 "--chunks", str(tmp_path / "bad.jsonl")]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err

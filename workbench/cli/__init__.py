@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score logged retrieval results instead of running a retriever: one "
                         '{"qid", "hits": [{"doc_id", "text"} | {"doc_id", "start", "end"} | '
                         '{"chunk_id"}, ...]} per line (see workbench.evaluation.run_files)')
+    p.add_argument("--chunks", metavar="CHUNKS.jsonl",
+                   help="the production chunking instead of --chunker: one chunk a line, "
+                        '{"chunk_id", "doc_id", "start", "end"} or {"chunk_id", "doc_id", '
+                        '"text"}; a --run of {"chunk_id"} hits is resolved in it')
     p.add_argument("--run-scores", choices=["similarity", "distance", "ignore"],
                    default="similarity", help="what the run's scores are (default similarity)")
     p.add_argument("--run-offsets", choices=["body", "raw"], default="body",

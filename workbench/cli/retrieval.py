@@ -201,8 +201,16 @@ def run_eval_command(args: argparse.Namespace) -> int:
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
-    spec, note = chunker_spec(args, corpus)
-    chunks = chunk_with_progress(spec, corpus)
+    if getattr(args, "chunks", None):
+        from workbench.evaluation.run_files import read_chunks
+
+        if args.chunker:
+            raise ValueError("give --chunks (the production chunking) or --chunker, not both")
+        chunks = read_chunks(args.chunks, corpus)
+        spec, note = f"the chunks of {args.chunks}", ""
+    else:
+        spec, note = chunker_spec(args, corpus)
+        chunks = chunk_with_progress(spec, corpus)
     check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     metrics = args.metric or default_metrics(args.k)
     beir = dataset_kind(args.corpus, args.golden) == "beir"

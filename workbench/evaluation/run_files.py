@@ -29,13 +29,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Chunk, Document, LocateError, Locator
 from workbench.evaluation.run import Run
-from workbench.io import atomic_write_text, iter_jsonl
+from workbench.io import InputError, atomic_write_text, iter_jsonl
 from workbench.metrics.trec_files import trec_sorted, write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
-__all__ = ["RUN_FORMATS", "read_run", "write_run"]
+__all__ = ["RUN_FORMATS", "read_chunks", "read_run", "write_run"]
 
 RUN_FORMATS = ("jsonl", "trec")
 _LINE_KEYS = frozenset({"qid", "hits", "query", "system"})
@@ -104,6 +104,42 @@ def read_run(path: str | Path,
     renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
                for q, hs in hits.items()}
     return Run(name, MappingProxyType(renamed))
+
+
+def read_chunks(path: str | Path,
+                documents: Mapping[str, Document] | Iterable[Document] | Locator) -> list[Chunk]:
+    """A production chunking as JSONL, one chunk a line: ``{"chunk_id" (or "id"), "doc_id",
+    "start", "end"}`` and/or ``"text"`` (located as hits are), optional ``"metadata"``; the
+    run JSONL of :func:`write_run` rows have this shape. Each becomes a :class:`Chunk` of
+    ``documents`` (its text the document's at the located offsets), so ``{"chunk_id"}`` logs
+    of that chunking can be scored. A bad line raises InputError naming ``file:line``."""
+    locator = documents if isinstance(documents, Locator) else Locator(documents)
+    out: list[Chunk] = []
+    seen: dict[str, str] = {}
+    for where, row in iter_jsonl(path, "chunks JSONL"):
+        if not isinstance(row, dict):
+            raise InputError(where, 'each line must be a JSON object {"chunk_id", "doc_id", '
+                             '"start", "end"} or {"chunk_id", "doc_id", "text"}')
+        cid = row.get("chunk_id", row.get("id"))
+        if not isinstance(cid, str) or not cid:
+            raise InputError(where, "a chunk needs its id (a non-empty string)", "chunk_id")
+        if cid in seen:
+            raise InputError(where, f"chunk id {cid!r} is already on {seen[cid]}; ids are "
+                             "unique", "chunk_id")
+        seen[cid] = where
+        try:
+            found = locator.locate(row.get("text"), row.get("doc_id"), row.get("start"),
+                                   row.get("end"))
+        except LocateError as exc:
+            raise InputError(where, str(exc)) from None
+        doc = locator.document(found.doc_id)
+        meta = row.get("metadata")
+        text = doc.text[found.start:found.end]
+        out.append(Chunk(cid, found.doc_id, found.start, found.end, text, text,
+                         metadata=dict(meta) if isinstance(meta, dict) else {}))
+    if not out:
+        raise InputError(str(path), "no chunks: one JSON object per chunk")
+    return out
 
 
 def _hit_row(hit: Hit, chunk: Chunk | None) -> dict[str, Any]:
