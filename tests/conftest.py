@@ -15,7 +15,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
-SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
+# beside the checkout, or where WORKBENCH_DATASETS says (a git worktree lives elsewhere)
+SHARED_DATASETS = Path(os.environ.get("WORKBENCH_DATASETS", ROOT.parent / "shared" / "datasets"))
 # One cache folder for the whole run (library, CLI, notebooks and their subprocesses): the
 # checkout's own, so tests reuse each other's embeddings and never write to the user's home.
 os.environ.setdefault("WORKBENCH_CACHE", str(ROOT / ".workbench_cache"))

@@ -434,3 +434,25 @@ def test_a_prebuilt_relevance_that_does_not_match_is_refused():
         diagnose_trace(t, other, CHUNKS, DOCS, relevance=shared)
     with pytest.raises(ValueError, match="does not hold golden item"):
         diagnose_trace(t, ITEM, CHUNKS, DOCS, relevance=trace_relevance([], [ITEM], CHUNKS))
+
+
+def test_triage_and_diagnosis_share_one_definition_of_retrieved(handbook):
+    """q049 and q051 need two spans each; one found is not the answer's evidence: triage
+    said GEN_FAIL while diagnosis said their must-mention fact was never retrieved."""
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.diagnose import diagnose_trace, triage
+    from workbench.retrieval.bm25 import BM25Retriever
+
+    corpus, golden = handbook
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
+                                 corpus, k=5)
+    rows = triage(result).rows.set_index("qid")
+    traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
+    diagnosed = {t.qid: diagnose_trace(t, golden.get(t.qid), chunks, corpus) for t in traces}
+    for qid, row in rows.iterrows():  # every question of the run, not only the two
+        assert diagnosed[qid].retrieved_ok == row["retrieved_ok"], qid
+    for qid in ("q049", "q051"):
+        assert rows.loc[qid, "quadrant"] == "RET_FAIL"
+        assert "not_retrieved" in {f.status for f in diagnosed[qid].facts}
+        assert "retrieval_miss" in diagnosed[qid].labels

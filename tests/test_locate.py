@@ -238,3 +238,51 @@ def test_raw_offsets_and_raw_texts_follow_the_loader_through_invisible_character
 def test_a_locator_refuses_documents_with_one_id_as_a_corpus_does():
     with pytest.raises(ValueError, match="duplicate document id 'a': every document needs"):
         Locator([Document("a", "x"), Document("a", "y")])
+
+
+WHITESPACE = st.text(alphabet=" \t\n\r\u00a0\u2009", min_size=1, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_quote_with_other_whitespace_locates_at_the_same_offsets(data):
+    """A quote of a document with each whitespace run replaced by other whitespace (a PDF
+    viewer's copy: spaces where the text breaks lines) is located at the span the exact
+    quote has, by Span.locate and so by case_from_bug_report."""
+    import re
+
+    from workbench.corpus import Span
+    from workbench.diagnose import case_from_bug_report
+
+    words = data.draw(st.lists(st.text(alphabet="abcdefgh-", min_size=1, max_size=6),
+                               min_size=3, max_size=12))
+    seps = data.draw(st.lists(WHITESPACE, min_size=len(words) - 1, max_size=len(words) - 1))
+    body, starts = "", []
+    for n, w in enumerate(words):
+        body += seps[n - 1] if n else ""
+        starts.append(len(body))
+        body += w
+    doc = Document("d", "Intro line.\n\n" + body + "\n\nEnd.")
+    i = data.draw(st.integers(0, len(words) - 2))
+    j = data.draw(st.integers(i + 1, len(words) - 1))
+    start = len("Intro line.\n\n") + starts[i]
+    exact = doc.text[start:len("Intro line.\n\n") + starts[j] + len(words[j])]
+    norm, needle = normalise(doc.text), normalise(exact)
+    assume(sum(norm.startswith(needle, p) for p in range(len(norm))) == 1)  # overlaps too
+    copied = re.sub(r"\s+", lambda m: data.draw(WHITESPACE), exact)
+    span = Span.locate(doc, copied)
+    assert (span.start, span.end) == (start, start + len(exact))
+    item = case_from_bug_report("q?", [("d", copied)], corpus={"d": doc})
+    assert item.evidence[0].text == exact
+
+
+@pytest.mark.parametrize("hit, says", [
+    ("Employees accrue 25 days of annual leave…", "first 40 of 43"),  # an appended ellipsis
+    ("## Leave\n\nEmployees accrue 25 days", "the hit has '## '"),  # markdown kept
+    ("Zebras migrate across the savannah", "no stretch of it occurs"),  # another document
+])
+def test_a_missing_text_says_what_was_tried_and_the_nearest_match(hit, says):
+    doc = Document("d", "Leave\n\nEmployees accrue 25 days of annual leave per year.")
+    with pytest.raises(LocateError, match="tried: exactly") as err:
+        Locator([doc]).locate(hit, "d")
+    assert says in str(err.value) and "changed after it was indexed" not in str(err.value)

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
 from workbench.corpus import Document, load_folder
-from workbench.evaluation import evaluate, read_run, write_run
+from workbench.evaluation import Run, evaluate, read_run, write_run
+from workbench.golden import load_dataset
 from workbench.metrics import read_trec_run
-from workbench.retrieval import BM25Retriever
+from workbench.retrieval import BM25Retriever, Hit
 
 DOCS = [Document("leave", "Annual leave is 25 days. Carry over up to 5 days. Carry over up "
                           "to 5 days."),
@@ -201,3 +204,113 @@ def test_eval_run_errors_are_one_line_with_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert f"{path}:1, hit 1: text 'not in the handbook' not found" in err
+
+
+def beir_from_handbook(folder, handbook, docno=lambda d: d):
+    """The handbook as a BEIR folder: its documents, and graded qrels from the evidence
+    (the first document of a question graded 2, the others 1), as the promises check does."""
+    corpus, golden = handbook
+    (folder / "qrels").mkdir(parents=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for doc in corpus.documents:
+            f.write(json.dumps({"_id": docno(doc.id), "title": doc.title, "text": doc.text},
+                               ensure_ascii=False) + "\n")
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as fq, \
+            open(folder / "qrels" / "test.tsv", "w", encoding="utf-8") as fr:
+        fr.write("query-id\tcorpus-id\tscore\n")
+        for item in golden.items:
+            ids = sorted({e.doc_id for e in item.evidence})
+            if ids:
+                fq.write(json.dumps({"_id": item.qid, "text": item.question}) + "\n")
+                for n, i in enumerate(ids):
+                    fr.write(f"{item.qid}\t{docno(i)}\t{2 if n == 0 else 1}\n")
+    return folder
+
+
+def trec_scores(capsys, qrels, run, *measures):
+    assert main(["trec", str(qrels), str(run), *[a for m in measures for a in ("-m", m)]]) == 0
+    captured = capsys.readouterr()
+    return {ln.split()[0]: float(ln.split()[2]) for ln in captured.out.splitlines()
+            if ln.split()[0] != "num_q"}, captured.err
+
+
+def test_document_level_eval_exports_what_it_scored_and_trec_agrees(tmp_path, capsys, handbook):
+    beir = beir_from_handbook(tmp_path / "beir", handbook)
+    assert main(["eval", "--corpus", str(beir), "--level", "document", "-k", "10", "-m",
+                 "ndcg@10", "-m", "recall@10", "-m", "mrr@10", "--json", "--export-run",
+                 str(tmp_path / "run.trec")]) == 0
+    scored = json.loads(capsys.readouterr().out)["metrics"]
+    run = read_trec_run(tmp_path / "run.trec")
+    docs = {d.id for d in handbook[0].documents}
+    assert {d for ranked in run.values() for d in ranked} <= docs  # document ids, no "#0"
+    trec, warned = trec_scores(capsys, beir / "qrels" / "test.tsv", tmp_path / "run.trec",
+                               "ndcg_cut_10", "recall_10", "recip_rank")
+    assert not warned
+    assert trec["ndcg_cut_10"] == pytest.approx(scored["ndcg@10"], abs=1e-4)
+    assert trec["recall_10"] == pytest.approx(scored["recall@10"], abs=1e-4)
+    assert 0 < trec["ndcg_cut_10"] < 1
+
+
+def test_trec_warns_when_no_retrieved_id_is_judged(tmp_path, capsys, handbook):
+    beir = beir_from_handbook(tmp_path / "beir", handbook)
+    assert main(["eval", "--corpus", str(beir), "--level", "document", "-k", "5", "--json",
+                 "--export-run", str(tmp_path / "run.jsonl")]) == 0
+    capsys.readouterr()
+    run = read_run(tmp_path / "run.jsonl", load_dataset(str(beir), None)[0])
+    write_run(run, tmp_path / "chunks.trec")  # chunk ids, as the export once wrote them
+    trec, warned = trec_scores(capsys, beir / "qrels" / "test.tsv", tmp_path / "chunks.trec",
+                               "ndcg_cut_10")
+    assert trec["ndcg_cut_10"] == 0.0
+    assert "none of the" in warned and "judged" in warned and "document ids" in warned
+
+
+def test_an_id_the_trec_export_refuses_keeps_the_json_output(tmp_path, capsys, handbook):
+    beir = beir_from_handbook(tmp_path / "beir", handbook, docno=lambda d: d.replace("-", " "))
+    code = main(["eval", "--corpus", str(beir), "--level", "document", "-k", "5", "--json",
+                 "--export-run", str(tmp_path / "run.trec")])
+    captured = capsys.readouterr()
+    assert code == 2 and "error" in captured.err and "docno" in captured.err
+    assert json.loads(captured.out)["n"] > 0  # the scores were printed before the refusal
+    assert not (tmp_path / "run.trec").exists()
+
+
+@given(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=1, max_size=8))
+def test_a_trec_export_reads_back_in_the_ranking_that_was_scored(scores):
+    """Tied scores: trec_eval would reorder by docno; the export keeps the scored ranking."""
+    import tempfile
+    from pathlib import Path
+
+    scores = sorted(scores, reverse=True)
+    hits = tuple(Hit(f"d{i}", s, i + 1, "x") for i, s in enumerate(scores))
+    run = Run("x", {"q": hits})
+    with tempfile.TemporaryDirectory() as d:
+        write_run(run, Path(d) / "r.trec")
+        assert list(read_trec_run(Path(d) / "r.trec")["q"]) == [h.chunk_id for h in hits]
+
+
+def test_a_chunk_id_log_of_a_production_chunking_is_scored_with_its_chunks(tmp_path, capsys,
+                                                                          handbook):
+    """--chunks FILE: the production chunking (here 300-character windows with uuid-like ids,
+    not the CLI's default) resolves a {"chunk_id"} log, which scores as the retriever did."""
+    corpus, golden = handbook
+    ours = chunk_corpus(FixedChunker(size=300, overlap=50), corpus.documents)
+    ids = {c.id: f"prod-{n:05d}" for n, c in enumerate(ours)}
+    with open(tmp_path / "chunks.jsonl", "w", encoding="utf-8") as f:
+        for n, c in enumerate(ours):  # offsets for half, text for the other half
+            where = {"start": c.start, "end": c.end} if n % 2 else {"text": c.text}
+            f.write(json.dumps({"chunk_id": ids[c.id], "doc_id": c.doc_id, **where}) + "\n")
+    live = evaluate(BM25Retriever(ours), golden, ours, k=5, system="bm25")
+    with open(tmp_path / "log.jsonl", "w", encoding="utf-8") as f:
+        for qid, hs in live.runs["bm25"].hits.items():
+            f.write(json.dumps({"qid": qid, "hits": [{"chunk_id": ids[h.chunk_id]}
+                                                     for h in hs]}) + "\n")
+    out = cli_json(capsys, "--run", str(tmp_path / "log.jsonl"), "--chunks",
+                   str(tmp_path / "chunks.jsonl"), "-m", "recall@5", "-m", "mrr@5")
+    means = live.summary().set_index("metric")["mean"]
+    assert out["metrics"]["recall@5"] == pytest.approx(means["recall@5"], abs=1e-6)
+    assert out["metrics"]["mrr@5"] == pytest.approx(means["mrr@5"], abs=1e-6)
+    (tmp_path / "bad.jsonl").write_text('{"chunk_id": "x", "doc_id": "nope", "text": "a"}\n')
+    assert main(["eval", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--run", str(tmp_path / "log.jsonl"),
+                 "--chunks", str(tmp_path / "bad.jsonl")]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err

@@ -146,10 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence-threshold", type=share, default=DEFAULT_EVIDENCE_THRESHOLD,
                    help="share of a span's non-blank characters the retrieved chunks must hold "
                         f"for it to count as found (default {DEFAULT_EVIDENCE_THRESHOLD})")
+    p.add_argument("--relevance-threshold", type=cutoff, default=1,
+                   help="lowest grade of graded qrels / chunk labels that counts as relevant "
+                        "for the binary metrics, as trec_eval's -l (default 1); nDCG's gains "
+                        "are the grades themselves")
     p.add_argument("--run", metavar="RUN.jsonl",
                    help="score logged retrieval results instead of running a retriever: one "
                         '{"qid", "hits": [{"doc_id", "text"} | {"doc_id", "start", "end"} | '
                         '{"chunk_id"}, ...]} per line (see workbench.evaluation.run_files)')
+    p.add_argument("--chunks", metavar="CHUNKS.jsonl",
+                   help="the production chunking instead of --chunker: one chunk a line, "
+                        '{"chunk_id", "doc_id", "start", "end"} or {"chunk_id", "doc_id", '
+                        '"text"}; a --run of {"chunk_id"} hits is resolved in it')
     p.add_argument("--run-scores", choices=["similarity", "distance", "ignore"],
                    default="similarity", help="what the run's scores are (default similarity)")
     p.add_argument("--run-offsets", choices=["body", "raw"], default="body",

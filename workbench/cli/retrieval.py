@@ -41,6 +41,7 @@ def run_trec_command(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
                          f"(e.g. run topic {next(iter(run))!r}, qrels topic "
                          f"{next(iter(qrels), None)!r}); check that the files belong together")
+    _warn_unjudged(args, qrels, run, shared)
     names = list(dict.fromkeys(args.measure or DEFAULT_TREC_MEASURES))
     deepest = max((len(docs) for docs in run.values()), default=0)
     check_cutoffs(None, names, deepest, "documents of the run's deepest ranking")
@@ -58,6 +59,20 @@ def run_trec_command(args: argparse.Namespace) -> int:
     for name, label in zip(names, labels, strict=True):
         print(f"{label:<22}\tall\t{means[name]:.4f}")
     return 0
+
+
+def _warn_unjudged(args: argparse.Namespace, qrels: Any, run: Any, shared: set[str]) -> None:
+    """A warning when no document the run retrieves is judged in the qrels: every measure
+    is then 0, which is almost always a run of other ids (chunk ids against document qrels)."""
+    judged = {d for q in shared for d in qrels[q]}
+    retrieved = {d for q in shared for d in run[q]}
+    if retrieved & judged:
+        return
+    print(f"warning: none of the {len(retrieved)} document ids the run retrieves is judged in "
+          f"{args.qrels} (e.g. run {min(retrieved)!r}, qrels {min(judged, default=None)!r}): "
+          "every measure is 0. Are these the ids the qrels use (document ids, not chunk "
+          "ids: workbench eval --level document --export-run writes document ids)?",
+          file=sys.stderr)
 
 
 def _load_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -199,8 +214,16 @@ def run_eval_command(args: argparse.Namespace) -> int:
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
-    spec, note = chunker_spec(args, corpus)
-    chunks = chunk_with_progress(spec, corpus)
+    if getattr(args, "chunks", None):
+        from workbench.evaluation.run_files import read_chunks
+
+        if args.chunker:
+            raise ValueError("give --chunks (the production chunking) or --chunker, not both")
+        chunks = read_chunks(args.chunks, corpus)
+        spec, note = f"the chunks of {args.chunks}", ""
+    else:
+        spec, note = chunker_spec(args, corpus)
+        chunks = chunk_with_progress(spec, corpus)
     check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     metrics = args.metric or default_metrics(args.k)
     level = args.level or dataset_defaults(args.corpus, args.golden)[1]
@@ -212,22 +235,17 @@ def run_eval_command(args: argparse.Namespace) -> int:
         described = f"logged run {args.run} ({name})"
         ev = evaluate(source, golden, None, metrics=metrics, k=args.k, level=level,
                       evidence_threshold=args.evidence_threshold, system=name,
-                      progress=show_progress())
+                      threshold=args.relevance_threshold, progress=show_progress())
     else:  # the one pipeline the gate, the sweep and notebooks build too
         encoder, encoder_line = pick_encoder(args, chunks, golden)
         pipeline = Pipeline(spec, args.retriever, encoder, args.k, tuple(metrics), level,
+                            threshold=args.relevance_threshold,
                             evidence_threshold=args.evidence_threshold)
         built = run_pipeline(pipeline, corpus, golden, chunks=chunks,
                              cache=embedding_cache(args), progress=show_progress(),
                              source=args.golden or args.corpus)
         ev, retriever, name = built.evaluation, built.retriever, args.retriever
         described = f"{args.retriever} over {len(chunks):,} chunks, {spec}{note}"
-    if args.export_run:
-        from workbench.evaluation.run_files import write_run
-
-        written = write_run(ev.runs[name], args.export_run, chunks=chunks)
-        print(f"run of {len(ev.runs[name].hits)} questions written to {written}",
-              file=sys.stderr)
     summary: list[dict[Any, Any]] = ev.summary().to_dict("records")
     by_cat: list[dict[Any, Any]] = ev.by("category").to_dict("records")
     excluded = {k: len(v) for k, v in ev.excluded.items()}
@@ -255,7 +273,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             cat = out["by_category"].setdefault(str(r["category"]), {"n": int(r["n"])})
             cat[str(r["metric"])] = _jsonable(float(r["mean"]))
         print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
+        return _export_run(args, ev.runs[name], chunks, level)
     dropped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items() if v)
     print(f"{described}; k={args.k}, {level} level")
     if encoder_line:
@@ -273,6 +291,24 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print_table(ev.table(column="category"))
     elif categories > MAX_CATEGORY_ROWS:
         print(f"({categories} categories: --by-category prints the per-category table)")
+    return _export_run(args, ev.runs[name], chunks, level)
+
+
+def _export_run(args: argparse.Namespace, run: Any, chunks: list[Any], level: str) -> int:
+    """``--export-run``: the run as it was scored (document ids at document level), written
+    after the scores are printed, so a run the format refuses never loses them."""
+    if not args.export_run:
+        return 0
+    from workbench.evaluation.run_files import write_run
+
+    sys.stdout.flush()
+    if level == "document" and not args.export_run.endswith((".trec", ".txt", ".run")):
+        print(f"note: {args.export_run} holds the chunks; the documents scored at document "
+              "level are written to a .trec file", file=sys.stderr)
+        level = "chunk"
+    written = write_run(run, args.export_run, chunks=chunks, level=level)
+    print(f"run of {len(run.hits)} questions written to {written}"
+          + (" (document ids, as scored)" if level == "document" else ""), file=sys.stderr)
     return 0
 
 

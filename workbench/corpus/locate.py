@@ -28,27 +28,29 @@ last matched non-space character).
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.corpus.offsets import (
     FENCE,
+    MAX_CANDIDATES,
     PROBLEMS,
     LocateError,
     Normalised,
     RawOffsets,
+    find_spans,
     normalise,
-    raw_texts,
+    occurrences,
 )
 from workbench.corpus.types import Corpus, Document
+from workbench.text import normalize_text
 
 __all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "normalise",
            "raw_texts"]
 
 HOW = ("offsets", "exact", "normalised", "front_matter")
-
-_MAX_CANDIDATES = 5
-
 
 @dataclass(frozen=True)
 class Location:
@@ -58,15 +60,6 @@ class Location:
     start: int
     end: int
     how: str
-
-
-def _occurrences(haystack: str, needle: str, limit: int = _MAX_CANDIDATES + 1) -> list[int]:
-    found: list[int] = []
-    at = haystack.find(needle)
-    while at >= 0 and len(found) < limit:
-        found.append(at)
-        at = haystack.find(needle, at + 1)
-    return found
 
 
 def _strip_front_matter(text: str) -> str | None:
@@ -181,14 +174,9 @@ class Locator:
         return Location(doc_id, start, end, "offsets")
 
     def _in_document(self, doc: Document, text: str, hint: int | None) -> Location:
-        found = _occurrences(doc.text, text)
-        if found:
-            return self._pick(doc, found, len(text), hint, "exact", text)
-        norm = self._normalised(doc)
-        needle = normalise(text)
-        if not needle:
-            raise LocateError("empty", "the hit text holds no characters after normalisation")
-        spans = [norm.span(i, i + len(needle)) for i in _occurrences(norm.text, needle)]
+        how, spans = find_spans(doc.text, text, self._normalised(doc))
+        if how == "exact":
+            return self._pick_spans(doc, spans, hint, how, text)
         if spans:
             lead = len(text) - len(text.lstrip())
             return self._pick_spans(doc, spans, None if hint is None else hint + lead,
@@ -203,12 +191,8 @@ class Locator:
             if located.start <= first:
                 return Location(doc.id, located.start, located.end, "front_matter")
         raise LocateError("missing", f"text {_preview(text)} not found in document {doc.id!r} "
-                          "(exactly or after whitespace/Unicode normalisation): was the "
-                          "document changed after it was indexed?")
-
-    def _pick(self, doc: Document, found: list[int], length: int, hint: int | None, how: str,
-              text: str) -> Location:
-        return self._pick_spans(doc, [(s, s + length) for s in found], hint, how, text)
+                          "(tried: exactly, after whitespace/Unicode normalisation, without "
+                          f"front matter); {_nearest(self._normalised(doc).text, text)}")
 
     @staticmethod
     def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
@@ -219,8 +203,8 @@ class Locator:
             at = [s for s in spans if s[0] == hint]
             if len(at) == 1:
                 return Location(doc.id, at[0][0], at[0][1], how)
-        many = f"{len(spans)}" if len(spans) <= _MAX_CANDIDATES else f"more than {_MAX_CANDIDATES}"
-        starts = ", ".join(str(s) for s, _ in spans[:_MAX_CANDIDATES])
+        many = f"{len(spans)}" if len(spans) <= MAX_CANDIDATES else f"more than {MAX_CANDIDATES}"
+        starts = ", ".join(str(s) for s, _ in spans[:MAX_CANDIDATES])
         raise LocateError("ambiguous", f"text {_preview(text)} occurs {many} times in "
                           f"document {doc.id!r} (at {starts}): give the hit's start offset "
                           "(and the raw file, if offsets are into it) to choose one")
@@ -235,7 +219,7 @@ class Locator:
                 at += len(t) + 1
             self._all = ("\0".join(texts), starts, ids)
         joined, starts, ids = self._all
-        found = _occurrences(joined, text, 2)
+        found = occurrences(joined, text, 2)
         if len(found) == 1:
             i = bisect.bisect_right(starts, found[0]) - 1
             return Location(ids[i], found[0] - starts[i], found[0] - starts[i] + len(text),
@@ -266,8 +250,68 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
 
 
+def _longest(norm: str, needle: str, suffix: bool) -> int:
+    """The length of the longest prefix (or suffix) of ``needle`` that occurs in ``norm``."""
+    lo, hi = 0, len(needle)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if (needle[-mid:] if suffix else needle[:mid]) in norm:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _nearest(norm: str, text: str) -> str:
+    """Where the normalised hit text stops matching ``norm`` (a normalised document): its
+    longest prefix or suffix found, at which offset, and what each side has there."""
+    needle = normalise(text)
+    head, tail = _longest(norm, needle, False), _longest(norm, needle, True)
+    if max(head, tail) < 8:
+        return ("no stretch of it occurs in the document: is it the right document, and "
+                "text of the extraction (markdown, PDF tool) the corpus was loaded with?")
+    n = len(needle)
+    if head >= tail:
+        at = norm.find(needle[:head])
+        return (f"nearest match: its first {head} of {n} normalised characters occur at "
+                f"{at} of the normalised document; then the hit has "
+                f"{needle[head:head + 20]!r} where the document has "
+                f"{norm[at + head:at + head + 20]!r}")
+    at = norm.find(needle[n - tail:])
+    return (f"nearest match: its last {tail} of {n} normalised characters occur at {at} of "
+            f"the normalised document; before them the hit has "
+            f"{needle[max(0, n - tail - 20):n - tail]!r} where the document has "
+            f"{norm[max(0, at - 20):at]!r}")
+
+
 def _preview(text: str, n: int = 60) -> str:
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= n else flat[: n - 3] + "...")
 
 
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, str]:
+    """``{doc_id: raw file text}`` for the ``.md`` / ``.txt`` files of ``folder``: each file is
+    matched to the document whose text it ends with (after the loader's CRLF and normal-form
+    changes: :func:`~workbench.text.normalize_text`), so offsets into the files can be mapped
+    (``Locator(docs, raw=...)``)."""
+    by_body: dict[str, list[str]] = {}
+    for doc in documents:
+        by_body.setdefault(_digest(doc.text), []).append(doc.id)
+    out: dict[str, str] = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.suffix not in (".md", ".txt") or not path.is_file():
+            continue
+        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF: offsets count it
+            raw = fh.read()
+        text = normalize_text(raw.replace("\r\n", "\n"))
+        starts = [0, *(m.end() + 1 for m in FENCE.finditer(text, 0, min(len(text), 65536)))]
+        for start in starts:
+            ids = by_body.get(_digest(text[start:]))
+            if ids and len(ids) == 1:
+                out[ids[0]] = raw
+                break
+    return out

@@ -11,19 +11,15 @@ CRLF, invisible characters, non-NFC text) to offsets into the document text load
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
-from workbench.corpus.types import Document
-from workbench.text import INVISIBLE, normalize_text
+from workbench.text import INVISIBLE
 
-__all__ = ["FENCE", "PROBLEMS", "LocateError", "Normalised", "RawOffsets", "normal_form",
-           "normalise", "raw_texts"]
+__all__ = ["FENCE", "MAX_CANDIDATES", "PROBLEMS", "LocateError", "Normalised", "RawOffsets",
+           "find_spans", "normal_form", "normalise", "occurrences"]
 
 PROBLEMS = ("missing", "ambiguous", "unknown_document", "bad_offsets", "empty", "front_matter")
 #: What the normalised match removes: the loader's invisible characters and the zero-width
@@ -181,29 +177,32 @@ class RawOffsets:
         return min(max(i - self._offset, 0), self._length)
 
 
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+MAX_CANDIDATES = 5
 
 
-def raw_texts(folder: str | Path, documents: Iterable[Document]) -> dict[str, str]:
-    """``{doc_id: raw file text}`` for the ``.md`` / ``.txt`` files of ``folder``: each file is
-    matched to the document whose text it ends with (after the loader's CRLF and normal-form
-    changes: :func:`~workbench.text.normalize_text`), so offsets into the files can be mapped
-    (``Locator(docs, raw=...)``)."""
-    by_body: dict[str, list[str]] = {}
-    for doc in documents:
-        by_body.setdefault(_digest(doc.text), []).append(doc.id)
-    out: dict[str, str] = {}
-    for path in sorted(Path(folder).rglob("*")):
-        if path.suffix not in (".md", ".txt") or not path.is_file():
-            continue
-        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF: offsets count it
-            raw = fh.read()
-        text = normalize_text(raw.replace("\r\n", "\n"))
-        starts = [0, *(m.end() + 1 for m in FENCE.finditer(text, 0, min(len(text), 65536)))]
-        for start in starts:
-            ids = by_body.get(_digest(text[start:]))
-            if ids and len(ids) == 1:
-                out[ids[0]] = raw
-                break
-    return out
+def occurrences(haystack: str, needle: str, limit: int = MAX_CANDIDATES + 1) -> list[int]:
+    """Start offsets of ``needle`` in ``haystack`` (overlapping ones too), at most ``limit``."""
+    found: list[int] = []
+    at = haystack.find(needle)
+    while at >= 0 and len(found) < limit:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
+
+
+def find_spans(text: str, needle: str, norm: Normalised | None = None,
+               limit: int = MAX_CANDIDATES + 1) -> tuple[str, list[tuple[int, int]]]:
+    """Where ``needle`` occurs in ``text``: exactly, else after both sides are normalised
+    (:func:`normalise`: each whitespace run one space, NFKC, invisibles dropped), mapped back
+    to code points of ``text``. Returns ``("exact" | "normalised", spans)`` (at most
+    ``limit``), or ``("", [])``. The one matching rule of hit texts and quoted evidence;
+    ``norm`` is ``Normalised(text)`` when the caller keeps one."""
+    found = occurrences(text, needle, limit)
+    if found:
+        return "exact", [(s, s + len(needle)) for s in found]
+    normal = normalise(needle)
+    if not normal:
+        raise LocateError("empty", "the text holds no characters after normalisation")
+    norm = norm if norm is not None else Normalised(text)
+    spans = [norm.span(i, i + len(normal)) for i in occurrences(norm.text, normal, limit)]
+    return ("normalised", spans) if spans else ("", [])

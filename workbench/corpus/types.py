@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus.access import acl_of, is_superseded
+from workbench.corpus.offsets import find_spans
 from workbench.text import normalize_text
 
 __all__ = ["Chunk", "Corpus", "Document", "Span"]
@@ -72,19 +73,22 @@ class Span:
 
     @classmethod
     def locate(cls, doc: Document, quote: str) -> Span:
-        """The span of ``quote`` in ``doc``; refuses a quote that is absent or ambiguous."""
+        """The span of ``quote`` in ``doc``; refuses a quote that is absent or ambiguous.
+        Located by the rule production hits are (:func:`~workbench.corpus.offsets.find_spans`:
+        exactly, else whitespace- and Unicode-insensitively, so a sentence copied from a PDF
+        viewer with spaces where the text breaks lines is found), mapped back to exact
+        offsets."""
         quote = normalize_text(quote)
         if not quote.strip():
             raise ValueError("quote is empty: give the exact words of the evidence")
-        first = doc.text.find(quote)
-        if first < 0:
-            raise ValueError(f"quote {quote[:60]!r} not found in document {doc.id!r}")
-        if doc.text.find(quote, first + 1) >= 0:
-            raise ValueError(
-                f"quote {quote[:60]!r} occurs more than once in document {doc.id!r}: "
-                "quote more words so it is unique"
-            )
-        return cls(doc.id, first, first + len(quote))
+        _, spans = find_spans(doc.text, quote, limit=2)
+        if not spans:
+            raise ValueError(f"quote {quote[:60]!r} not found in document {doc.id!r} "
+                             "(exactly or with its whitespace and Unicode normalised)")
+        if len(spans) > 1:
+            raise ValueError(f"quote {quote[:60]!r} occurs more than once in document "
+                             f"{doc.id!r}: quote more words so it is unique")
+        return cls(doc.id, *spans[0])
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,8 @@ def diagnose_trace(trace: Trace, item: GoldenItem,
     passed = trace.passed if trace.grade is not None else grade_answer(item, trace.answer).passed
     return Diagnosis(trace.qid, tuple(lab for lab in LABELS if lab in evidence), evidence,
                      tuple(facts), passed, tuple(units),
-                     bool(len(missed) < len(units)) if units else None)
+                     relevance.retrieved_rank(item.qid, trace.retrieved_ids) is not None
+                     if units else None)
 
 
 def _copied_from(trace: Trace, by_id: Mapping[str, Chunk]) -> list[str]:

@@ -1,11 +1,13 @@
 """The 2x2 triage: retrieval ok x answer ok, and which half of the pipeline to fix first.
 
-"Retrieval ok" means the gold evidence was found within the live top k (relevance as in
-:class:`workbench.metrics.Relevance`: an evidence span found at the coverage threshold, or a
-labelled chunk retrieved). The verdict comes from a paired test, never from raw counts:
-RET_FAIL and GEN_FAIL are the two ways a question fails, and an exact sign test on their
-counts (:func:`workbench.evaluation.sign_test`) must reject "equally common" at ``alpha``
-before the triage says which half to fix first; otherwise it says "can't tell".
+"Retrieval ok" means the gold evidence was retrieved within the live top k, by the one
+definition diagnosis shares (:meth:`workbench.metrics.Relevance.retrieved_rank`): every
+evidence span found at the coverage threshold (one span of a multi-chunk answer is not the
+answer's evidence), or a labelled chunk retrieved. The verdict comes from a paired test,
+never from raw counts: RET_FAIL and GEN_FAIL are the two ways a question fails, and an
+exact sign test on their counts (:func:`workbench.evaluation.sign_test`) must reject
+"equally common" at ``alpha`` before the triage says which half to fix first; otherwise it
+says "can't tell".
 """
 
 from __future__ import annotations

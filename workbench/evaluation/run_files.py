@@ -29,13 +29,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Chunk, Document, LocateError, Locator
 from workbench.evaluation.run import Run
-from workbench.io import atomic_write_text, iter_jsonl
-from workbench.metrics.trec_files import write_trec_run
+from workbench.io import InputError, atomic_write_text, iter_jsonl
+from workbench.metrics.trec_files import trec_sorted, write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
-__all__ = ["MAX_HITS", "RUN_FORMATS", "read_run", "write_run"]
+__all__ = ["MAX_HITS", "RUN_FORMATS", "read_chunks", "read_run", "write_run"]
 
 RUN_FORMATS = ("jsonl", "trec")
 #: The most hits one question of a run file may hold.
@@ -113,6 +113,42 @@ def read_run(path: str | Path,
     return Run(name, MappingProxyType(renamed))
 
 
+def read_chunks(path: str | Path,
+                documents: Mapping[str, Document] | Iterable[Document] | Locator) -> list[Chunk]:
+    """A production chunking as JSONL, one chunk a line: ``{"chunk_id" (or "id"), "doc_id",
+    "start", "end"}`` and/or ``"text"`` (located as hits are), optional ``"metadata"``; the
+    run JSONL of :func:`write_run` rows have this shape. Each becomes a :class:`Chunk` of
+    ``documents`` (its text the document's at the located offsets), so ``{"chunk_id"}`` logs
+    of that chunking can be scored. A bad line raises InputError naming ``file:line``."""
+    locator = documents if isinstance(documents, Locator) else Locator(documents)
+    out: list[Chunk] = []
+    seen: dict[str, str] = {}
+    for where, row in iter_jsonl(path, "chunks JSONL"):
+        if not isinstance(row, dict):
+            raise InputError(where, 'each line must be a JSON object {"chunk_id", "doc_id", '
+                             '"start", "end"} or {"chunk_id", "doc_id", "text"}')
+        cid = row.get("chunk_id", row.get("id"))
+        if not isinstance(cid, str) or not cid:
+            raise InputError(where, "a chunk needs its id (a non-empty string)", "chunk_id")
+        if cid in seen:
+            raise InputError(where, f"chunk id {cid!r} is already on {seen[cid]}; ids are "
+                             "unique", "chunk_id")
+        seen[cid] = where
+        try:
+            found = locator.locate(row.get("text"), row.get("doc_id"), row.get("start"),
+                                   row.get("end"))
+        except LocateError as exc:
+            raise InputError(where, str(exc)) from None
+        doc = locator.document(found.doc_id)
+        meta = row.get("metadata")
+        text = doc.text[found.start:found.end]
+        out.append(Chunk(cid, found.doc_id, found.start, found.end, text, text,
+                         metadata=dict(meta) if isinstance(meta, dict) else {}))
+    if not out:
+        raise InputError(str(path), "no chunks: one JSON object per chunk")
+    return out
+
+
 def _hit_row(hit: Hit, chunk: Chunk | None) -> dict[str, Any]:
     row: dict[str, Any] = {"chunk_id": hit.chunk_id}
     if chunk is not None and chunk.end > chunk.start:
@@ -121,18 +157,46 @@ def _hit_row(hit: Hit, chunk: Chunk | None) -> dict[str, Any]:
     return row
 
 
+def _documents_of(run: Run, by_id: Mapping[str, Chunk]) -> dict[str, str]:
+    """chunk id -> document id for every hit of ``run``, from its chunk (never its id)."""
+    out: dict[str, str] = {}
+    for qid, hs in run.hits.items():
+        for h in hs:
+            chunk = h.chunk or by_id.get(h.chunk_id)
+            if chunk is None:
+                raise ValueError(f"run {run.system!r}, question {qid!r}: hit {h.chunk_id!r} "
+                                 "carries no chunk and is not among the chunks given: its "
+                                 "document is unknown; pass chunks=...")
+            out[h.chunk_id] = chunk.doc_id
+    return out
+
+
 def write_run(run: Run, path: str | Path, format: str | None = None,
-              chunks: Iterable[Chunk] | None = None, tag: str | None = None) -> Path:
+              chunks: Iterable[Chunk] | None = None, tag: str | None = None,
+              level: str = "chunk") -> Path:
     """Write ``run`` as a run JSONL or a TREC run file (``format``; by default ``trec`` for
     ``.trec`` / ``.txt`` / ``.run`` files, ``jsonl`` otherwise), atomically. ``chunks``
-    supply the offsets of hits that do not carry their chunk."""
+    supply the offsets of hits that do not carry their chunk.
+
+    ``level="document"`` writes what document-level scoring ranks: each document where its
+    best chunk ranks, by document id (a TREC run only). A TREC file is read back in
+    trec_eval's order (score descending, then docno descending); where tied scores would
+    reorder the ranking that was scored, the file gets scores ``n, n-1, ..., 1`` instead, so
+    ``workbench trec`` scores the same ranking."""
     path = Path(path)
+    if level not in ("chunk", "document"):
+        raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
     fmt = format or ("trec" if path.suffix in (".trec", ".txt", ".run") else "jsonl")
     if fmt not in RUN_FORMATS:
         raise ValueError(f"format must be one of {', '.join(RUN_FORMATS)}, not {fmt!r}")
     if path.is_dir():
         raise ValueError(f"{path}: is a folder; give the file to write")
     by_id = {c.id: c for c in chunks or ()}
+    if level == "document":
+        if fmt != "trec":
+            raise ValueError(f"{path}: a document-level run is written as a TREC run (.trec); "
+                             "a run JSONL holds chunks")
+        run = run.to_documents(_documents_of(run, by_id))
     if fmt == "trec":
         scored: dict[str, dict[str, float]] = {}
         for qid, hs in run.hits.items():
@@ -144,7 +208,11 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
                                      "it as .jsonl")
                 seen[h.chunk_id] = h.score
             scored[qid] = seen
-        write_trec_run(scored, path, tag=tag or "".join(run.system.split()) or "workbench")
+        name = tag or "".join(run.system.split()) or "workbench"
+        if all(trec_sorted(seen) == list(seen) for seen in scored.values()):
+            write_trec_run(scored, path, tag=name)
+        else:  # tied scores trec_eval would reorder: write the ranking itself
+            write_trec_run({q: list(seen) for q, seen in scored.items()}, path, tag=name)
         return path
     lines = [json.dumps({"qid": qid, "system": run.system,
                          "hits": [_hit_row(h, h.chunk or by_id.get(h.chunk_id)) for h in hs]},

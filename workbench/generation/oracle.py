@@ -50,11 +50,12 @@ class GenerationResult:
     ``retrieved[qid]`` are the live top-k chunk ids, best first, with their retriever
     ``scores[qid]`` (None where a hit had none) and 1-based ``ranks[qid]`` in the retriever's
     list; ``gold[qid]`` the oracle's gold chunk ids (the fewest chunks holding the evidence,
-    at most k); ``found_rank[qid]`` the live rank at which the gold evidence was first found
-    (None: not within k); ``questions[qid]`` the question
-    text. With ``user_groups`` set, chunks the user may not read are left out of all of these
-    (and never reach a context, an answer or the frame): the readable hits keep their original
-    ranks, so a gap in ``ranks`` is where an unreadable chunk was."""
+    at most k); ``found_rank[qid]`` the live rank by which the gold evidence is retrieved
+    (:meth:`~workbench.metrics.Relevance.retrieved_rank`: every span; None: not within k);
+    ``questions[qid]`` the question text. With ``user_groups`` set, chunks the user may not
+    read are left out of all of these (and never reach a context, an answer or the frame):
+    the readable hits keep their original ranks, so a gap in ``ranks`` is where an
+    unreadable chunk was."""
 
     frame: FrameField[pd.DataFrame] = FrameField()
     k: int
@@ -209,7 +210,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
             if item.qid in relevance.items:
                 # the user's view: what they may not read finds nothing for them
                 seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]
-                found_rank[item.qid] = relevance.first_found(item.qid, seen)
+                found_rank[item.qid] = relevance.retrieved_rank(item.qid, seen)
             contexts[item.qid, "live"] = assemble_context(hits, **assemble)
         if "oracle" in modes:
             contexts[item.qid, "oracle"] = assemble_context(all_gold, **assemble)

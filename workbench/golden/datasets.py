@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
+from types import MappingProxyType
 
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
@@ -55,8 +57,9 @@ def read_beir_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     (:func:`is_qrels_header`), blank lines are skipped and each cell is stripped. Raises
     :class:`~workbench.io.InputError` naming ``file:line`` for a line that is not three
     non-empty cells, a grade that is not an integer (:func:`parse_relevance`) or a document
-    judged twice with different grades. The one reader of the format (the TREC tools read
-    BEIR qrels through it)."""
+    judged twice with different grades. Ids are read in NFC (:func:`normalize_text`), the
+    corpus's normal form. The one reader of the format (the TREC tools read BEIR qrels
+    through it)."""
     path = Path(path)
     judged: dict[str, dict[str, int]] = {}
     first = True
@@ -73,7 +76,7 @@ def read_beir_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             raise InputError(where, "expected 3 tab-separated columns 'query-id<TAB>corpus-id"
                              f"<TAB>score' (a BEIR qrels file), got {line.strip()!r}; fix the "
                              "line or remove it")
-        qid, doc_id, score = cells
+        qid, doc_id, score = normalize_text(cells[0]), normalize_text(cells[1]), cells[2]
         grade = parse_relevance(score, where)
         grades = judged.setdefault(qid, {})
         if grades.get(doc_id, grade) != grade:
@@ -88,7 +91,10 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
     golden set. BEIR judges whole documents: each item lists its relevant documents
     (``relevant_doc_ids``), so it is scored at document level (``evaluate`` switches to it).
     Chunk them with :data:`BEIR_CHUNKER` (``document:title=true``) to index title + text, as
-    BEIR does; the CLI does so by default. Grades may be written ``1`` or ``1.000000``."""
+    BEIR does; the CLI does so by default. Grades may be written ``1`` or ``1.000000``; they
+    reach nDCG's gains (``relevance``), and the binary metrics count grades >= ``threshold``.
+    Relevant documents missing from the corpus are kept (trec_eval counts them in the ideal
+    ranking and in recall's denominator), with a warning saying how many."""
     folder = Path(folder)
     corpus = load_jsonl(folder / "corpus.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -96,15 +102,23 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
         raise InputError(str(qrels_path), "BEIR qrels file not found (choose split=...)")
     judged = read_beir_qrels(qrels_path)
     items = []
+    absent: set[tuple[str, str]] = set()
     for where, row in iter_jsonl(folder / "queries.jsonl", "BEIR queries"):
         if not isinstance(row, dict):
             raise InputError(where, "each line must be a JSON object {\"_id\", \"text\"}")
-        qid = str(row.get("_id", ""))
-        docs = [d for d, g in judged.get(qid, {}).items() if g > 0 and d in corpus]
-        if not docs:
+        qid = normalize_text(str(row.get("_id", "")))
+        grades = {d: g for d, g in judged.get(qid, {}).items() if g > 0}
+        if not grades:
             continue
+        absent.update((qid, d) for d in grades if d not in corpus)
         items.append(GoldenItem(qid, normalize_text(str(row.get("text", ""))),
-                                relevant_doc_ids=tuple(docs), category="beir", source="real"))
+                                relevant_doc_ids=tuple(grades), category="beir", source="real",
+                                relevance=MappingProxyType(grades)))
+    if absent:
+        warnings.warn(f"{qrels_path}: {len(absent)} relevant judgment(s) name documents not "
+                      f"in {folder / 'corpus.jsonl'} (e.g. {min(absent)[1]!r}); they count in "
+                      "nDCG's ideal ranking and in recall's denominator, as trec_eval counts "
+                      "them", UserWarning, stacklevel=2)
     return corpus, GoldenSet(items, qrels_path)
 
 

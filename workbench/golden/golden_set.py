@@ -249,7 +249,7 @@ class GoldenSet(Sequence[GoldenItem]):
             if item.evidence:
                 continue
             grades = {cid: 1 for cid in item.relevant_chunk_ids}
-            grades.update(item.relevance)
+            grades.update({c: g for c, g in item.relevance.items() if c in item.chunk_labels})
             out[item.qid] = grades
         return out
 

@@ -5,7 +5,8 @@ loads unchanged. Richer items add ``evidence`` (``[{doc_id, start, end, text}]``
 code-point offsets; ``text`` detects drift after a corpus edit), ``category``, ``source``
 (real | owner | synthetic), ``answerable`` and graded ``relevance`` per chunk id.
 ``relevant_doc_ids`` labels whole documents (TREC/BEIR document qrels): such items are scored
-at document level. A conversational item adds ``history`` (the previous turns,
+at document level, each document graded by its key in ``relevance`` (else 1). A
+conversational item adds ``history`` (the previous turns,
 ``[{role: user | assistant, content}]``, oldest first; ``question`` is the last user turn) and
 optionally ``gold_rewrite`` (the self-contained query a person would retrieve with); both are
 written only when present, so older files round-trip unchanged.
@@ -68,15 +69,17 @@ class GoldenItem:
     def doc_grades(self, chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None,
                    labels_may_name_documents: bool = False) -> dict[str, int]:
         """Document-level judgments, ``{doc_id: grade}`` in order: the evidence's documents
-        (grade 1), else the labelled documents (``relevant_doc_ids``, grade 1), else the
+        (grade 1), else the labelled documents (``relevant_doc_ids``, graded by their key in
+        ``relevance``, else 1: BEIR's graded qrels), else the
         documents of the chunks labelled relevant, each taken from its chunk in ``chunks``
         (a chunk carries its document; chunk ids are never parsed) with the highest grade of
         its labelled chunks (grades <= 0 are left out). A label not among ``chunks`` raises
         ValueError, unless ``labels_may_name_documents`` (document qrels read as chunk ids,
         e.g. BEIR): then it is a document id."""
-        if self.evidence or self.relevant_doc_ids or not self.chunk_labels:
-            return dict.fromkeys([e.doc_id for e in self.evidence]
-                                 or list(self.relevant_doc_ids), 1)
+        if self.evidence or not self.chunk_labels:
+            if self.evidence or not self.relevant_doc_ids:
+                return dict.fromkeys([e.doc_id for e in self.evidence], 1)
+            return {d: self.relevance.get(d, 1) for d in self.relevant_doc_ids}
         by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks or ()}
         grades = dict.fromkeys(self.relevant_chunk_ids, 1)
         grades.update(self.relevance)
@@ -98,8 +101,10 @@ class GoldenItem:
 
     @property
     def chunk_labels(self) -> tuple[str, ...]:
-        """Chunk ids labelled directly (relevant_chunk_ids plus graded relevance keys)."""
-        return tuple(dict.fromkeys([*self.relevant_chunk_ids, *self.relevance]))
+        """Chunk ids labelled directly (relevant_chunk_ids plus graded relevance keys; a
+        relevance key naming a document of ``relevant_doc_ids`` grades that document)."""
+        return tuple(dict.fromkeys([*self.relevant_chunk_ids, *(
+            c for c in self.relevance if c not in self.relevant_doc_ids)]))
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {

@@ -197,6 +197,15 @@ class Relevance:
         best = min(self.found_ranks(qid, ranked), default=np.inf)
         return None if best == np.inf else int(best)
 
+    def retrieved_rank(self, qid: str, ranked: Sequence[str]) -> int | None:
+        """The rank by which the question's evidence is retrieved (None: never): every
+        evidence span found (each span is a part of the answer), or, for chunk-id labels
+        (alternatives, as in trec_eval), the first relevant chunk. The one definition of
+        "retrieved" that triage and diagnosis share."""
+        ranks = self.found_ranks(qid, ranked)
+        best = (max if qid in self._evidence else min)(ranks, default=np.inf)
+        return None if best == np.inf else int(best)
+
     def found_within(self, qid: str, ranked: Sequence[str], k: int) -> bool:
         """True when something relevant is found within the top ``k`` (hit rate)."""
         first = self.first_found(qid, ranked)

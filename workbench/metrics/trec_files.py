@@ -22,6 +22,7 @@ from pathlib import Path
 
 from workbench.golden.datasets import parse_relevance, read_beir_qrels
 from workbench.io import atomic_write_text, read_text
+from workbench.text import normalize_text
 
 Qrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
@@ -76,7 +77,9 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
     by :func:`~workbench.golden.datasets.read_beir_qrels` (its header row ``query-id
     corpus-id score`` is skipped), anything else TREC. Raises
     ``ValueError`` naming ``file:line`` for a line with the wrong number of columns, a grade
-    that is not an integer, or a docno judged twice with different grades.
+    that is not an integer, or a docno judged twice with different grades. Ids are read in
+    the one normal form of loaded text (NFC, :func:`~workbench.text.normalize_text`), as the
+    run's and the corpus's are.
     """
     p = Path(path)
     qrels: Qrels = {}
@@ -89,7 +92,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
                 f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
                 f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
             )
-        qid, _, docno, rel = cols
+        qid, docno, rel = normalize_text(cols[0]), normalize_text(cols[2]), cols[3]
         grade = parse_relevance(rel, f"{p}:{lineno}")
         judged = qrels.setdefault(qid, {})
         if judged.get(docno, grade) != grade:
@@ -105,8 +108,9 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
     """Read a TREC run file into ``{qid: {docno: score}}``.
 
     Needs at least 6 columns ``qid Q0 docno rank score tag``; extra columns are ignored. The
-    rank column is not used (see :func:`ranked_lists` for the order). Raises ``ValueError``
-    naming ``file:line`` for too few columns, a non-numeric score, or a repeated docno.
+    rank column is not used (see :func:`ranked_lists` for the order); ids are read in NFC.
+    Raises ``ValueError`` naming ``file:line`` for too few columns, a non-numeric score, or a
+    repeated docno.
     """
     p = Path(path)
     run: ScoredRun = {}
@@ -116,7 +120,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
                 f"{p}:{lineno}: expected 6 columns 'qid Q0 docno rank score tag', got "
                 f"{len(cols)}: {' '.join(cols)!r}. Fix the line or comment it out with '#'."
             )
-        qid, docno, score = cols[0], cols[2], cols[4]
+        qid, docno, score = normalize_text(cols[0]), normalize_text(cols[2]), cols[4]
         try:
             value = float(score)
         except ValueError:
