@@ -371,6 +371,8 @@ def test_a_killed_real_embedding_run_loses_at_most_the_last_checkpoint_interval(
 
     bench = load_benchmark("bench_interrupt")
     texts = bench.load_texts("handbook")
+    # twice over (distinct texts), so even the fast engine is still embedding at the kill
+    texts += [f"{t} (again)" for t in texts]
     run = bench.killed_run(texts, tmp_path, "minilm", checkpoint_s=2.0, kill_after_s=8.0)
     assert not run.finished, "the run ended before the kill: give it more texts"
     assert 0 < run.kept <= run.embedded < len(texts)
@@ -381,8 +383,11 @@ def test_a_killed_real_embedding_run_loses_at_most_the_last_checkpoint_interval(
     sample = kept[:: max(1, len(kept) // 5)][:5]
     encoder = get_encoder("minilm")
     cache = EmbeddingCache(tmp_path)
-    np.testing.assert_allclose(cache.embed(encoder, sample, progress=False),
-                               encoder.encode_documents(sample), atol=1e-5)
+    # the same texts, reused: equal within the engine's tolerance (OpenVINO bf16 results move
+    # in the 4th decimal with the padding of the batch a text was embedded in)
+    cosines = np.sum(cache.embed(encoder, sample, progress=False)
+                     * encoder.encode_documents(sample), axis=1)
+    assert cosines.min() >= 0.9999, cosines
     assert cache.stats.reused == len(sample) and cache.stats.embedded == 0
 
 

@@ -446,7 +446,7 @@ def test_triage_and_diagnosis_share_one_definition_of_retrieved(handbook):
     corpus, golden = handbook
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 corpus, k=5)
+                                 documents=corpus, k=5)
     rows = triage(result).rows.set_index("qid")
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     diagnosed = {t.qid: diagnose_trace(t, golden.get(t.qid), chunks, corpus) for t in traces}

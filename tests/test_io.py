@@ -73,19 +73,29 @@ def test_atomic_write_refuses_a_folder_a_missing_folder_and_reports_a_full_disk(
     assert target.read_text() == "old" and temp_files(target) == []
 
 
-def test_a_read_only_target_is_one_clear_error(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root writes to read-only folders; the message path is tested with a "
-                    "full disk above")
+def test_a_read_only_target_is_one_clear_error(tmp_path, monkeypatch):
+    """A folder the process may not write to: real permissions for a user; as root (who
+    writes through them) the kernel's answer, EACCES, is given by the file creation itself."""
     folder = tmp_path / "ro"
     folder.mkdir()
     (folder / "f.txt").write_text("old")
     folder.chmod(0o500)
+    if os.geteuid() == 0:
+        real_open = os.open
+
+        def denied(path, flags, *args, **kwargs):
+            if str(path).startswith(str(folder)) and flags & os.O_CREAT:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", denied)
     try:
-        with pytest.raises(InputError, match=r"f\.txt: cannot"):
+        with pytest.raises(InputError, match=r"f\.txt: cannot write.*Permission denied"):
             atomic_write_text(folder / "f.txt", "new")
     finally:
+        monkeypatch.undo()
         folder.chmod(0o700)
+    assert (folder / "f.txt").read_text() == "old" and temp_files(folder / "f.txt") == []
 
 
 def test_written_files_get_a_plain_writes_mode_without_touching_the_umask(tmp_path,

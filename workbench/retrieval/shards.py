@@ -201,9 +201,23 @@ def mark_cache_folder(folder: Path, kind: str) -> None:
     """Create ``folder`` with its :data:`CACHE_MARKER` (once); writers call it before their
     first file."""
     marker = folder / CACHE_MARKER
-    if not marker.is_file():
-        atomic_write_bytes(marker, _MARKER_TEXT.format(kind=kind).encode("utf-8"),
-                           make_parents=True, lock=False)
+    if marker.is_file():
+        return
+    # Writers in several processes (sweep workers) may mark the folder at once: each writes
+    # its own whole temporary file and links it into place; the first link wins, and no
+    # writer ever sees (or removes) another's half-written file.
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".{CACHE_MARKER}.{uuid.uuid4().hex}.tmp"
+    try:
+        temp.write_bytes(_MARKER_TEXT.format(kind=kind).encode("utf-8"))
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, marker)
+    except OSError as e:
+        raise InputError(str(marker), f"cannot write ({e.strerror}); check the cache "
+                         "folder's permissions, or give another folder") from e
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
 
 
 def check_cache_folder(folder: Path, *, deleting: bool, marked: bool = False) -> None:
