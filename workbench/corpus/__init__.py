@@ -40,11 +40,36 @@ from workbench.corpus.loaders import (
     load_jsonl,
 )
 from workbench.corpus.locate import LocateError, Location, Locator, RawOffsets, raw_texts
-from workbench.corpus.types import Chunk, Corpus, Document, Span
+from workbench.corpus.types import Chunk, Corpus, Document, Located, Span
 
-__all__ = ["EVERYONE", "EXTRACTED_SUFFIXES", "HEADER_KEYS", "STATUSES", "Chunk", "Corpus",
-           "Document", "ExtractionWarning", "FrontMatterWarning", "HasMetadata", "LocateError",
-           "Location", "Locator", "RawOffsets", "Span", "acl_of", "can_read", "can_read_chunk",
-           "extraction_warnings", "is_superseded", "load_corpus",
-           "load_document", "load_folder", "load_jsonl", "parse_acl", "provenance", "raw_texts",
-           "user_groups_of"]
+__all__ = [
+    "EVERYONE",
+    "EXTRACTED_SUFFIXES",
+    "HEADER_KEYS",
+    "STATUSES",
+    "Chunk",
+    "Corpus",
+    "Document",
+    "ExtractionWarning",
+    "FrontMatterWarning",
+    "HasMetadata",
+    "LocateError",
+    "Located",
+    "Location",
+    "Locator",
+    "RawOffsets",
+    "Span",
+    "acl_of",
+    "can_read",
+    "can_read_chunk",
+    "extraction_warnings",
+    "is_superseded",
+    "load_corpus",
+    "load_document",
+    "load_folder",
+    "load_jsonl",
+    "parse_acl",
+    "provenance",
+    "raw_texts",
+    "user_groups_of",
+]

@@ -14,13 +14,25 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.corpus.access import acl_of, is_superseded
 from workbench.corpus.offsets import find_spans
 from workbench.text import normalize_text
 
-__all__ = ["Chunk", "Corpus", "Document", "Span"]
+__all__ = ["Chunk", "Corpus", "Document", "Located", "Span"]
+
+
+class Located(Protocol):
+    """Anything with a document id and half-open document offsets (a Chunk, a Span, an
+    Evidence)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
-from workbench.generation.grading import Grade, is_refusal, normalize
+from workbench.generation.grading import ChatJudge, Grade, is_refusal, normalize
 from workbench.generation.prompt import ChatModel
 from workbench.retrieval.bm25 import STOPWORDS
 
@@ -216,19 +216,13 @@ ANSWER: {answer}
 Reply with JSON only: {{"relevant": true | false}}"""
 
 
-class RelevanceJudge:
+class RelevanceJudge(ChatJudge):
     """Answer relevance with a chat model (:class:`~workbench.generation.prompt.ChatModel`):
     ``passed`` True when the reply says relevant, None when it cannot be parsed."""
 
     def __init__(self, client: ChatModel, prompt_version: str = RELEVANCE_PROMPT_VERSION,
                  max_tokens: int = 16):
-        self.client = client
-        self.prompt_version = prompt_version
-        self.max_tokens = max_tokens
-
-    @property
-    def model_id(self) -> str:
-        return self.client.model_id
+        super().__init__(client, prompt_version, max_tokens)
 
     def judge(self, question: str, answer: str) -> Grade:
         prompt = RELEVANCE_PROMPT.format(question=question, answer=answer)

@@ -31,6 +31,7 @@ from workbench.text import CJK, HANGUL, WORD
 __all__ = [
     "JUDGE_PROMPT_VERSION",
     "METHODS",
+    "ChatJudge",
     "Grade",
     "Judge",
     "LLMJudge",
@@ -231,7 +232,21 @@ def _parse_verdict(reply: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-class LLMJudge:
+class ChatJudge:
+    """A judge that asks a chat model (:class:`~workbench.generation.prompt.ChatModel`): the
+    client, the prompt version and the reply budget every grade it makes records."""
+
+    def __init__(self, client: ChatModel, prompt_version: str, max_tokens: int):
+        self.client = client
+        self.prompt_version = prompt_version
+        self.max_tokens = max_tokens
+
+    @property
+    def model_id(self) -> str:
+        return self.client.model_id
+
+
+class LLMJudge(ChatJudge):
     """Claim-level faithfulness with a chat endpoint.
 
     ``client`` is a :class:`~workbench.generation.prompt.ChatModel` (an
@@ -244,13 +259,7 @@ class LLMJudge:
 
     def __init__(self, client: ChatModel, prompt_version: str = JUDGE_PROMPT_VERSION,
                  max_tokens: int = 96):
-        self.client = client
-        self.prompt_version = prompt_version
-        self.max_tokens = max_tokens
-
-    @property
-    def model_id(self) -> str:
-        return self.client.model_id
+        super().__init__(client, prompt_version, max_tokens)
 
     def judge(self, question: str, answer: str, context: AssembledContext | None) -> Grade:
         rendered = context.render() if context is not None else ""

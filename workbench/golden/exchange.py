@@ -40,9 +40,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from workbench.corpus import Document
+from workbench.corpus import Document, Located
 from workbench.golden.candidates import Candidate
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import SOURCES, Evidence, GoldenItem
@@ -74,17 +74,8 @@ ARGILLA_SETTINGS: dict[str, Any] = {
 }
 
 
-class _Ranged(Protocol):
-    @property
-    def doc_id(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-
-
 Question = Candidate | GoldenItem
-Passages = Callable[[str], Iterable[_Ranged]] | Mapping[str, Iterable[_Ranged]]
+Passages = Callable[[str], Iterable[Located]] | Mapping[str, Iterable[Located]]
 
 
 def qid_of(question: Question) -> str:
@@ -97,7 +88,7 @@ def qid_of(question: Question) -> str:
 
 def _passages(questions: Iterable[Question], passages: Passages,
               documents: Mapping[str, Document]) -> Iterable[tuple[Question, int, Document,
-                                                                   _Ranged]]:
+                                                                   Located]]:
     for q in questions:
         found = (passages(q.question) if callable(passages)
                  else passages.get(qid_of(q), ()))
@@ -109,13 +100,13 @@ def _passages(questions: Iterable[Question], passages: Passages,
             yield q, rank, doc, span
 
 
-def _meta(q: Question, rank: int, span: _Ranged) -> dict[str, Any]:
+def _meta(q: Question, rank: int, span: Located) -> dict[str, Any]:
     return {"qid": qid_of(q), "doc_id": span.doc_id, "start": span.start, "end": span.end,
             "rank": rank, "source": q.source,
             "category": q.category if isinstance(q, GoldenItem) else "uncategorised"}
 
 
-def _own_spans(q: Question, span: _Ranged) -> list[dict[str, Any]]:
+def _own_spans(q: Question, span: Located) -> list[dict[str, Any]]:
     """A golden item's evidence inside the passage, as passage offsets."""
     if not isinstance(q, GoldenItem):
         return []

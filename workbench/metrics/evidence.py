@@ -52,7 +52,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Protocol
+
+from workbench.corpus import Located
 
 __all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
            "cover_chunks", "metric_values", "trace_ranking"]
@@ -64,17 +65,6 @@ EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "a
                             "r_precision", "coverage"})
 _EXACT_IDEAL_LIMIT = 12  # candidate chunks of one group of spans searched exhaustively
 _NEVER = math.inf
-
-
-class Located(Protocol):
-    """Anything with a document id and half-open document offsets (a Chunk, a Span)."""
-
-    @property
-    def doc_id(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
