@@ -289,7 +289,7 @@ def test_triage_seed_rows():
     # k matters: gold at rank 2 is a retrieval miss at k=1
     late = [{"gold": ["a#1"], "retrieved": ["b#0", "a#1"], "answer_pass": False}]
     assert triage_rows(late, k=1).rows["quadrant"][0] == "RET_FAIL"
-    assert "can&#x27;t tell" in t._repr_html_() and "sign test p=1" in t._repr_html_()
+    assert "can&#x27;t tell" in t._repr_html_() and "sign test p = 1.000" in t._repr_html_()
 
 
 @settings(max_examples=60, deadline=None)

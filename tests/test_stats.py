@@ -18,6 +18,7 @@ from workbench.evaluation.stats import (
     compare_many,
     compare_paired,
     comparison_table,
+    format_p,
     holm,
     mcnemar_exact,
     minimal_detectable_difference,
@@ -412,3 +413,24 @@ def test_swapping_flips_delta_and_keeps_p(pairs):
     assert (back.wins, back.losses, back.ties) == (fwd.losses, fwd.wins, fwd.ties)
     flipped = {"better": "worse", "worse": "better"}
     assert back.verdict == flipped.get(fwd.verdict, fwd.verdict)
+
+
+@given(st.floats(min_value=0.0, max_value=1.0))
+def test_format_p_never_prints_a_p_value_as_zero_or_in_scientific_notation(p: float) -> None:
+    """``p < 0.001`` below a thousandth, three decimals otherwise: never ``p = 0.000`` (a
+    p-value is never zero), never ``8e-06``, and the printed value rounds the true one."""
+    text = format_p(p)
+    assert "e" not in text and text != "p = 0.000"
+    if p < 0.001:
+        assert text == "p < 0.001"
+    else:
+        assert abs(float(text.removeprefix("p = ")) - p) <= 0.0005 + 1e-12
+
+
+def test_a_comparison_shows_people_a_sentence_not_a_dataclass_repr() -> None:
+    a = {i: 0.0 for i in range(40)}
+    b = {i: 1.0 if i < 30 else 0.0 for i in range(40)}
+    html = compare_paired(a, b, name="fixed")._repr_html_()
+    assert html.startswith("<p>fixed: 0.750 vs baseline 0.000") and "p &lt; 0.001" in html
+    assert "PairedComparison(" not in html and "0.7500000" not in html
+    assert format_p(float("nan")) == "p = n/a"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.evaluation import FrameField, sign_test
+from workbench.evaluation import FrameField, format_p, sign_test
 from workbench.generation.oracle import GenerationResult
 from workbench.text import escape_html, frame_html
 
@@ -65,7 +65,7 @@ class Triage:
 def _verdict(counts: Counter[str], alpha: float) -> tuple[str, float, str]:
     ret, gen = counts["RET_FAIL"], counts["GEN_FAIL"]
     p = sign_test(ret, gen)
-    said = f"RET_FAIL {ret} vs GEN_FAIL {gen}, sign test p={p:.3g}"
+    said = f"RET_FAIL {ret} vs GEN_FAIL {gen}, sign test {format_p(p)}"
     retrieval, generation, cant_tell = VERDICTS
     if p >= alpha:
         return cant_tell, p, f"{said}: not beyond noise, read the traces of both"

@@ -48,6 +48,7 @@ from workbench.evaluation.stats import (
     compare_many,
     compare_paired,
     comparison_table,
+    format_p,
     holm,
     is_small_sample,
     mcnemar_exact,
@@ -63,8 +64,8 @@ from workbench.evaluation.stats import (
 __all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK",
            "SMALL_N", "Evaluation", "Flip", "FrameField", "McNemarResult", "PairedComparison",
            "Run", "bootstrap_ci", "clopper_pearson", "compare_many", "compare_paired",
-           "comparison_table", "default_metrics", "describe_relevance", "evaluate", "holm",
-           "is_small_sample",
+           "comparison_table", "default_metrics", "describe_relevance", "evaluate", "format_p",
+           "holm", "is_small_sample",
            "mcnemar_exact", "mean_interval", "minimal_detectable_difference", "one_question",
            "paired_bootstrap_ci", "paired_permutation_test", "questions_needed", "read_run",
            "sign_test", "write_run"]

@@ -79,6 +79,7 @@ from workbench.evaluation.stats.power import (
 from workbench.evaluation.stats.significance import (
     EXACT_MAX,
     McNemarResult,
+    format_p,
     holm,
     mcnemar_exact,
     paired_permutation_test,
@@ -96,6 +97,7 @@ __all__ = [
     "compare_many",
     "compare_paired",
     "comparison_table",
+    "format_p",
     "holm",
     "is_small_sample",
     "mcnemar_exact",

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from workbench.evaluation.stats.intervals import TIE, is_binary, paired_bootstrap_ci
-from workbench.evaluation.stats.significance import holm, mcnemar_exact, paired_permutation_test
+from workbench.evaluation.stats.significance import (
+    format_p,
+    holm,
+    mcnemar_exact,
+    paired_permutation_test,
+)
+from workbench.text.normalize import escape_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,15 +120,18 @@ class PairedComparison:
         """One plain-words line, e.g. for a notebook or a CI log."""
         who = self.name or "candidate"
         low, high = self.ci
-        p = f"p={self.p_value:.3g}"
+        p = format_p(self.p_value)
         if self.correction:
-            p += f" ({self.correction}-adjusted {self.p_adjusted:.3g})"
+            p += f" ({self.correction}-adjusted: {format_p(self.p_adjusted)})"
         return (
             f"{who}: {self.mean_b:.3f} vs baseline {self.mean_a:.3f} "
             f"({self.delta * 100:+.1f} points, {self.confidence:.0%} CI {low * 100:+.1f} to "
             f"{high * 100:+.1f}); {self.wins} up, {self.losses} down, {self.ties} unchanged; "
             f"{self.test} {p} -> {self.verdict}"
         )
+
+    def _repr_html_(self) -> str:
+        return f"<p>{escape_html(self.summary())}</p>"
 
     def to_dict(self) -> dict[str, object]:
         """Flat row for a table (``flipped`` as counts; see :attr:`gained` / :attr:`lost`)."""

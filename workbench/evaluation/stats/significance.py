@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -168,3 +169,11 @@ def holm(p_values: Sequence[float] | np.ndarray) -> list[float]:
     adjusted = np.empty(m)
     adjusted[order] = np.maximum.accumulate(scaled)
     return [float(v) for v in adjusted]
+
+
+def format_p(p: float) -> str:
+    """A p-value as a person reads it: ``p < 0.001`` below a thousandth, else three decimals
+    (``p = 0.042``); ``p = n/a`` for NaN (no question differed or nothing was tested)."""
+    if math.isnan(p):
+        return "p = n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
