@@ -83,6 +83,14 @@ class GenerationResult:
         n = frame["qid"].nunique() if len(frame) else 0
         return f"GenerationResult({self.model_id}, n={n} questions, k={self.k})"
 
+    def summary(self) -> str:
+        """One sentence for people: how many questions, which model, which modes, top k."""
+        frame = self.frame
+        n = frame["qid"].nunique() if len(frame) else 0
+        modes = " and ".join(dict.fromkeys(frame["mode"])) if len(frame) else "no"
+        return (f"{n} questions answered by {self.model_id or 'an unnamed generator'} "
+                f"({modes} mode{'s' if ' and ' in modes else ''}, top k={self.k})")
+
     def accuracy(self, by: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
         """Share of decided answers that passed, per mode (and ``by``), with n, an exact
         (Clopper-Pearson) interval, ``small_n`` (fewer than 10 decided answers) and the

@@ -134,6 +134,9 @@ def _figures(sweep: SweepFigures) -> list[Figure]:
     return [cost_quality(sweep, metric), category_heatmap(sweep, metric)]
 
 
+#: Sections that may hold figures: their text is neutralised as it is built, not afterwards.
+_WITH_FIGURES = frozenset({"retrieval", "sweep"})
+
 _SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.DOTALL)
 
 
@@ -143,22 +146,29 @@ def _script_hashes(fragment: str) -> list[str]:
             for m in _SCRIPT.finditer(fragment)]
 
 
-def _sweep_html(sweep: SweepFigures) -> tuple[str, list[str]]:
-    """The sweep section and the hashes of its figures' scripts, taken from each figure
-    as plotly renders it (figure data is JSON in which plotly escapes ``<``)."""
-    parts, hashes = [], []
-    if isinstance(sweep, SweepResult):
-        parts.append(_frame(sweep.leaderboard().drop(columns=["metric"]), index=True))
-    for n, fig in enumerate(_figures(sweep)):
-        fragment = fig.to_html(full_html=False, include_plotlyjs=(n == 0),
+def _figures_html(figures: Sequence[Figure], hashes: list[str]) -> str:
+    """Figures as HTML, plotly.js inlined with the page's first figure; the hashes of their
+    scripts, taken as plotly renders them (figure data is JSON in which plotly escapes ``<``),
+    are added to ``hashes``."""
+    parts = []
+    for fig in figures:
+        fragment = fig.to_html(full_html=False, include_plotlyjs=not hashes,
                                default_height="460px")
         hashes += _script_hashes(fragment)
         parts.append(fragment)
-    return "".join(parts), hashes
+    return "".join(parts)
+
+
+def _sweep_html(sweep: SweepFigures, hashes: list[str]) -> str:
+    """The sweep section: the leaderboard of a SweepResult, then its figures."""
+    parts = []
+    if isinstance(sweep, SweepResult):
+        parts.append(_frame(sweep.leaderboard().drop(columns=["metric"]), index=True))
+    return "".join(parts) + _figures_html(_figures(sweep), hashes)
 
 
 def _generation_html(generation: GenerationResult, golden: Sequence[GoldenItem] | None) -> str:
-    parts = [f"<p>{_esc(repr(generation))}</p>", _frame(generation.accuracy())]
+    parts = [f"<p>{_esc(generation.summary())}.</p>", _frame(generation.accuracy())]
     if set(generation.frame["mode"]) >= {"oracle", "live"}:
         parts += ["<h3>Retrieval tax (oracle − live, paired bootstrap)</h3>",
                   _frame(generation.retrieval_tax())]
@@ -204,8 +214,11 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     body = [f"<p>{len(failing)} of {len(traces)} traces failed or carry a diagnosis label"
             + (f"; the first {len(shown)} are shown" if more else "") + ".</p>",
             _frame(summary)]
-    body += [trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid))
-             for t, item, d in shown]
+    # one line per trace, the first one open: the page stays short enough to scan
+    body += [f"<details{' open' if n == 0 else ''}><summary>{_esc(t.qid)} · "
+             f"{_esc(t.category)} · {_esc(', '.join(d.labels) or 'wrong answer')}</summary>"
+             f"{trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid))}</details>"
+             for n, (t, item, d) in enumerate(shown)]
     return "".join(body), len(failing)
 
 
@@ -276,17 +289,23 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     sections: list[tuple[str, str, str]] = []
     hashes: list[str] = []
     if evaluation is not None:
-        tables = []
+        tables, figure = [], ""
         for config in evaluation.configs():
             tables.append(f"<h3>{_esc(config)}</h3>"
                           + metric_table_html(evaluation, system=config))
         if evaluation.frame["source"].nunique() > 1:
             tables.append("<h3>By source (real / owner / synthetic)</h3>"
                           + _frame(source_slices(evaluation, golden), index=True))
-        sections.append(("retrieval", "Retrieval", "".join(tables)))
+        if sweep is None and evaluation.frame["category"].nunique() > 1:
+            from workbench.widgets.plots import category_heatmap
+
+            metric = evaluation.metrics[0]
+            tables.append(f"<h3>{_esc(metric)} by category</h3>")
+            figure = _figures_html([category_heatmap(evaluation, metric)], hashes)
+        # text neutralised here; a figure's script stays exactly as hashed
+        sections.append(("retrieval", "Retrieval", neutralise_bidi("".join(tables)) + figure))
     if sweep is not None:
-        sweep_body, hashes = _sweep_html(sweep)
-        sections.append(("sweep", "Sweep", sweep_body))
+        sections.append(("sweep", "Sweep", _sweep_html(sweep, hashes)))
     if generation is not None:
         sections.append(("generation", "Answers", _generation_html(generation, golden)))
         if triage is None:
@@ -306,7 +325,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     nav = " ".join(f'<a href="#{key}">{_esc(name)}</a>' for key, name, _ in sections)
     # bidi controls in any text are shown, not obeyed; figure scripts stay as hashed
     main = "".join(f'<section id="{key}"><h2>{_esc(name)}</h2>'
-                   f"{body if key == 'sweep' else neutralise_bidi(body)}</section>"
+                   f"{body if key in _WITH_FIGURES else neutralise_bidi(body)}</section>"
                    for key, name, body in sections)
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     head_note = "".join(f"<p>{_esc(n)}</p>" for n in (notes, access) if n)
