@@ -22,6 +22,9 @@ def test_cut_spans_and_count_in_summary():
     overlapping = FixedChunker(size=20, overlap=10).chunk(doc)
     assert cut_spans(overlapping, [across]) == []
     assert "wb-ov" in chunk_preview_html(doc, overlapping)
+    # no span in the document: say why there is nothing to count, never "0 of 0"
+    empty = chunk_preview_html(doc, chunks, [])
+    assert "0 of 0" not in empty and "no golden answer span lies in this document" in empty
 
 
 def test_text_is_escaped_and_marks_every_chunk():

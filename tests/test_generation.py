@@ -642,6 +642,26 @@ def test_local_model_answers_offline_and_deterministically(local_model):
 
 
 @pytest.mark.slow
+def test_a_reply_cut_by_the_token_cap_never_ends_in_a_replacement_character(local_model):
+    """SmolLM2's byte-level tokenizer splits one Vietnamese, Chinese or emoji character over
+    several tokens: every cut through it decodes to U+FFFD. Cut after each token, the reply
+    loses only the incomplete character and is a prefix of the whole text."""
+    from workbench.generation.local import drop_cut_character
+
+    _, tok = local_model._loaded.get()  # the model's own tokenizer, as chat_batch decodes
+    whole = "Hoàn tiền trong 14 ngày: 退款需在十四天内 😀 ✓"
+    ids = tok(whole, add_special_tokens=False)["input_ids"]
+    cuts_inside_a_character = 0
+    for end in range(1, len(ids) + 1):
+        raw = tok.decode(ids[:end], skip_special_tokens=True)
+        cuts_inside_a_character += raw.endswith("\ufffd")
+        kept = drop_cut_character(raw)
+        assert "\ufffd" not in kept and whole.startswith(kept), (end, raw)
+    assert cuts_inside_a_character >= 3  # the text does exercise cuts through characters
+    assert drop_cut_character(whole) == whole
+
+
+@pytest.mark.slow
 def test_real_server_real_model_through_our_client(local_model):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",

@@ -81,6 +81,13 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
     return target
 
 
+
+def drop_cut_character(text: str) -> str:
+    """A reply cut by the token cap without its last, incomplete character: byte-level
+    tokenizers decode a character whose bytes were cut as U+FFFD (one per missing piece)."""
+    return text.rstrip("\ufffd")
+
+
 class LocalGenerator:
     """A small instruct model on CPU, offline, greedy (default: SmolLM2-135M-Instruct).
 
@@ -208,6 +215,8 @@ class LocalGenerator:
             new = row[width:]
             completion = int((new != tok.pad_token_id).sum())
             text = tok.decode(new, skip_special_tokens=True)
+            if completion >= (max_tokens or self.max_new_tokens):
+                text = drop_cut_character(text)
             replies.append(ChatReply(text.strip(), {"prompt_tokens": int(mask.sum()),
                                                     "completion_tokens": completion},
                                      None, elapsed))

@@ -80,8 +80,12 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
         parts.append(f'<span class="{" ".join(classes)}" title="{escape_html(title)}">'
                      f"{escape_html(doc.text[a:b])}</span>")
     n_cut = len(cut)
-    verdict = (f'<span class="bad">{n_cut} of {len(spans)} answer spans are cut</span>'
-               if n_cut else f"0 of {len(spans)} answer spans are cut")
+    if not spans:
+        verdict = "no golden answer span lies in this document (nothing to cut)"
+    elif n_cut:
+        verdict = f'<span class="bad">{n_cut} of {len(spans)} answer spans are cut</span>'
+    else:
+        verdict = f"0 of {len(spans)} answer spans are cut"
     summary = (f'<div class="wb-summary"><b>{escape_html(label or "chunks")}</b> · '
                f"{escape_html(doc.id)} · {len(doc.text):,} characters · {len(chunks)} chunks · "
                f"{verdict}</div>")
