@@ -138,3 +138,20 @@ def test_cli_eval_json(systems, retriever, capsys, monkeypatch):
     mine = systems["ev"].summary().set_index(["system", "metric"])["mean"]
     assert out["metrics"]["hit_rate@5"] == pytest.approx(mine[retriever, "hit_rate@5"], abs=1e-6)
     assert out["latency_ms"]["p50_ms"] > 0 and out["latency_ms"]["n"] == out["n"] + 7
+
+
+def test_the_same_language_warning_is_shown_once_per_session():
+    """A notebook that builds dense, hybrid and reranked indexes over the same chunks gets the
+    warning once (warnings' "once" action: per message text), and a different problem still
+    gets its own."""
+    import subprocess
+    import sys
+
+    code = ("import warnings\n"
+            "from workbench.retrieval import LanguageWarning\n"
+            "for where in range(3):\n"
+            "    warnings.warn('the chunks are 31% Chinese', LanguageWarning)\n"
+            "warnings.warn('the questions are 50% Vietnamese', LanguageWarning)\n")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stderr
+    assert err.count("31% Chinese") == 1 and err.count("50% Vietnamese") == 1

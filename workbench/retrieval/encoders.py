@@ -21,6 +21,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -329,4 +330,8 @@ def language_warning(encoder: Encoder, texts: Sequence[str], what: str = "corpus
 
 
 class LanguageWarning(UserWarning):
-    """An encoder was chosen for a collection in a language it does not read."""
+    """An encoder was chosen for a collection in a language it does not read. Shown once per
+    message: building a second index over the same chunks says nothing new."""
+
+
+warnings.filterwarnings("once", category=LanguageWarning)
