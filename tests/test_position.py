@@ -191,6 +191,13 @@ def test_position_figure_static_and_widget():
     assert len(both.data) == 2 and both.data[1].line.dash == "dash"
     assert list(both.data[1].x) == [1, 5, 10, 15, 20]
     assert "&lt;b&gt;" in "".join(a.text for a in both.layout.annotations)
+    # titles fit their half-width panel (two short lines); the source is never cut
+    long_source = "Liu et al. 2023, Lost in the Middle: How Language Models Use Long " * 4
+    wide = position_figure(result, {**ref, "source": long_source}, title="a long title")
+    panels = [a.text for a in wide.layout.annotations if a.text.startswith(("This", "Pub"))]
+    assert len(panels) == 2 and all(max(map(len, t.split("<br>"))) <= 45 for t in panels)
+    note = next(a.text for a in wide.layout.annotations if "Liu" in a.text)
+    assert note.replace("<br>", " ").split() == long_source.split()
     plain = position_figure(result, {"mine": {0: 0.5, 1: 0.4}})
     assert len(plain.data) == 2
     view = PositionPlot(result, ref)

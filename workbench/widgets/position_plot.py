@@ -9,6 +9,7 @@ lists the answers given there in an Output (text escaped). The view only paints 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,10 +54,11 @@ def position_figure(result: PositionResult, reference: Mapping[str, Any] | None 
     (1 = first). With ``reference``, a second panel beside it shows the published curves
     (dashed), on their own x axis since their number of documents differs."""
     curves, n_ref, source = reference_curves(reference)
-    own_title = (f"This run: {result.model_id}, {result.n_positions} passages, "
+    # two short lines per panel title: a half-width panel has room for about 45 characters
+    own_title = (f"This run: {escape_html(result.model_id)}<br>{result.n_positions} passages, "
                  f"n={result.n_questions} questions")
     if curves:
-        ref_title = f"Published: {n_ref or '?'} documents, NQ-open" if n_ref else "Reference"
+        ref_title = (f"Published: NQ-open<br>{n_ref} documents" if n_ref else "Reference")
         fig = make_subplots(rows=1, cols=2, subplot_titles=(own_title, ref_title),
                             shared_yaxes=True, horizontal_spacing=0.08)
         fig.add_trace(_own_trace(result), row=1, col=1)
@@ -79,11 +81,14 @@ def position_figure(result: PositionResult, reference: Mapping[str, Any] | None 
                       row=1 if curves else None, col=1 if curves else None)
     fig.update_yaxes(title_text="accuracy", range=[0, 1.05])
     if title:
-        fig.update_layout(title=title)
-    if source:
-        fig.add_annotation(text=escape_html(source[:110]), xref="paper", yref="paper", x=0,
-                           y=-0.3, showarrow=False, font={"size": 9}, align="left")
-    fig.update_layout(height=440, margin={"b": 110})
+        fig.update_layout(title={"text": escape_html(title), "y": 0.98, "yanchor": "top"})
+    # the legend under the panels (beside them it squeezes both); the source whole, wrapped
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"})
+    note = "<br>".join(escape_html(line) for line in textwrap.wrap(source, 150))
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-0.42,
+                           yanchor="top", showarrow=False, font={"size": 9}, align="left")
+    fig.update_layout(height=560 if note else 500, margin={"t": 120, "b": 190 if note else 130})
     return fig
 
 
