@@ -1,7 +1,10 @@
-"""Every guided notebook runs top to bottom (headless, nbclient), from its own folder."""
+"""Every guided notebook runs top to bottom (headless, nbclient), from its own folder, and tells
+a story its outputs bear out: it asserts its claims, the numbers its prose marks as quoted
+appear in its outputs, it prints no raw reprs, and it ends with the link to the next one."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -9,6 +12,52 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+#: A number the prose quotes from an output: ``<span title="quoted">0.642</span>``.
+QUOTED = re.compile(r'<span title="quoted">([^<]+)</span>')
+#: What a person should never have to read: a dataclass repr, a float with all its digits.
+RAW_REPR = re.compile(r"\b[A-Z][A-Za-z]+\((?:[a-z_]+=|')|\d\.\d{7,}")
+#: A table cell showing a newline as the two characters backslash and n (pandas escapes them).
+ESCAPED_NEWLINE = re.compile(r"<td>[^<]*\\n")
+NEXT = re.compile(r"^\*\*Next:\*\* `(\d\d_[a-z0-9_]+\.ipynb)`")
+
+
+def _markdown(nb: nbformat.NotebookNode) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _shown_text(output: nbformat.NotebookNode) -> str:
+    """The text a person reads of one output: streams, and the plain form of a result that
+    has no richer one (an HTML table or a widget is read as rendered, not as its repr)."""
+    if output.output_type == "stream":
+        return str(output.text)
+    data = output.get("data", {})
+    if any(kind != "text/plain" for kind in data):
+        return ""
+    return str(data.get("text/plain", ""))
+
+
+def _all_output_text(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            parts.append(str(output.get("text", "")))
+            parts += [str(v) for v in output.get("data", {}).values()]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_asserts_its_story_and_links_the_next_one(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert re.search(r"^\s*assert ", code, re.M), f"{path.name} asserts none of its claims"
+    last = nb.cells[-1]
+    following = NOTEBOOKS[NOTEBOOKS.index(path) + 1:]
+    if following:
+        link = NEXT.match(last.source) if last.cell_type == "markdown" else None
+        assert link, f"{path.name} does not end with '**Next:** `NN_....ipynb`'"
+        assert link.group(1) == following[0].name, (path.name, link.group(1))
+    else:
+        assert last.cell_type == "markdown" and "Next" in last.source and "README" in last.source
 
 
 @pytest.mark.slow
@@ -22,3 +71,12 @@ def test_notebook_runs(path: Path) -> None:
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
+    shown = _all_output_text(nb)
+    stale = [q for q in QUOTED.findall(_markdown(nb)) if q not in shown]
+    assert not stale, f"{path.name}: prose quotes {stale}, which no output shows"
+    raw = [(i, m.group()) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+           for o in c.outputs for m in RAW_REPR.finditer(_shown_text(o))]
+    assert not raw, f"{path.name}: raw reprs or unrounded numbers printed (cell, text): {raw}"
+    escaped = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" for o in c.outputs
+               if ESCAPED_NEWLINE.search(str(o.get("data", {}).get("text/html", "")))]
+    assert not escaped, f"{path.name}: tables show literal \\n in cells {escaped}"
