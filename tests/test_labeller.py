@@ -86,3 +86,52 @@ def test_static_form_escapes_document_text(corpus, tmp_path):
     html = labeller_html(lab.session)
     assert "<script>" not in html and "&lt;script&gt;" in html and "<img" not in html
     assert "1 of 3 labelled" in lab._repr_html_()
+
+
+def test_review_of_drifted_spans_opens_each_at_its_suggestion_and_applies_only_confirmed(
+        tmp_path):
+    """Re-anchoring leaves a changed number and an edge edit to review; the labeller opens
+    each at its suggestion with the old quote said, a person confirms one, marks one gone, and
+    apply_confirmed moves exactly those: the span that did not drift and the unreviewed items
+    keep their offsets."""
+    from workbench.golden import Evidence, GoldenItem, apply_confirmed, reanchor
+
+    quote = "Passwords must be at least 14 characters long."
+    still = "Rotate keys every 90 days."
+    old = f"Intro. {quote} {still} Refunds take 30 days to arrive."
+    new = (f"Intro. Passwords must be at least 14 characters in length. {still} "
+           "Refunds take 45 days to arrive.")
+    at = old.index(quote)
+    refund = "Refunds take 30 days to arrive."
+    golden = GoldenSet([
+        GoldenItem("q1", "password length?", evidence=(
+            Evidence("d", at, at + len(quote), quote),
+            Evidence("d", old.index(still), old.index(still) + len(still), still)),
+            answer_must_mention=("14 characters",), category="security"),
+        GoldenItem("q2", "refund time?", evidence=(
+            Evidence("d", old.index(refund), old.index(refund) + len(refund), refund),),
+            answer_must_mention=("30 days",), category="refunds"),
+        GoldenItem("q3", "untouched?", evidence=(Evidence("e", 0, 5, "Hello"),)),
+    ])
+    corpus = Corpus([Document("d", new), Document("e", "Hello world")])
+    report = reanchor(golden, corpus)
+    # the sentence that only moved is re-anchored exactly; the other two wait for a person
+    assert {m.qid for m in report.review} == {"q1", "q2"} and report.reanchored == 1
+    lab = Labeller.for_review(report, corpus, tmp_path / "confirmed.jsonl", dense=False)
+    assert lab.current_qid == "q1" and lab.doc_id == "d" and lab.category == "security"
+    assert lab.must_mention == ["14 characters"] and quote in lab.status
+    suggested = new[lab.selection[1]:lab.selection[2]]
+    assert suggested.startswith("Passwords must be at least 14 characters")
+    lab.save()                              # the person confirms the suggestion
+    assert lab.current_qid == "q2" and "30 days" in lab.status
+    lab.unanswerable()                      # the 30-day rule is gone: 45 days is a new fact
+    confirmed = GoldenSet.load(tmp_path / "confirmed.jsonl")
+    repaired = apply_confirmed(report, confirmed)
+    q1, q2, q3 = repaired
+    assert [ev.text for ev in q1.evidence] == [still, suggested]
+    assert all(corpus[ev.doc_id].text[ev.start:ev.end] == ev.text for ev in q1.evidence)
+    assert not q2.answerable and q2.evidence == () and q3 == golden[2]
+    assert repaired.problems(corpus) == []
+    with pytest.raises(ValueError, match="not under review"):
+        apply_confirmed(report, [GoldenItem("q3", "untouched?", evidence=(
+            Evidence("e", 0, 5, "Hello"),))])

@@ -37,11 +37,11 @@ from workbench.golden.items import (
     can_read_item,
     parse_item,
 )
-from workbench.golden.reanchor import Reanchored, ReanchorReport, reanchor
+from workbench.golden.reanchor import Reanchored, ReanchorReport, apply_confirmed, reanchor
 
 __all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
            "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "agreement", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
+           "agreement", "apply_confirmed", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
            "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
            "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
            "to_argilla", "to_label_studio"]

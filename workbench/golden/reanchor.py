@@ -24,11 +24,16 @@ silently: the report lists every drifted span (old -> new offsets, method, score
 applied, why not). An applied span takes the document's current text as its quote. The
 repaired :class:`GoldenSet` keeps the spans under review as they were, so validation still
 flags them; save it with :meth:`GoldenSet.save`.
+
+Review: ``Labeller.for_review(report, corpus, path)`` (:mod:`workbench.widgets.labeller`)
+opens each item under review at its suggestion; what a person saves there is a labelling
+file, and :func:`apply_confirmed` puts those spans in place of the drifted ones.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +41,7 @@ from rapidfuzz import fuzz
 
 from workbench.corpus import Corpus, Document
 from workbench.golden.golden_set import GoldenSet
-from workbench.golden.items import Evidence
+from workbench.golden.items import Evidence, GoldenItem
 from workbench.text import fold, frame_html
 
 if TYPE_CHECKING:
@@ -49,6 +54,7 @@ __all__ = [
     "Folded",
     "ReanchorReport",
     "Reanchored",
+    "apply_confirmed",
     "facts",
     "reanchor",
 ]
@@ -292,3 +298,34 @@ def reanchor(golden: GoldenSet, corpus: Corpus, threshold: float = FUZZY_THRESHO
         items.append(replace(item, evidence=tuple(evidence)) if evidence != list(item.evidence)
                      else item)
     return ReanchorReport(GoldenSet(items, golden.path, golden.lines), tuple(moves), checked)
+
+
+def apply_confirmed(report: ReanchorReport, confirmed: Iterable[GoldenItem]) -> GoldenSet:
+    """``report.golden`` with each reviewed item's drifted spans replaced by the spans a
+    person confirmed (``confirmed``: items saved in the labeller, matched by qid), and its
+    must-mention strings by theirs (a changed fact changes them); its other spans and fields,
+    and every item not under review or not confirmed, stay as they are. An item
+    confirmed as unanswerable (the documents no longer say it) becomes unanswerable. A
+    confirmed item whose qid is not under review is refused: nothing moves that was not
+    reviewed."""
+    drifted: dict[str, set[int]] = {}
+    for move in report.review:
+        drifted.setdefault(move.qid, set()).add(move.index)
+    by_qid = {item.qid: item for item in confirmed}
+    stray = sorted(set(by_qid) - set(drifted))
+    if stray:
+        raise ValueError(f"confirmed items {stray} are not under review in this report "
+                         "(re-run reanchor on the current golden set and documents)")
+    items = []
+    for item in report.golden:
+        person = by_qid.get(item.qid)
+        if person is None:
+            items.append(item)
+        elif not person.answerable:
+            items.append(replace(item, evidence=(), answerable=False,
+                                 answer_must_mention=()))
+        else:
+            kept = [ev for i, ev in enumerate(item.evidence) if i not in drifted[item.qid]]
+            items.append(replace(item, evidence=(*kept, *person.evidence),
+                                 answer_must_mention=person.answer_must_mention))
+    return GoldenSet(items, report.golden.path, report.golden.lines)

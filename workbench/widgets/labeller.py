@@ -10,7 +10,8 @@ is set as text nodes, never as HTML. Readable state: ``selection`` (``[doc_id, s
 or ``[]``), ``spans``, ``current_qid``, ``must_mention``, ``category``, ``warnings``,
 ``progress``. Keys: ``/`` search, ``a`` add span, ``1``-``9`` toggle a suggestion, ``c``
 category, ``s`` save, ``u`` unanswerable, ``k`` skip, ``z`` undo, ``n``/``p`` next/previous
-hit. :func:`labeller_html` is the static form.
+hit. :func:`labeller_html` is the static form. :meth:`Labeller.for_review` opens the spans
+that re-anchoring could not place (:mod:`workbench.golden.reanchor`) for a person to confirm.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import traitlets
 from workbench.chunking import RecursiveChunker, chunk_corpus
 from workbench.corpus import Chunk, Corpus
 from workbench.golden.labelling import Candidate, LabellingSession, suggest_must_mention
+from workbench.golden.reanchor import Reanchored, ReanchorReport
 from workbench.io import InputError
 from workbench.retrieval import BM25Retriever, DenseRetriever, Retriever
 from workbench.text import escape_html
@@ -78,8 +80,12 @@ class Labeller(anywidget.AnyWidget):
     def __init__(self, corpus: Corpus, questions: Sequence[str | Mapping[str, Any] | Candidate],
                  path: str | Path, chunks: Sequence[Chunk] | None = None,
                  dense: Retriever | bool = True, user_groups: Iterable[str] | str | None = None,
-                 k: int = 5, **kwargs: Any):
+                 k: int = 5, review: ReanchorReport | None = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self._review: dict[str, list[Reanchored]] = {}
+        for move in review.review if review is not None else ():
+            self._review.setdefault(move.qid, []).append(move)
+        self._originals = {i.qid: i for i in review.golden} if review is not None else {}
         self.session = LabellingSession(path, corpus, questions, user_groups)
         self.corpus, self.k = corpus, k
         self.chunks = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(),
@@ -91,6 +97,19 @@ class Labeller(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
         self.observe(self._selected, names=["selection"])
         self.next_question()
+
+    @classmethod
+    def for_review(cls, report: ReanchorReport, corpus: Corpus, path: str | Path,
+                   **kwargs: Any) -> Labeller:
+        """Confirm the drifted spans that :func:`~workbench.golden.reanchor.reanchor` left to
+        review, one item at a time: its document opens at the best suggestion (selected, so
+        ``save`` confirms it) or at the top, its category and must-mention strings are
+        filled in, and ``status`` says what the quote was. Saves go to ``path``; apply them
+        with :func:`~workbench.golden.reanchor.apply_confirmed`."""
+        items = {i.qid: i for i in report.golden}
+        qids = dict.fromkeys(m.qid for m in report.review)
+        questions = [Candidate(q, items[q].question, items[q].source) for q in qids]
+        return cls(corpus, questions, path, review=report, **kwargs)
 
     # ----- Python API (the view calls the same) --------------------------------------
 
@@ -206,6 +225,27 @@ class Labeller(anywidget.AnyWidget):
         self.bm25_hits, self.dense_hits, self.highlight = [], [], []
         if c is None:
             self.status = "all questions labelled or skipped"
+        elif c.qid in self._review:
+            self._open_review(c.qid)
+
+    def _open_review(self, qid: str) -> None:
+        """Show a drifted item at its suggestion, with what its quote was (see for_review)."""
+        moves, item = self._review[qid], self._originals[qid]
+        self.category, self.must_mention = item.category, list(item.answer_must_mention)
+        first = next((m for m in moves if m.new_start is not None), moves[0])
+        if first.doc_id not in self.corpus:
+            self.status = f"review {qid}: {first.reason}; mark it unanswerable or skip it"
+            return
+        start, end = first.new_start or 0, first.new_end or 0
+        self.show_document(first.doc_id, start, end)
+        if end > start:
+            self.selection = [first.doc_id, start, end]
+        quotes = "; ".join(f"'{m.quote}' ({m.method} {m.score:.0f}: {m.reason or 'review'})"
+                           for m in moves)
+        self.status = (f"review {qid}: the quote no longer matches its document: {quotes}. "
+                       + ("The suggestion is selected: save confirms it, or select where it "
+                          "is now" if end > start else "Select where it is now")
+                       + "; unanswerable if the document no longer says it.")
 
     def _on_msg(self, _: Any, content: Mapping[str, Any], _buffers: Any) -> None:
         cmd = content.get("cmd")
