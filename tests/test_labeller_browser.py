@@ -1,5 +1,6 @@
 """The labeller in real JupyterLab + headless Chromium: search, select with the mouse (English
-and Chinese), mark a must-mention, save, and read the JSONL line; hostile text stays text."""
+and Chinese, and in documents loaded from PDF, HTML with emoji, and Vietnamese DOCX), mark a
+must-mention, save, and read the JSONL line; hostile text stays text."""
 
 from __future__ import annotations
 
@@ -12,18 +13,50 @@ from tests.browser import notebook_page, run_cell
 
 HANDBOOK = Path(__file__).parents[1] / "data" / "handbook" / "docs"
 
-CELLS = [
-    "from workbench.corpus import Corpus, Document, load_folder\n"
-    "from workbench.widgets.labeller import Labeller\n"
-    f"docs = load_folder({str(HANDBOOK)!r})\n"
-    "evil = Document('evil', 'Pwned check <script>window.__pwned = 1</script> '\n"
-    "                '<img src=x onerror=\"window.__pwned = 2\"> end')\n"
-    "corpus = Corpus([*docs.values(), evil])\n"
-    "qs = ['how many days to submit travel receipts', '上海年假结转到什么时候', 'pwned check']\n"
-    "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False)\n"
-    "lab",
-    "print('QID', lab.current_qid, 'SEL', lab.selection)",
-]
+#: (file name, the sentence to select) of the documents made in other formats; the HTML one
+#: puts emoji (two UTF-16 units each) before its sentence, so UTF-16 and code-point offsets differ.
+FORMATS = [("laptops.pdf", "Laptops are replaced every 36 months by the IT desk."),
+           ("party.html", "The team party budget is capped at 40 dollars per person."),
+           ("allowance.docx", "Phụ cấp đi lại là 200.000 đồng mỗi ngày công tác.")]
+
+
+def _formats(folder: Path) -> Path:
+    """A PDF (reportlab), an HTML page and a DOCX (python-docx) holding FORMATS' sentences."""
+    import docx
+    from reportlab.pdfgen.canvas import Canvas
+
+    folder.mkdir()
+    pdf = Canvas(str(folder / "laptops.pdf"))
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 760, "Laptop policy")
+    pdf.drawString(72, 740, FORMATS[0][1])
+    pdf.save()
+    (folder / "party.html").write_text(
+        "<html><head><title>Party FAQ</title></head><body><h1>Party FAQ 😀🎉</h1>"
+        f"<p>Cheers 🎉🎉 to all. {FORMATS[1][1]}</p></body></html>", encoding="utf-8")
+    word = docx.Document()
+    word.add_heading("Phụ cấp công tác", level=1)
+    word.add_paragraph(FORMATS[2][1])
+    word.save(str(folder / "allowance.docx"))
+    return folder
+
+
+def _cells(formats: Path) -> list[str]:
+    return [
+        "from workbench.corpus import Corpus, Document, load_folder\n"
+        "from workbench.widgets.labeller import Labeller\n"
+        f"docs = load_folder({str(HANDBOOK)!r})\n"
+        f"formats = load_folder({str(formats)!r})\n"
+        "evil = Document('evil', 'Pwned check <script>window.__pwned = 1</script> '\n"
+        "                '<img src=x onerror=\"window.__pwned = 2\"> end')\n"
+        "corpus = Corpus([*docs.values(), *formats.values(), evil])\n"
+        "qs = ['how many days to submit travel receipts', '上海年假结转到什么时候',\n"
+        "      'pwned check', 'laptops replaced every months', 'party budget capped dollars',\n"
+        "      'phụ cấp đi lại mỗi ngày']\n"
+        "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False)\n"
+        "lab",
+        "print('QID', lab.current_qid, 'SEL', lab.selection)",
+    ]
 
 # Drag the mouse from the first character of `needle` to its last, inside the document view.
 DRAG_POINTS = """([needle]) => {
@@ -74,12 +107,13 @@ def _lines(folder: Path) -> list[dict]:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_labeller_in_jupyterlab(tmp_path):
-    from workbench.corpus import load_folder
+    from workbench.corpus import Corpus, load_folder
 
-    corpus = load_folder(HANDBOOK)
-    with notebook_page(tmp_path, "label.ipynb", CELLS) as page:
+    formats = _formats(tmp_path / "formats")
+    corpus = Corpus([*load_folder(HANDBOOK).values(), *load_folder(formats).values()])
+    with notebook_page(tmp_path, "label.ipynb", _cells(formats)) as page:
         page.wait_for_selector(".wb-lab", timeout=120_000)
-        assert "0 of 3 labelled" in page.locator(".wb-progress").first.inner_text()
+        assert "0 of 6 labelled" in page.locator(".wb-progress").first.inner_text()
 
         # English: search, select a sentence with the mouse, mark a must-mention, save
         _search(page, "travel receipts submitted within days")
@@ -93,7 +127,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         page.locator(".wb-category").first.press("Enter")
         page.locator(".wb-btn-save").first.click()
         page.wait_for_function("() => document.querySelector('.wb-progress').innerText"
-                               ".startsWith('1 of 3')", timeout=60_000)
+                               ".startsWith('1 of 6')", timeout=60_000)
         row = _lines(tmp_path)[0]
         ev = row["evidence"][0]
         text = corpus[ev["doc_id"]].text
@@ -111,7 +145,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         page.locator(".wb-lab").first.focus()
         page.keyboard.press("s")
         page.wait_for_function("() => document.querySelector('.wb-progress').innerText"
-                               ".startsWith('2 of 3')", timeout=60_000)
+                               ".startsWith('2 of 6')", timeout=60_000)
         zh = _lines(tmp_path)[1]["evidence"][0]
         assert zh["doc_id"] == "zh-leave-shanghai" and zh["text"] == needle
         assert corpus["zh-leave-shanghai"].text[zh["start"]:zh["end"]] == needle
@@ -124,4 +158,21 @@ def test_labeller_in_jupyterlab(tmp_path):
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".wb-doc script, .wb-doc img").count() == 0
         assert "QID q003" in run_cell(page, 1, "QID")
+        page.locator(".wb-lab").first.focus()
+        page.keyboard.press("k")  # skip the hostile one
+
+        # documents another extractor made: PDF, HTML (emoji before the sentence), DOCX
+        for n, ((name, sentence), query) in enumerate(zip(FORMATS, (
+                "laptops replaced months", "party budget capped", "phụ cấp đi lại"),
+                strict=True)):
+            _search(page, query)
+            _select(page, sentence)
+            page.locator(".wb-lab").first.focus()
+            page.keyboard.press("s")
+            page.wait_for_function("(n) => document.querySelector('.wb-progress').innerText"
+                                   ".startsWith(`${n} of 6`)", arg=3 + n, timeout=60_000)
+            ev = _lines(tmp_path)[-1]["evidence"][0]
+            doc = corpus[ev["doc_id"]]
+            assert ev["text"] == sentence, (name, ev)
+            assert doc.text[ev["start"]:ev["end"]] == sentence and doc.id == Path(name).stem
         page.screenshot(path=str(tmp_path / "labeller.png"))
