@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import get_encoder
 
@@ -80,15 +80,18 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
 
 
 def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = None,
-                      batch: int = 5000) -> list[Chunk]:
-    """Every chunk a collection holds, located in the documents (read in batches)."""
+                      batch: int = 5000, unlocated: str = "raise") -> LocatedChunks:
+    """Every chunk a collection holds, located in the documents (read in batches), with the
+    location counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
+    (:func:`~workbench.retrieval.base.production_chunks`)."""
     items: list[dict[str, Any]] = []
     total = collection.count()
     for offset in range(0, total, batch):
         got = collection.get(include=["documents", "metadatas"], limit=batch, offset=offset)
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
             items.append({"id": str(cid), "text": text, "metadata": dict(meta or {})})
-    return production_chunks(items, documents, doc_id=doc_id, name="chroma")
+    return production_chunks(items, documents, doc_id=doc_id, name="chroma",
+                             unlocated=unlocated)
 
 
 def _import_chromadb(what: str) -> None:
