@@ -124,8 +124,12 @@ class Locator:
     def document(self, doc_id: str) -> Document:
         doc = self.documents.get(doc_id)
         if doc is None:
+            uuid = len(doc_id) == 36 and doc_id.count("-") == 4
+            why = (" (a LlamaIndex reader's uuid ref_doc_id: keep the file's path in the "
+                   "metadata as file_path, or read with SimpleDirectoryReader(filename_as_id="
+                   "True), or pass doc_id=)") if uuid else ""
             raise LocateError("unknown_document", f"document {doc_id!r} is not in the corpus "
-                              "given: load the documents the production system indexed")
+                              f"given{why}: load the documents the production system indexed")
         return doc
 
     def raw_map(self, doc_id: str, raw: str | None = None) -> RawOffsets | None:

@@ -339,18 +339,17 @@ class _Resolver:
         if callable(self.doc_id):
             return self.doc_id(meta)
         keys = (self.doc_id,) if isinstance(self.doc_id, str) else _DOC_KEYS
-        for key in keys:
-            value = meta.get(key)
-            if isinstance(value, str) and value:
-                return value
         docs = self.locator.documents if self.locator is not None else {}
-        for key in _PATH_KEYS:
+        named = [(k, meta[k]) for k in keys if isinstance(meta.get(k), str) and meta[k]]
+        if named and (named[0][1] in docs or named[0][0] != "ref_doc_id"):
+            return str(named[0][1])
+        for key in _PATH_KEYS:  # a ref_doc_id not in the corpus: the reader's uuid
             value = meta.get(key)
             if isinstance(value, str) and value:
                 for candidate in (value, Path(value).stem, Path(value).name):
                     if candidate in docs:
                         return candidate
-        return None
+        return str(named[0][1]) if named else None
 
     def _raw_text(self, meta: Mapping[str, Any], doc_id: str | None) -> str | None:
         """The raw file a hit's offsets may refer to: its ``source`` when that is a markdown

@@ -1,7 +1,9 @@
 """Chroma: a collection's query results, scored as a workbench retriever.
 
 :func:`from_chroma` runs ``collection.query(query_texts=[question], n_results=k)`` (or
-``query_embeddings`` from ``embed``, for a collection without an embedding function) and
+``query_embeddings`` from ``embed``, for a collection without an embedding function: one
+built with its vectors given, as LangChain's ``Chroma`` does, is refused without ``embed=``
+before Chroma is called, which would fetch its default ONNX model) and
 reads ids, documents, metadatas and **distances** (lower is better: ``1 - cos`` in a cosine
 space, the *squared* L2 distance in the default ``l2`` space); ``Hit.score`` is ``-distance``.
 Ids are the chunk ids; each document is located in the corpus (document from
@@ -63,6 +65,13 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
     """A workbench retriever over a Chroma collection (see the module doc)."""
     if not hasattr(collection, "query"):
         raise TypeError(f"{type(collection).__name__} is not a Chroma collection (query)")
+    if embed is None and not _has_embedding_function(collection):
+        raise ValueError(f"Chroma collection {getattr(collection, 'name', '')!r} was built "
+                         "without an embedding function of its own (its vectors were given, "
+                         "e.g. by LangChain's Chroma), so Chroma would embed the questions with "
+                         "its default ONNX model: pass embed= (question -> vector, the model "
+                         "that built it: embed=lambda q: encoder.encode_queries([q])[0]), or "
+                         "wrap the LangChain vector store itself")
 
     def query(question: str, k: int) -> list[dict[str, Any]]:
         args: dict[str, Any] = {"n_results": k, "include": _INCLUDE}
@@ -77,6 +86,19 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
     return CallableRetriever(query, name or f"chroma:{getattr(collection, 'name', '')}",
                              documents=documents, scores="distance", doc_id=doc_id,
                              unlocated=unlocated)
+
+
+def _has_embedding_function(collection: Any) -> bool:
+    """Whether the collection embeds query texts with the function it was built with: it has
+    one, and its stored configuration names one (a collection built with vectors given
+    records none, and Chroma then falls back to its default model when it is reopened)."""
+    if getattr(collection, "_embedding_function", None) is None:
+        return False
+    try:
+        config = collection.configuration
+    except Exception:  # an older Chroma without a stored configuration: trust the object
+        return True
+    return not isinstance(config, Mapping) or config.get("embedding_function") is not None
 
 
 def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = None,
