@@ -78,17 +78,25 @@ class Location:
     score: float | None = None
 
 
+def _header_line(line: str) -> bool:
+    """Whether a line may belong to a YAML header (``key: value``, a list item, blank)."""
+    return ":" in line or line.startswith(("-", " ")) or not line.strip()
+
+
 def _strip_front_matter(text: str) -> str | None:
     """The part of ``text`` after a leading front matter block (or after the closing fence of
     one that began before the hit), None if it has none."""
     body = text.lstrip("\ufeff")
     if body.startswith("---"):
         fence = FENCE.search(body, body.find("\n") + 1) if "\n" in body else None
+        lines = body.splitlines()[1:]
+        if fence is None and any(":" in line for line in lines) and all(map(_header_line,
+                                                                             lines)):
+            return ""  # the first piece of a header that a splitter cut before its fence
     else:
         fence = FENCE.search(body)  # the hit began inside the header (its first line is cut)
-        if fence is not None and not all(
-                ":" in line or line.startswith(("-", " ")) or not line.strip()
-                for line in body[: fence.start()].splitlines()[1:]):
+        if fence is not None and not all(map(_header_line,
+                                             body[: fence.start()].splitlines()[1:])):
             fence = None
     if fence is None:
         return None
