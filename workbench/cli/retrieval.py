@@ -238,8 +238,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
         if args.chunker:
             raise ValueError("give --chunks (the production chunking) or --chunker, not both")
-        chunks = read_chunks(args.chunks, corpus)
-        print(f"{args.chunks}: {chunks.report.summary()}", file=sys.stderr)
+        located = read_chunks(args.chunks, corpus)
+        print(f"{args.chunks}: {located.report.summary()}", file=sys.stderr)
+        chunks: list[Any] = located
         spec, note = f"the chunks of {args.chunks}", ""
     else:
         spec, note = chunker_spec(args, corpus)
