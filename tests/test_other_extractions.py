@@ -329,3 +329,13 @@ def test_documents_of_unknown_shape_are_one_clear_line():
         load_documents([42])
     with pytest.raises(InputError, match="no document id"):
         load_documents([{"text": "x", "metadata": {}}])
+
+
+def test_a_wrapped_retriever_reports_how_its_hits_were_located(extracted):
+    ours, _, splits = extracted
+    retriever = wrap(lambda q, k: splits[:k], ours, unlocated="keep")
+    hits = retriever.search("anything", 40)
+    report = retriever.location_report
+    assert report.total == len({h.chunk_id for h in hits}) == 40
+    assert report.counts == chunks_from_documents(splits[:40], ours, unlocated="keep"
+                                                  ).report.counts

@@ -404,6 +404,13 @@ class CallableRetriever:
         return sorted(self._resolver.by_id.values(),
                       key=lambda c: (c.doc_id, c.start, c.end, c.id))
 
+    @property
+    def location_report(self) -> LocationReport:
+        """How the production chunks returned so far were located (exactly, normalised,
+        aligned, not at all: :class:`~workbench.corpus.LocationReport`), each counted once."""
+        distinct = {id(c): c for c in self._resolver.located.values()}
+        return LocationReport.of(distinct.values(), self._resolver.unlocated)
+
     def search(self, query: str, k: int) -> list[Hit]:
         out = self.fn(query, k) if self._takes_k else self.fn(query)
         return self.rank(out, k, f"retriever {self.name!r}, question {query[:60]!r}")
