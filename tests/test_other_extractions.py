@@ -184,6 +184,9 @@ def test_chunks_with_extraction_noise_are_located_at_the_same_spans(name):
         found = locator.locate(noisy, name)
         assert (found.start, found.end) == (start, end), found.how
         assert found.how in ("normalised", "aligned")
+        if seed < 2:  # without its document: searched in the documents that hold its words
+            anywhere = locator.locate(noisy)
+            assert (anywhere.doc_id, anywhere.start, anywhere.end) == (name, start, end)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

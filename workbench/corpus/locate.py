@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ __all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets"
            "raw_texts"]
 
 HOW = ("offsets", "exact", "normalised", "front_matter", "aligned")
+_WORD = re.compile(r"\w+")
 #: How many occurrences are listed when ``after=`` chooses among them.
 _ALL = 100_000
 
@@ -125,6 +127,7 @@ class Locator:
         self._norm: dict[str, Normalised] = {}
         self._maps: dict[tuple[str, int], RawOffsets] = {}
         self._all: tuple[str, list[int], list[str]] | None = None
+        self._words: dict[str, set[str]] | None = None
 
     def __repr__(self) -> str:
         return f"Locator({len(self.documents)} documents, {len(self.raw)} raw files)"
@@ -208,7 +211,7 @@ class Locator:
         return Location(doc_id, start, end, "offsets")
 
     def _in_document(self, doc: Document, text: str, hint: int | None,
-                     after: int | None = None) -> Location:
+                     after: int | None = None, aligns: bool = True) -> Location:
         norm = self._normalised(doc)
         how, spans = find_spans(doc.text, text, norm, limit=_ALL if after is not None else
                                 MAX_CANDIDATES + 1)
@@ -233,7 +236,7 @@ class Locator:
                 if located.start <= first:
                     return Location(doc.id, located.start, located.end, "front_matter")
         tried = ""
-        if self.align is not None:
+        if self.align is not None and aligns:
             aligned = self._aligned(doc, norm, text, after)
             if isinstance(aligned, Location):
                 return aligned
@@ -280,6 +283,18 @@ class Locator:
                           f"document {doc.id!r} (at {starts}): give the hit's start offset "
                           "(and the raw file, if offsets are into it) to choose one")
 
+    def _likely(self, text: str) -> list[str]:
+        """The documents holding at least half of the words of ``text`` (the only ones an
+        alignment >= the threshold can be in; the words of each document counted once)."""
+        if self.align is None:
+            return []
+        if self._words is None:
+            self._words = {d: set(_WORD.findall(self._normalised(doc).text.casefold()))
+                           for d, doc in self.documents.items()}
+        words = set(_WORD.findall(normalise(text).casefold()))
+        return [d for d, have in self._words.items()
+                if words and len(words & have) >= len(words) / 2]
+
     def _anywhere(self, text: str) -> Location:
         if self._all is None:
             ids = list(self.documents)
@@ -299,12 +314,14 @@ class Locator:
             raise LocateError("ambiguous", f"text {_preview(text)} occurs more than once in "
                               "the corpus: give the hit's document id")
         hits = []
-        for doc_id in ids:
-            try:
-                hits.append(self._in_document(self.documents[doc_id], text, None))
-            except LocateError as exc:
-                if exc.kind == "ambiguous":
-                    raise
+        for aligns in (False, True):  # aligned only where nothing matched, in likely documents
+            for doc_id in (ids if not aligns else self._likely(text) if not hits else []):
+                try:
+                    hits.append(self._in_document(self.documents[doc_id], text, None,
+                                                  aligns=aligns))
+                except LocateError as exc:
+                    if exc.kind == "ambiguous":
+                        raise
         if len(hits) == 1:
             return hits[0]
         if hits:
@@ -312,7 +329,8 @@ class Locator:
                               f"{len(hits)} documents ({', '.join(h.doc_id for h in hits[:5])})"
                               ": give the hit's document id")
         raise LocateError("missing", f"text {_preview(text)} is not found in any document "
-                          "(exactly or after whitespace/Unicode normalisation)")
+                          "(exactly, after whitespace/Unicode normalisation"
+                          + (", or aligned" if self.align is not None else "") + ")")
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
