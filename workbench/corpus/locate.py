@@ -313,7 +313,7 @@ class Locator:
         if len(found) > 1:
             raise LocateError("ambiguous", f"text {_preview(text)} occurs more than once in "
                               "the corpus: give the hit's document id")
-        hits = []
+        hits: list[Location] = []
         for aligns in (False, True):  # aligned only where nothing matched, in likely documents
             for doc_id in (ids if not aligns else self._likely(text) if not hits else []):
                 try:
