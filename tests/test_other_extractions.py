@@ -342,3 +342,20 @@ def test_a_wrapped_retriever_reports_how_its_hits_were_located(extracted):
     assert report.total == len({h.chunk_id for h in hits}) == 40
     assert report.counts == chunks_from_documents(splits[:40], ours, unlocated="keep"
                                                   ).report.counts
+
+
+def test_chunks_kept_unlocated_hold_no_evidence_and_change_no_number():
+    import workbench as wb
+    from workbench.retrieval.base import production_chunks
+
+    corpus, golden = _handbook(), GoldenSet.load(HANDBOOK / "golden.jsonl")
+    ours = wb.chunk_corpus(wb.FixedChunker(size=800, overlap=100), corpus.documents)
+    items = [{"id": c.id, "doc_id": c.doc_id, "text": c.text} for c in ours]
+    junk = [{"id": "junk", "doc_id": "policy-refunds", "text": "Words found nowhere at all, "
+             "in any document of this handbook."}, {"id": "junk2", "text": "Nor this one, "
+             "which names no document and appears in none of them."}]
+    kept = production_chunks(items + junk, corpus, unlocated="keep")
+    assert kept.report.problems == {"missing": 2} and len(kept) == len(ours) + 2
+    with_junk = wb.evaluate(wb.BM25Retriever(kept), golden, kept, k=5).summary()
+    plain = wb.evaluate(wb.BM25Retriever(ours), golden, ours, k=5).summary()
+    assert with_junk["mean"].tolist() == plain["mean"].tolist()
