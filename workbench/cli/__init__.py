@@ -41,6 +41,10 @@ def _trec(args: argparse.Namespace) -> int:
     return run_trec_command(args)
 
 
+REANCHOR_HELP = ("re-anchor evidence spans labelled on another extraction of the documents "
+                 "by their quotes (exact, normalised, fuzzy; the drift report is printed); "
+                 "a span that needs review is refused")
+
 def _validate(args: argparse.Namespace) -> int:
     from workbench.cli.retrieval import run_validate_command
 
@@ -126,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("golden")
     p.add_argument("--corpus", required=True)
     p.add_argument("--chunker", help="also check chunk ids against this chunking")
+    p.add_argument("--reanchor", action="store_true", help=REANCHOR_HELP)
     p.set_defaults(fn=_validate)
 
     def corpus_args(p: argparse.ArgumentParser) -> None:
@@ -158,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the production chunking instead of --chunker: one chunk a line, "
                         '{"chunk_id", "doc_id", "start", "end"} or {"chunk_id", "doc_id", '
                         '"text"}; a --run of {"chunk_id"} hits is resolved in it')
+    p.add_argument("--reanchor", action="store_true", help=REANCHOR_HELP)
     p.add_argument("--run-scores", choices=["similarity", "distance", "ignore"],
                    default="similarity", help="what the run's scores are (default similarity)")
     p.add_argument("--run-offsets", choices=["body", "raw"], default="body",

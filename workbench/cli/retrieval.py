@@ -157,6 +157,23 @@ def build_retriever(args: argparse.Namespace, chunks: list[Any], golden: Any) ->
     return retriever, line
 
 
+def reanchored(args: argparse.Namespace, golden: Any, corpus: Any) -> Any:
+    """``--reanchor``: the golden set with its drifted spans re-anchored by quote (the drift
+    report on stderr); a span left to review is an error naming it."""
+    if not getattr(args, "reanchor", False):
+        return golden
+    from workbench.golden import reanchor
+
+    report = reanchor(golden, corpus)
+    print(f"--reanchor: {report.summary()}", file=sys.stderr)
+    if report.review:
+        first = report.review[0]
+        raise ValueError(f"--reanchor: {len(report.review)} evidence span(s) need review, the "
+                         f"first {first.qid} in {first.doc_id!r} ({first.reason}): re-anchor "
+                         "them with workbench.golden.reanchor and save the golden set")
+    return report.golden
+
+
 def print_table(table: Any) -> None:
     """A table wrapped to the terminal's width."""
     import shutil
@@ -176,6 +193,7 @@ def run_validate_command(args: argparse.Namespace) -> int:
             print(p)
         print(f"{len(exc.problems)} problem(s)")
         return 1
+    golden = reanchored(args, golden, corpus)
     chunks = None
     if args.chunker:
         from workbench.chunking import chunk_corpus, parse_chunker
@@ -213,13 +231,16 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)
+    golden = reanchored(args, golden, corpus)
     golden.validate(corpus)
     if getattr(args, "chunks", None):
         from workbench.evaluation.run_files import read_chunks
 
         if args.chunker:
             raise ValueError("give --chunks (the production chunking) or --chunker, not both")
-        chunks = read_chunks(args.chunks, corpus)
+        located = read_chunks(args.chunks, corpus)
+        print(f"{args.chunks}: {located.report.summary()}", file=sys.stderr)
+        chunks: list[Any] = located
         spec, note = f"the chunks of {args.chunks}", ""
     else:
         spec, note = chunker_spec(args, corpus)

@@ -4,8 +4,10 @@ Owns :class:`Document`, :class:`Span`, :class:`Chunk`, :class:`Corpus`
 (:mod:`~workbench.corpus.types`), the loaders (:mod:`~workbench.corpus.loaders`: folders of
 md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``), the PDF / HTML / DOCX
 extractors with their page numbers, heading paths and warnings
-(:mod:`~workbench.corpus.extract`), locating production chunks in the documents
-(:mod:`~workbench.corpus.locate`) and the access and version rules
+(:mod:`~workbench.corpus.extract`), documents as a production system extracted them
+(:mod:`~workbench.corpus.production`, :func:`load_documents`), locating production chunks in
+the documents (:mod:`~workbench.corpus.locate`, :mod:`~workbench.corpus.align`, counted by
+:mod:`~workbench.corpus.location_report`) and the access and version rules
 (:mod:`~workbench.corpus.access`). Public datasets that bring their own questions
 (BEIR, SQuAD) load in :mod:`workbench.golden.datasets`, one layer up.
 
@@ -36,10 +38,12 @@ from workbench.corpus.loaders import (
     STATUSES,
     FrontMatterWarning,
     load_corpus,
+    load_documents,
     load_folder,
     load_jsonl,
 )
 from workbench.corpus.locate import LocateError, Location, Locator, RawOffsets, raw_texts
+from workbench.corpus.location_report import LocatedChunks, LocationReport
 from workbench.corpus.types import Chunk, Corpus, Document, Located, Span
 
 __all__ = [
@@ -55,7 +59,9 @@ __all__ = [
     "HasMetadata",
     "LocateError",
     "Located",
+    "LocatedChunks",
     "Location",
+    "LocationReport",
     "Locator",
     "RawOffsets",
     "Span",
@@ -66,6 +72,7 @@ __all__ = [
     "is_superseded",
     "load_corpus",
     "load_document",
+    "load_documents",
     "load_folder",
     "load_jsonl",
     "parse_acl",

@@ -37,7 +37,7 @@ import datetime as dt
 import difflib
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -45,12 +45,13 @@ from typing import Any
 from workbench.corpus.access import access_word, fold_key, parse_acl
 from workbench.corpus.conversations import load_conversations
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
+from workbench.corpus.production import DocIdRule, extracted_documents
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, iter_jsonl, read_text
 from workbench.text import normalize_text
 
-__all__ = ["HEADER_KEYS", "STATUSES", "FrontMatterWarning", "load_corpus", "load_folder",
-           "load_jsonl"]
+__all__ = ["HEADER_KEYS", "LIBRARY_KEYS", "STATUSES", "FrontMatterWarning", "checked_document",
+           "load_corpus", "load_documents", "load_folder", "load_jsonl", "require_access"]
 
 HEADER_KEYS = ("id", "title", "version", "effective_date", "status", "superseded_by", "acl")
 STATUSES = ("current", "superseded")
@@ -63,6 +64,9 @@ _ACL_LINE = re.compile(r"^\s*acls?\s*:", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^\s*[^\w\s]{0,3}\s*[\"']?(?P<key>[^\s:=\"'{}\[\]]{2,40})[\"']?\s*[:=]")
 _QUOTED_KEY = re.compile(r"[\"'](?P<key>[^\s\"']{2,40})[\"']\s*:")
 _LINE_ENDS = re.compile(r"\r\n?|[\x85\u2028\u2029\x0b\x0c]")
+#: Keys that document loaders of other libraries write and that name no readers, although
+#: they hold an access word (LlamaIndex's SimpleDirectoryReader writes ``last_accessed_date``).
+LIBRARY_KEYS = ("last_accessed_date",)
 #: Which documents must declare access: ``auto`` (all of them once one does) or
 #: ``required`` (all of them).
 ACCESS_MODES = ("auto", "required")
@@ -188,7 +192,7 @@ def _known_keys(meta: dict[str, Any], at: Callable[[str], str], prefix: str,
     out: dict[str, Any] = {}
     acl_from = "acl"
     for key, value in meta.items():
-        if key in HEADER_KEYS:
+        if key in HEADER_KEYS or key in LIBRARY_KEYS:
             out[key] = value
             continue
         closest = _closest(key)
@@ -343,7 +347,7 @@ def _sidecar(doc: Document, path: Path, unknown: dict[str, list[str]]) -> Docume
                     MappingProxyType({**doc.metadata, **meta}))
 
 
-def _require_access(docs: list[Document], where: Callable[[Document], str], access: str,
+def require_access(docs: list[Document], where: Callable[[Document], str], access: str,
                     source: str) -> None:
     """Deny by default: once one document declares ``acl`` (or ``access="required"``), a
     document without one is refused."""
@@ -393,7 +397,7 @@ def load_folder(folder: str | Path, access: str = "auto") -> Corpus:
         docs.append(doc)
     if not docs:
         raise InputError(str(folder), "no .md, .txt, .pdf, .html or .docx files found")
-    _require_access(docs, lambda d: str(file_of[d.id]), access, str(folder))
+    require_access(docs, lambda d: str(file_of[d.id]), access, str(folder))
     for key, files in unknown.items():
         closest = _closest(key)
         hint = (f"the closest known key is {closest!r}" if closest
@@ -424,24 +428,73 @@ def _unread_access_keys(value: Any, where: str, field: str = "") -> None:
             _unread_access_keys(inner, where, field)
 
 
+def checked_document(doc_id: Any, text: Any, title: Any, metadata: Any, where: str,
+                     header: bool = False) -> Document:
+    """One document record (a JSONL line, a production system's document) through the
+    access rules: ``metadata`` as a JSONL line's ``metadata`` (``acl`` read, other access-like
+    keys refused). With ``header=True`` the text is another system's extraction of a file,
+    kept as it is: a front-matter header at its top is read as a file's (its keys merged
+    with ``metadata``; two different ``acl`` are refused) and an access-like line elsewhere
+    refuses the document."""
+    _unread_access_keys({"metadata": metadata}, where)
+    if not isinstance(metadata or {}, dict):
+        raise InputError(where, "must be an object", field="metadata")
+    meta = dict(metadata or {})
+    if header and isinstance(text, str):
+        raw = _LINE_ENDS.sub("\n", text)
+        block, line0, _ = _split_header(raw, Path(where))
+        found, lines = _parse_header(block, line0, Path(where)) if block is not None else ({}, {})
+        _unread_access_lines(raw, Path(where), set(lines.values()))
+        found.pop("id", None)
+        if "acl" in found and "acl" in meta and parse_acl(found["acl"], where, "acl") != \
+                parse_acl(meta["acl"], where, "metadata.acl"):
+            raise InputError(where, "the front matter and the metadata declare different "
+                             "acl; keep one", field="acl")
+        meta = {**found, **meta}
+    checked = _checked(meta, _fixed(where), "metadata.")
+    return _document(doc_id, text, title, checked, where)
+
+
+def load_documents(docs: Iterable[Any], *, doc_id: DocIdRule = None, access: str = "auto",
+                   source: str = "the documents given",
+                   where: Sequence[str] | None = None) -> Corpus:
+    """A corpus of documents as a production system extracted them (LangChain
+    ``Document``s, LlamaIndex ``Document``s or nodes, ``{"doc_id", "text", "metadata"}``
+    records: :mod:`~workbench.corpus.production`), the text kept as it was indexed and read
+    through the access rules of :func:`checked_document` (``header=True``); ``access`` as in
+    :func:`load_folder`."""
+    records = extracted_documents(docs, doc_id, where, source)
+    if not records:
+        raise InputError(source, "no documents given")
+    out = [checked_document(r.doc_id, r.text, r.title, dict(r.metadata), r.where, header=True)
+           for r in records]
+    where_of = {d.id: r.where for d, r in zip(out, records, strict=True)}
+    require_access(out, lambda d: where_of[d.id], access, source)
+    return Corpus(out, source=source)
+
+
 def load_jsonl(path: str | Path, access: str = "auto") -> Corpus:
     """Load documents from JSONL: one ``{"id", "text", "title"?, "metadata"?}`` per line;
     ``metadata["acl"]`` and the other header keys are validated as in front matter, and
-    ``access`` is as in :func:`load_folder`."""
-    docs = []
-    line_of: dict[str, str] = {}
-    for where, row in iter_jsonl(path, "documents JSONL"):
+    ``access`` is as in :func:`load_folder`. Lines ``{"doc_id", "text", "metadata"}`` are a
+    production system's extraction (:func:`~workbench.corpus.production.load_documents`:
+    pages of one document joined, the text kept as it was indexed)."""
+    rows = list(iter_jsonl(path, "documents JSONL"))
+    for where, row in rows:
         if not isinstance(row, dict):
             raise InputError(where, "each line must be a JSON object {\"id\", \"text\"}")
+    if rows and "doc_id" in rows[0][1] and "id" not in rows[0][1]:
+        return load_documents([row for _, row in rows], access=access, source=str(path),
+                              where=[where for where, _ in rows])
+    docs = []
+    line_of: dict[str, str] = {}
+    for where, row in rows:
         _unread_access_keys(row, where)
-        meta = row.get("metadata") or {}
-        if not isinstance(meta, dict):
-            raise InputError(where, "must be an object", field="metadata")
-        checked = _checked(dict(meta), _fixed(where), "metadata.")
         doc_id = row.get("id", row.get("_id"))
-        docs.append(_document(doc_id, row.get("text"), row.get("title", ""), checked, where))
+        docs.append(checked_document(doc_id, row.get("text"), row.get("title", ""),
+                                     row.get("metadata"), where))
         line_of.setdefault(docs[-1].id, where)
-    _require_access(docs, lambda d: line_of[d.id], access, str(path))
+    require_access(docs, lambda d: line_of[d.id], access, str(path))
     return Corpus(docs, source=str(path))
 
 

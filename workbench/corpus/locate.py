@@ -11,14 +11,22 @@ Chroma document, a LlamaIndex node) and sometimes offsets into the file it chunk
    NFC, NFKC, zero-width characters and soft hyphens removed, each whitespace run one space,
    ends stripped). The span maps back to code points of the original text;
 4. **front_matter**: the text begins with the file's YAML front matter (``---`` lines), which
-   the loader strips from ``Document.text``; the rest must then start the body.
+   the loader strips from ``Document.text``; the rest must then start the body;
+5. **aligned**: the text of another extraction of the same file (pypdf, BeautifulSoup, a
+   LlamaIndex reader: other whitespace, hyphenation, ligatures, page furniture), aligned in
+   the normalised document (:func:`~workbench.corpus.align.align`) with a score >= ``align``
+   (default :data:`~workbench.corpus.align.ALIGN_THRESHOLD`; ``align=None`` turns it off).
+   Texts under :data:`~workbench.corpus.align.MIN_ALIGN_CHARS` characters, or that align as
+   well elsewhere, are never aligned. ``Location.score`` is the alignment's score.
 
 Several occurrences are *ambiguous*: an offset hint resolves them only when exactly one
-occurrence starts at the hinted position; otherwise :class:`LocateError` says how many there
-are and where. Nothing is ever guessed. Offsets alone (no text) are taken as offsets into
-``Document.text``; offsets into the raw file (front matter, BOM, CRLF line ends, non-NFC
-text) are mapped to the body by :class:`RawOffsets` when the raw text is given
-(``raw={doc_id: raw_text}``, or :func:`raw_texts` for a folder).
+occurrence starts at the hinted position, or ``after=`` is given (a chunking listed in
+document order: the first occurrence starting at or after it); otherwise
+:class:`LocateError` says how many there are and where. Nothing is ever guessed. Offsets
+alone (no text) are taken as offsets into ``Document.text``; offsets into the raw file
+(front matter, BOM, CRLF line ends, non-NFC text) are mapped to the body by
+:class:`RawOffsets` when the raw text is given (``raw={doc_id: raw_text}``, or
+:func:`raw_texts` for a folder).
 
 Conventions: offsets are half-open code-point ranges; a located span never starts or ends
 on whitespace the hit text does not have (normalised matches are trimmed to the first and
@@ -29,10 +37,14 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from workbench.corpus.align import ALIGN_THRESHOLD, MIN_ALIGN_CHARS, Alignment, align
 from workbench.corpus.offsets import (
     FENCE,
     MAX_CANDIDATES,
@@ -50,16 +62,27 @@ from workbench.text import normalize_text
 __all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "normalise",
            "raw_texts"]
 
-HOW = ("offsets", "exact", "normalised", "front_matter")
+HOW = ("offsets", "exact", "normalised", "front_matter", "aligned")
+_WORD = re.compile(r"\w+")
+#: How many occurrences are listed when ``after=`` chooses among them.
+_ALL = 100_000
+
 
 @dataclass(frozen=True)
 class Location:
-    """A located span ``[start, end)`` of ``Document.text``; ``how`` is one of :data:`HOW`."""
+    """A located span ``[start, end)`` of ``Document.text``; ``how`` is one of :data:`HOW`;
+    ``score`` the alignment score (0-100) of an ``aligned`` location, else None."""
 
     doc_id: str
     start: int
     end: int
     how: str
+    score: float | None = None
+
+
+def _header_line(line: str) -> bool:
+    """Whether a line may belong to a YAML header (``key: value``, a list item, blank)."""
+    return ":" in line or line.startswith(("-", " ")) or not line.strip()
 
 
 def _strip_front_matter(text: str) -> str | None:
@@ -68,11 +91,14 @@ def _strip_front_matter(text: str) -> str | None:
     body = text.lstrip("\ufeff")
     if body.startswith("---"):
         fence = FENCE.search(body, body.find("\n") + 1) if "\n" in body else None
+        lines = body.splitlines()[1:]
+        if fence is None and any(":" in line for line in lines) and all(map(_header_line,
+                                                                             lines)):
+            return ""  # the first piece of a header that a splitter cut before its fence
     else:
         fence = FENCE.search(body)  # the hit began inside the header (its first line is cut)
-        if fence is not None and not all(
-                ":" in line or line.startswith(("-", " ")) or not line.strip()
-                for line in body[: fence.start()].splitlines()[1:]):
+        if fence is not None and not all(map(_header_line,
+                                             body[: fence.start()].splitlines()[1:])):
             fence = None
     if fence is None:
         return None
@@ -82,10 +108,15 @@ def _strip_front_matter(text: str) -> str | None:
 
 class Locator:
     """Locates hit texts and offsets in ``documents`` (a Corpus or any iterable/mapping of
-    Documents); ``raw`` maps document ids to the raw file text that offsets refer to."""
+    Documents); ``raw`` maps document ids to the raw file text that offsets refer to;
+    ``align`` is the lowest alignment score taken (None: no alignment)."""
 
     def __init__(self, documents: Mapping[str, Document] | Iterable[Document],
-                 raw: Mapping[str, str] | None = None):
+                 raw: Mapping[str, str] | None = None,
+                 align: float | None = ALIGN_THRESHOLD):
+        if align is not None and not 0 < align <= 100:
+            raise ValueError(f"align must be a score in (0, 100] or None, not {align!r}")
+        self.align = align
         if isinstance(documents, Corpus):  # already id-unique
             corpus = documents
         else:
@@ -96,6 +127,7 @@ class Locator:
         self._norm: dict[str, Normalised] = {}
         self._maps: dict[tuple[str, int], RawOffsets] = {}
         self._all: tuple[str, list[int], list[str]] | None = None
+        self._words: dict[str, set[str]] | None = None
 
     def __repr__(self) -> str:
         return f"Locator({len(self.documents)} documents, {len(self.raw)} raw files)"
@@ -103,8 +135,12 @@ class Locator:
     def document(self, doc_id: str) -> Document:
         doc = self.documents.get(doc_id)
         if doc is None:
+            uuid = len(doc_id) == 36 and doc_id.count("-") == 4
+            why = (" (a LlamaIndex reader's uuid ref_doc_id: keep the file's path in the "
+                   "metadata as file_path, or read with SimpleDirectoryReader(filename_as_id="
+                   "True), or pass doc_id=)") if uuid else ""
             raise LocateError("unknown_document", f"document {doc_id!r} is not in the corpus "
-                              "given: load the documents the production system indexed")
+                              f"given{why}: load the documents the production system indexed")
         return doc
 
     def raw_map(self, doc_id: str, raw: str | None = None) -> RawOffsets | None:
@@ -124,10 +160,11 @@ class Locator:
 
     def locate(self, text: str | None = None, doc_id: str | None = None,
                start: int | None = None, end: int | None = None,
-               raw: str | None = None) -> Location:
+               raw: str | None = None, after: int | None = None) -> Location:
         """Locate one hit (see the module doc for the order of the rules). ``start``/``end``
         are offsets into the raw file when a raw text is known for the document (``raw`` or
-        the Locator's ``raw``), else into ``Document.text``. Raises :class:`LocateError`."""
+        the Locator's ``raw``), else into ``Document.text``; ``after`` chooses among repeated
+        texts (the first occurrence starting at or after it). Raises :class:`LocateError`."""
         if text is None:
             if doc_id is None or start is None or end is None:
                 raise LocateError("empty", "a hit needs its text, or a document id with "
@@ -152,7 +189,7 @@ class Locator:
                 if end is not None and normalise(doc.text[hint:stop]) == normalise(text):
                     s, e = _trimmed(doc.text, hint, min(stop, len(doc.text)))
                     return Location(doc.id, s, e, "offsets")
-        return self._in_document(doc, text, hint)
+        return self._in_document(doc, text, hint, after)
 
     def _by_offsets(self, doc_id: str, start: int, end: int, raw: str | None) -> Location:
         doc = self.document(doc_id)
@@ -173,41 +210,90 @@ class Locator:
             return Location(doc_id, s, e, "offsets")
         return Location(doc_id, start, end, "offsets")
 
-    def _in_document(self, doc: Document, text: str, hint: int | None) -> Location:
-        how, spans = find_spans(doc.text, text, self._normalised(doc))
+    def _in_document(self, doc: Document, text: str, hint: int | None,
+                     after: int | None = None, aligns: bool = True) -> Location:
+        norm = self._normalised(doc)
+        how, spans = find_spans(doc.text, text, norm, limit=_ALL if after is not None else
+                                MAX_CANDIDATES + 1)
         if how == "exact":
-            return self._pick_spans(doc, spans, hint, how, text)
+            return self._pick_spans(doc, spans, hint, how, text, after)
         if spans:
             lead = len(text) - len(text.lstrip())
             return self._pick_spans(doc, spans, None if hint is None else hint + lead,
-                                    "normalised", text)
+                                    "normalised", text, after)
         rest = _strip_front_matter(text)
         if rest is not None:
             if not rest.strip():
                 raise LocateError("front_matter", f"the hit holds only front matter of "
                                   f"{doc.id!r}, no document text")
-            located = self._in_document(doc, rest, None)
-            first = len(doc.text) - len(doc.text.lstrip())
-            if located.start <= first:
-                return Location(doc.id, located.start, located.end, "front_matter")
+            try:
+                located = self._in_document(doc, rest, None)
+            except LocateError as exc:
+                if exc.kind != "missing":
+                    raise
+            else:
+                first = len(doc.text) - len(doc.text.lstrip())
+                if located.start <= first:
+                    return Location(doc.id, located.start, located.end, "front_matter")
+        tried = ""
+        if self.align is not None and aligns:
+            aligned = self._aligned(doc, norm, text, after)
+            if isinstance(aligned, Location):
+                return aligned
+            tried = f", aligned (best score {aligned:.0f} < {self.align:g})"
         raise LocateError("missing", f"text {_preview(text)} not found in document {doc.id!r} "
                           "(tried: exactly, after whitespace/Unicode normalisation, without "
-                          f"front matter); {_nearest(self._normalised(doc).text, text)}")
+                          f"front matter{tried}); {_nearest(norm.text, text)}")
+
+    def _aligned(self, doc: Document, norm: Normalised, text: str,
+                 after: int | None) -> Location | float:
+        """The aligned location of ``text`` (module doc, rule 5), else its best score."""
+        needle = normalise(text)
+        if self.align is None or len(needle) < MIN_ALIGN_CHARS:
+            return 0.0
+        found = align(needle, norm.text, self.align)
+        if found.score >= self.align and found.ambiguous and after is not None:
+            skip = int(np.searchsorted(norm.first, after))
+            later = align(needle, norm.text[skip:], self.align)
+            found = Alignment(later.score, later.start + skip, later.end + skip, later.ambiguous)
+        if found.score < self.align:
+            return found.score
+        if found.ambiguous:
+            raise LocateError("ambiguous", f"text {_preview(text)} aligns with more than one "
+                              f"passage of document {doc.id!r} (score >= {self.align:g}): "
+                              "give the hit's start offset to choose one")
+        start, end = norm.span(found.start, found.end)
+        return Location(doc.id, *_trimmed(doc.text, start, end), "aligned", found.score)
 
     @staticmethod
     def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
-                    text: str) -> Location:
+                    text: str, after: int | None = None) -> Location:
         if len(spans) == 1:
             return Location(doc.id, spans[0][0], spans[0][1], how)
         if hint is not None:
             at = [s for s in spans if s[0] == hint]
             if len(at) == 1:
                 return Location(doc.id, at[0][0], at[0][1], how)
+        later = [s for s in spans if after is not None and s[0] >= after]
+        if later:
+            return Location(doc.id, later[0][0], later[0][1], how)
         many = f"{len(spans)}" if len(spans) <= MAX_CANDIDATES else f"more than {MAX_CANDIDATES}"
         starts = ", ".join(str(s) for s, _ in spans[:MAX_CANDIDATES])
         raise LocateError("ambiguous", f"text {_preview(text)} occurs {many} times in "
                           f"document {doc.id!r} (at {starts}): give the hit's start offset "
                           "(and the raw file, if offsets are into it) to choose one")
+
+    def _likely(self, text: str) -> list[str]:
+        """The documents holding at least half of the words of ``text`` (the only ones an
+        alignment >= the threshold can be in; the words of each document counted once)."""
+        if self.align is None:
+            return []
+        if self._words is None:
+            self._words = {d: set(_WORD.findall(self._normalised(doc).text.casefold()))
+                           for d, doc in self.documents.items()}
+        words = set(_WORD.findall(normalise(text).casefold()))
+        return [d for d, have in self._words.items()
+                if words and len(words & have) >= len(words) / 2]
 
     def _anywhere(self, text: str) -> Location:
         if self._all is None:
@@ -227,13 +313,15 @@ class Locator:
         if len(found) > 1:
             raise LocateError("ambiguous", f"text {_preview(text)} occurs more than once in "
                               "the corpus: give the hit's document id")
-        hits = []
-        for doc_id in ids:
-            try:
-                hits.append(self._in_document(self.documents[doc_id], text, None))
-            except LocateError as exc:
-                if exc.kind == "ambiguous":
-                    raise
+        hits: list[Location] = []
+        for aligns in (False, True):  # aligned only where nothing matched, in likely documents
+            for doc_id in (ids if not aligns else self._likely(text) if not hits else []):
+                try:
+                    hits.append(self._in_document(self.documents[doc_id], text, None,
+                                                  aligns=aligns))
+                except LocateError as exc:
+                    if exc.kind == "ambiguous":
+                        raise
         if len(hits) == 1:
             return hits[0]
         if hits:
@@ -241,7 +329,8 @@ class Locator:
                               f"{len(hits)} documents ({', '.join(h.doc_id for h in hits[:5])})"
                               ": give the hit's document id")
         raise LocateError("missing", f"text {_preview(text)} is not found in any document "
-                          "(exactly or after whitespace/Unicode normalisation)")
+                          "(exactly, after whitespace/Unicode normalisation"
+                          + (", or aligned" if self.align is not None else "") + ")")
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:

@@ -24,12 +24,21 @@ TREC run file (trec_eval's order; a run that repeats a chunk cannot be one).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus import Chunk, Document, LocateError, Locator
+from workbench.corpus import (
+    Chunk,
+    Document,
+    LocatedChunks,
+    LocateError,
+    Location,
+    LocationReport,
+    Locator,
+)
 from workbench.evaluation.run import Run
 from workbench.io import InputError, atomic_write_text, iter_jsonl
 from workbench.metrics.trec_files import trec_sorted, write_trec_run
@@ -114,15 +123,18 @@ def read_run(path: str | Path,
 
 
 def read_chunks(path: str | Path,
-                documents: Mapping[str, Document] | Iterable[Document] | Locator) -> list[Chunk]:
+                documents: Mapping[str, Document] | Iterable[Document] | Locator
+                ) -> LocatedChunks:
     """A production chunking as JSONL, one chunk a line: ``{"chunk_id" (or "id"), "doc_id",
     "start", "end"}`` and/or ``"text"`` (located as hits are), optional ``"metadata"``; the
     run JSONL of :func:`write_run` rows have this shape. Each becomes a :class:`Chunk` of
     ``documents`` (its text the document's at the located offsets), so ``{"chunk_id"}`` logs
-    of that chunking can be scored. A bad line raises InputError naming ``file:line``."""
+    of that chunking can be scored; ``.report`` counts how each was located (exactly,
+    normalised, aligned). A bad line raises InputError naming ``file:line``."""
     locator = documents if isinstance(documents, Locator) else Locator(documents)
     out: list[Chunk] = []
     seen: dict[str, str] = {}
+    found_by: list[Location] = []
     for where, row in iter_jsonl(path, "chunks JSONL"):
         if not isinstance(row, dict):
             raise InputError(where, 'each line must be a JSON object {"chunk_id", "doc_id", '
@@ -139,6 +151,7 @@ def read_chunks(path: str | Path,
                                    row.get("end"))
         except LocateError as exc:
             raise InputError(where, str(exc)) from None
+        found_by.append(found)
         doc = locator.document(found.doc_id)
         meta = row.get("metadata")
         text = doc.text[found.start:found.end]
@@ -146,7 +159,9 @@ def read_chunks(path: str | Path,
                          metadata=dict(meta) if isinstance(meta, dict) else {}))
     if not out:
         raise InputError(str(path), "no chunks: one JSON object per chunk")
-    return out
+    scores = [f.score for f in found_by if f.score is not None]
+    return LocatedChunks(out, LocationReport(dict(Counter(f.how for f in found_by)), {},
+                                             lowest_score=min(scores) if scores else None))
 
 
 def _hit_row(hit: Hit, chunk: Chunk | None) -> dict[str, Any]:

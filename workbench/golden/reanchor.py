@@ -7,10 +7,9 @@ quote in the current document, in order:
 1. ``exact``: the quote as it is; applied when it occurs exactly once;
 2. ``normalised``: case (NFKC + casefold) and whitespace runs folded on both sides, the
    match mapped back to exact offsets of the document; applied when unique;
-3. ``fuzzy``: rapidfuzz ``partial_ratio_alignment`` of the folded quote in the folded
-   document, its ends then moved to the best full ``ratio`` and out to whole words and the
-   quote's final punctuation (the score is the ``ratio`` of that passage, 0-100: a passage
-   that grew by a word is matched whole, not cut to the quote's length). Applied only when
+3. ``fuzzy``: the folded quote aligned in the folded document
+   (:func:`~workbench.corpus.align.align`: rapidfuzz's partial alignment refined to the whole
+   passage; the score is the ``ratio`` of that passage, 0-100). Applied only when
    the score is >= ``threshold``, the match is unique (no second alignment outside it
    scores >= ``threshold``), the quote has
    at least :data:`MIN_FUZZY_CHARS` characters, the match begins with the quote's first word
@@ -37,9 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz
-
 from workbench.corpus import Corpus, Document
+from workbench.corpus.align import ALIGN_THRESHOLD, MIN_ALIGN_CHARS, align, edges
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
 from workbench.text import fold, frame_html
@@ -59,10 +57,10 @@ __all__ = [
     "reanchor",
 ]
 
-#: Default lowest fuzzy score (rapidfuzz partial ratio, 0-100) applied without review.
-FUZZY_THRESHOLD = 90.0
+#: Default lowest fuzzy score (rapidfuzz ratio, 0-100) applied without review.
+FUZZY_THRESHOLD = ALIGN_THRESHOLD
 #: Quotes shorter than this are never applied from a fuzzy match (too easy to match by chance).
-MIN_FUZZY_CHARS = 20
+MIN_FUZZY_CHARS = MIN_ALIGN_CHARS
 #: Words that turn a statement around; a fuzzy match must have the same ones as its quote
 #: (with any ``...n't`` and the Han negations 不没無无非未别勿).
 NEGATIONS = ("not", "no", "never", "none", "nor", "without", "except", "unless", "cannot",
@@ -171,60 +169,6 @@ def _occurrences(text: str, quote: str) -> list[int]:
     return found
 
 
-def _refine(quote: str, text: str, a: int, b: int) -> tuple[float, int, int]:
-    """The window near ``[a, b)`` with the best full ``ratio`` to ``quote``: the partial
-    alignment is as long as the quote, so it cuts a passage that grew or shrank. Each end is
-    moved in turn (twice) within half the quote's length, then out to whole words
-    (:func:`_snap`)."""
-    reach = max(1, len(quote) // 2)
-    lo, hi = max(0, a - reach), min(len(text), b + reach)
-    score, a, b = fuzz.ratio(quote, text[a:b]), a, b
-    for _ in range(2):
-        for s in range(lo, b):
-            if (r := fuzz.ratio(quote, text[s:b])) > score:
-                score, a = r, s
-        for e in range(a + 1, hi + 1):
-            if (r := fuzz.ratio(quote, text[a:e])) > score:
-                score, b = r, e
-    return float(score), *_snap(quote, text, a, b, hi)
-
-
-def _snap(quote: str, text: str, a: int, b: int, hi: int) -> tuple[int, int]:
-    """Ends moved out to whole words; when the quote ends with punctuation (``.``) that the
-    window lacks, the end moves on to the next one on the same line, within ``hi``."""
-    while a > 0 and text[a - 1].isalnum() and text[a].isalnum():
-        a -= 1
-    while b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
-        b += 1
-    last = quote[-1]
-    if not last.isalnum() and not last.isspace() and text[b - 1] != last:
-        stop = text.find(last, b, hi)
-        if stop >= 0 and "\n" not in text[b:stop]:
-            b = stop + 1
-    return a, b
-
-
-def _edges(text: str) -> tuple[str, str]:
-    """The first and last word (text without spaces: the first and last two characters)."""
-    words = text.split()
-    if len(words) > 1:
-        return words[0], words[-1]
-    return text[:2], text[-2:]
-
-
-def _fuzzy(folded: Folded, quote: str, threshold: float) -> tuple[float, int, int, bool]:
-    """Best match (full ratio after :func:`_refine`, folded start, end) and whether another
-    passage outside it scores >= threshold."""
-    best = fuzz.partial_ratio_alignment(quote, folded.text)
-    if best is None or best.dest_end <= best.dest_start:
-        return 0.0, 0, 0, False
-    _, a, b = _refine(quote, folded.text, best.dest_start, best.dest_end)
-    score = float(fuzz.ratio(quote, folded.text[a:b]))
-    others = (fuzz.partial_ratio(quote, part, score_cutoff=threshold)
-              for part in (folded.text[:a], folded.text[b:]) if len(part) >= len(quote) // 2)
-    return score, a, b, any(s >= threshold for s in others)
-
-
 def _find(doc: Document, ev: Evidence, threshold: float) -> dict[str, Any]:
     exact = _occurrences(doc.text, ev.text)
     if len(exact) == 1:
@@ -243,7 +187,8 @@ def _find(doc: Document, ev: Evidence, threshold: float) -> dict[str, Any]:
     if norm:
         return dict(method="normalised", score=100.0, applied=False,
                     reason=f"the quote occurs {len(norm)} times (case/whitespace folded)")
-    score, a, b, ambiguous = _fuzzy(folded, quote, threshold)
+    found = align(quote, folded.text, threshold)
+    score, a, b, ambiguous = found.score, found.start, found.end, found.ambiguous
     if b <= a:
         return dict(method="none", score=0.0, applied=False, reason="the quote is gone")
     span = folded.span(a, b)
@@ -252,13 +197,13 @@ def _find(doc: Document, ev: Evidence, threshold: float) -> dict[str, Any]:
     while b > a and folded.text[b - 1] == " ":
         b -= 1
     same_facts = facts(quote) == facts(folded.text[a:b])
-    edges = _edges(quote) == _edges(folded.text[a:b])
-    reason = ("" if score >= threshold and not ambiguous and same_facts and edges
+    same_edges = edges(quote) == edges(folded.text[a:b])
+    reason = ("" if score >= threshold and not ambiguous and same_facts and same_edges
               and len(ev.text) >= MIN_FUZZY_CHARS else
               f"fuzzy score {score:.1f} < {threshold:g}" if score < threshold else
               "another passage matches as well" if ambiguous else
               "the numbers or negations differ from the quote's" if not same_facts else
-              "the match does not begin and end as the quote does" if not edges else
+              "the match does not begin and end as the quote does" if not same_edges else
               f"the quote is shorter than {MIN_FUZZY_CHARS} characters")
     return dict(method="fuzzy", score=score, applied=not reason, span=span, reason=reason)
 

@@ -47,6 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
+from workbench.corpus.location_report import UNLOCATED, LocatedChunks, LocationReport
 
 __all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
@@ -274,9 +275,11 @@ class _Resolver:
         self.by_id: dict[str, Chunk] = {}
         self._raw: dict[tuple[str, str], str | None] = {}
 
-    def chunk(self, r: _Read, where: str) -> tuple[Chunk | None, dict[str, Any]]:
+    def chunk(self, r: _Read, where: str, after: int | None = None
+              ) -> tuple[Chunk | None, dict[str, Any]]:
         """The chunk of a hit (None for a bare chunk id when no chunks were given) and the
-        details to record; ``where`` names the hit in errors."""
+        details to record; ``where`` names the hit in errors; ``after`` places a repeated
+        text (:meth:`~workbench.corpus.Locator.locate`)."""
         if r.chunk is not None:
             return r.chunk, {}
         by_id = r.text is None and r.doc_id is None
@@ -295,14 +298,14 @@ class _Resolver:
                                 "pass documents= (the corpus the production system indexed)")
         doc_id = r.doc_id or self._doc_id(r.metadata)
         access = _access_of(r.metadata, where)
-        key = (r.chunk_id, doc_id, r.text, r.start, r.end, access.get("acl"))
+        key = (r.chunk_id, doc_id, r.text, r.start, r.end, access.get("acl"), after)
         if key in self.located:
             chunk = self.located[key]
             return chunk, ({"unlocated": chunk.metadata["unlocated_kind"]}
                            if "unlocated_kind" in chunk.metadata else {})
         try:
             found = self.locator.locate(r.text, doc_id, r.start, r.end,
-                                        raw=self._raw_text(r.metadata, doc_id))
+                                        raw=self._raw_text(r.metadata, doc_id), after=after)
         except LocateError as exc:
             if self.unlocated == "raise":
                 raise UnreadableHit(f"{where}: {exc}") from None
@@ -316,6 +319,7 @@ class _Resolver:
         chunk = Chunk(cid, found.doc_id, found.start, found.end, doc.text[found.start:found.end],
                       embed_text=r.text or "", metadata=MappingProxyType(
                           {"located": found.how, **provenance(doc, found.start, found.end),
+                           **({} if found.score is None else {"located_score": found.score}),
                            **access}))
         before = self.by_id.setdefault(cid, chunk)
         if before.metadata.get("acl") != chunk.metadata.get("acl"):
@@ -335,18 +339,17 @@ class _Resolver:
         if callable(self.doc_id):
             return self.doc_id(meta)
         keys = (self.doc_id,) if isinstance(self.doc_id, str) else _DOC_KEYS
-        for key in keys:
-            value = meta.get(key)
-            if isinstance(value, str) and value:
-                return value
         docs = self.locator.documents if self.locator is not None else {}
-        for key in _PATH_KEYS:
+        named = [(k, meta[k]) for k in keys if isinstance(meta.get(k), str) and meta[k]]
+        if named and (named[0][1] in docs or named[0][0] != "ref_doc_id"):
+            return str(named[0][1])
+        for key in _PATH_KEYS:  # a ref_doc_id not in the corpus: the reader's uuid
             value = meta.get(key)
             if isinstance(value, str) and value:
                 for candidate in (value, Path(value).stem, Path(value).name):
                     if candidate in docs:
                         return candidate
-        return None
+        return str(named[0][1]) if named else None
 
     def _raw_text(self, meta: Mapping[str, Any], doc_id: str | None) -> str | None:
         """The raw file a hit's offsets may refer to: its ``source`` when that is a markdown
@@ -400,6 +403,13 @@ class CallableRetriever:
         """Every production chunk located so far, in document order."""
         return sorted(self._resolver.by_id.values(),
                       key=lambda c: (c.doc_id, c.start, c.end, c.id))
+
+    @property
+    def location_report(self) -> LocationReport:
+        """How the production chunks returned so far were located (exactly, normalised,
+        aligned, not at all: :class:`~workbench.corpus.LocationReport`), each counted once."""
+        distinct = {id(c): c for c in self._resolver.located.values()}
+        return LocationReport.of(distinct.values(), self._resolver.unlocated)
 
     def search(self, query: str, k: int) -> list[Hit]:
         out = self.fn(query, k) if self._takes_k else self.fn(query)
@@ -476,15 +486,64 @@ def _read_all(out: Any, where: str) -> list[_Read]:
 
 
 def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
-                      doc_id: DocIdRule = None, name: str = "production") -> list[Chunk]:
+                      doc_id: DocIdRule = None, name: str = "production",
+                      unlocated: str = "raise") -> LocatedChunks:
     """The workbench chunks of a production chunking: LangChain ``Document`` splits,
     LlamaIndex nodes, ``{"doc_id", "text"}`` dicts, ... (any hit shape of the module doc),
-    located in ``documents``, one chunk per distinct production chunk, in the given order.
-    A chunk that cannot be located is an error naming it."""
-    resolver = _Resolver(documents, None, doc_id, "raise")
+    located in ``documents`` (exactly, normalised or aligned: :class:`~workbench.corpus.Locator`),
+    one chunk per distinct production chunk, in the given order, with the counts as
+    ``.report`` (:class:`~workbench.corpus.LocationReport`).
+
+    A text that occurs more than once in its document is placed by the chunking's order
+    (the first occurrence after the chunk listed before it, before the one listed after it),
+    when the document's located chunks are listed in document order. A chunk that holds only
+    front matter holds no document text: it is skipped and counted (kept with ``"keep"``).
+    Any other chunk that cannot be located: ``unlocated="raise"`` refuses the chunking
+    naming it, ``"skip"`` leaves it out (counted), ``"keep"`` keeps it as a chunk holding no
+    evidence (empty, its text in ``embed_text``, why in ``metadata["unlocated"]``)."""
+    if unlocated not in UNLOCATED:
+        raise ValueError(f"unlocated must be one of {', '.join(UNLOCATED)}, not {unlocated!r}")
+    resolver = _Resolver(documents, None, doc_id, "keep")
+    reads = _read_all(items, name)
+    placed = [resolver.chunk(r, f"{name}, chunk {n}")[0] for n, r in enumerate(reads, 1)]
+    _place_repeated(resolver, reads, placed, name)
     out: dict[str, Chunk] = {}
-    for n, r in enumerate(_read_all(items, name), start=1):
-        chunk, _ = resolver.chunk(r, f"{name}, chunk {n}")
-        if chunk is not None:
-            out.setdefault(chunk.id, chunk)
-    return list(out.values())
+    for n, chunk in enumerate(placed, start=1):
+        if chunk is None:
+            continue
+        kind = chunk.metadata.get("unlocated_kind")
+        if unlocated == "raise" and kind not in (None, "front_matter"):
+            raise UnreadableHit(f"{name}, chunk {n}: {chunk.metadata['unlocated']} "
+                                "(unlocated='skip' leaves such chunks out with a count, "
+                                "'keep' keeps them as chunks holding no evidence)")
+        out.setdefault(chunk.id, chunk)
+    report = LocationReport.of(out.values(), "keep" if unlocated == "keep" else "skip")
+    kept = [c for c in out.values() if unlocated == "keep" or "unlocated_kind" not in c.metadata]
+    return LocatedChunks(kept, report)
+
+
+def _place_repeated(resolver: _Resolver, reads: list[_Read], placed: list[Chunk | None],
+                    name: str) -> None:
+    """Locate the ambiguous chunks of ``placed`` again by the listed order (see
+    :func:`production_chunks`), in place."""
+    def located(c: Chunk | None) -> bool:
+        return c is not None and "unlocated_kind" not in c.metadata
+
+    starts: dict[str, list[int]] = {}
+    for c in placed:
+        if c is not None and located(c):
+            starts.setdefault(c.doc_id, []).append(c.start)
+    in_order = {d: all(a <= b for a, b in itertools.pairwise(s)) for d, s in starts.items()}
+    for i, c in enumerate(placed):
+        if c is None or c.metadata.get("unlocated_kind") != "ambiguous" \
+                or not in_order.get(c.doc_id, True) or not c.doc_id:
+            continue
+        before = next((p for p in reversed(placed[:i]) if located(p) and p is not None
+                       and p.doc_id == c.doc_id), None)
+        later = next((p for p in placed[i + 1:] if located(p) and p is not None
+                      and p.doc_id == c.doc_id), None)
+        again, _ = resolver.chunk(reads[i], f"{name}, chunk {i + 1}",
+                                  after=0 if before is None else before.start + 1)
+        if again is not None and located(again) and (later is None
+                                                     or again.start <= later.start):
+            placed[i] = again

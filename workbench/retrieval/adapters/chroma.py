@@ -1,7 +1,9 @@
 """Chroma: a collection's query results, scored as a workbench retriever.
 
 :func:`from_chroma` runs ``collection.query(query_texts=[question], n_results=k)`` (or
-``query_embeddings`` from ``embed``, for a collection without an embedding function) and
+``query_embeddings`` from ``embed``, for a collection without an embedding function: one
+built with its vectors given, as LangChain's ``Chroma`` does, is refused without ``embed=``
+before Chroma is called, which would fetch its default ONNX model) and
 reads ids, documents, metadatas and **distances** (lower is better: ``1 - cos`` in a cosine
 space, the *squared* L2 distance in the default ``l2`` space); ``Hit.score`` is ``-distance``.
 Ids are the chunk ids; each document is located in the corpus (document from
@@ -23,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import get_encoder
 
@@ -63,6 +65,13 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
     """A workbench retriever over a Chroma collection (see the module doc)."""
     if not hasattr(collection, "query"):
         raise TypeError(f"{type(collection).__name__} is not a Chroma collection (query)")
+    if embed is None and not _has_embedding_function(collection):
+        raise ValueError(f"Chroma collection {getattr(collection, 'name', '')!r} was built "
+                         "without an embedding function of its own (its vectors were given, "
+                         "e.g. by LangChain's Chroma), so Chroma would embed the questions with "
+                         "its default ONNX model: pass embed= (question -> vector, the model "
+                         "that built it: embed=lambda q: encoder.encode_queries([q])[0]), or "
+                         "wrap the LangChain vector store itself")
 
     def query(question: str, k: int) -> list[dict[str, Any]]:
         args: dict[str, Any] = {"n_results": k, "include": _INCLUDE}
@@ -79,16 +88,32 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
                              unlocated=unlocated)
 
 
+def _has_embedding_function(collection: Any) -> bool:
+    """Whether the collection embeds query texts with the function it was built with: it has
+    one, and its stored configuration names one (a collection built with vectors given
+    records none, and Chroma then falls back to its default model when it is reopened)."""
+    if getattr(collection, "_embedding_function", None) is None:
+        return False
+    try:
+        config = collection.configuration
+    except Exception:  # an older Chroma without a stored configuration: trust the object
+        return True
+    return not isinstance(config, Mapping) or config.get("embedding_function") is not None
+
+
 def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = None,
-                      batch: int = 5000) -> list[Chunk]:
-    """Every chunk a collection holds, located in the documents (read in batches)."""
+                      batch: int = 5000, unlocated: str = "raise") -> LocatedChunks:
+    """Every chunk a collection holds, located in the documents (read in batches), with the
+    location counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
+    (:func:`~workbench.retrieval.base.production_chunks`)."""
     items: list[dict[str, Any]] = []
     total = collection.count()
     for offset in range(0, total, batch):
         got = collection.get(include=["documents", "metadatas"], limit=batch, offset=offset)
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
             items.append({"id": str(cid), "text": text, "metadata": dict(meta or {})})
-    return production_chunks(items, documents, doc_id=doc_id, name="chroma")
+    return production_chunks(items, documents, doc_id=doc_id, name="chroma",
+                             unlocated=unlocated)
 
 
 def _import_chromadb(what: str) -> None:

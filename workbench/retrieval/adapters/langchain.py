@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 
 __all__ = ["chunks_from_documents", "from_langchain", "langchain_embeddings"]
@@ -55,9 +55,12 @@ def from_langchain(retriever: Any, documents: Docs, name: str | None = None, *,
 
 
 def chunks_from_documents(docs: Iterable[Any], documents: Docs, *,
-                          doc_id: DocIdRule = None) -> list[Chunk]:
-    """The workbench chunks of LangChain ``Document`` splits (one per distinct chunk)."""
-    return production_chunks(docs, documents, doc_id=doc_id, name="langchain")
+                          doc_id: DocIdRule = None, unlocated: str = "raise") -> LocatedChunks:
+    """The workbench chunks of LangChain ``Document`` splits (one per distinct chunk), with
+    the location counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
+    (:func:`~workbench.retrieval.base.production_chunks`)."""
+    return production_chunks(docs, documents, doc_id=doc_id, name="langchain",
+                             unlocated=unlocated)
 
 
 def langchain_embeddings(encoder: Any) -> Any:

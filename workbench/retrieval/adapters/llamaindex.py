@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workbench.corpus import Chunk, Document, Locator
+from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 
 __all__ = ["chunks_from_nodes", "from_llamaindex", "llamaindex_embedding"]
@@ -52,9 +52,12 @@ def from_llamaindex(retriever: Any, documents: Docs, name: str | None = None, *,
 
 
 def chunks_from_nodes(nodes: Iterable[Any], documents: Docs, *,
-                      doc_id: DocIdRule = None) -> list[Chunk]:
-    """The workbench chunks of LlamaIndex nodes (one per distinct node)."""
-    return production_chunks(nodes, documents, doc_id=doc_id, name="llamaindex")
+                      doc_id: DocIdRule = None, unlocated: str = "raise") -> LocatedChunks:
+    """The workbench chunks of LlamaIndex nodes (one per distinct chunk), with the location
+    counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
+    (:func:`~workbench.retrieval.base.production_chunks`)."""
+    return production_chunks(nodes, documents, doc_id=doc_id, name="llamaindex",
+                             unlocated=unlocated)
 
 
 def llamaindex_embedding(encoder: Any) -> Any:
