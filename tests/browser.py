@@ -101,3 +101,15 @@ def run_cell(page: Any, index: int, marker: str) -> str:
     page.keyboard.press("Shift+Enter")
     page.wait_for_selector(f"text={marker}", timeout=60_000)
     return str(page.locator(".jp-OutputArea-output", has_text=marker).first.inner_text())
+
+
+#: Where browser tests leave screenshots of the key visuals for a reviewer (ignored by git).
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "outputs" / "screenshots"
+
+
+def screenshot(page: Any, name: str, **options: Any) -> Path:
+    """Save what the page shows as ``outputs/screenshots/NAME.png`` and return the path."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), **options)
+    return path

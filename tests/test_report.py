@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tests.browser import CHROMIUM_ARGS, chromium_path
+from tests.browser import CHROMIUM_ARGS, chromium_path, screenshot
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
 from workbench.corpus import Corpus, Document
@@ -248,7 +248,7 @@ def test_report_opens_in_headless_chromium(pipeline, tmp_path):
             # citation links jump to their passage inside the same file
             link = page.locator(".wb-answer a").first
             assert page.locator(link.get_attribute("href") or "#none").count() == 1
-            page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
+            screenshot(page, "report", full_page=False)
         finally:
             browser.close()
 
