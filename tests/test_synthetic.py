@@ -22,6 +22,7 @@ from workbench.generation.synthetic import (
 from workbench.generation.synthetic_filter import (
     RealismJudge,
     filter_synthetic,
+    fooled_by,
     item_slices,
     lexical_overlap,
     overlap_table,
@@ -317,3 +318,29 @@ def test_the_real_offline_model_yields_items_or_reasons(book):
         ev = item.evidence[0]
         assert docs[ev.doc_id].text[ev.start:ev.end] == ev.text
         assert item.extra["model_id"] == model.model_id
+
+
+def test_dense_neighbours_are_distractors_and_fooled_by_names_them(book):
+    from workbench.evaluation import Run
+    from workbench.retrieval import DenseRetriever
+
+    docs, chunks, bm25 = book
+    by_id = {c.id: c for c in chunks}
+    dense = DenseRetriever(chunks, progress=False)
+    targets = sample_chunks(chunks, 6, docs, seed=2)
+    run = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
+                             distractors=[("bm25", bm25), ("dense", dense)])
+    hard = [i for i in run.items if i.extra["kind"] == "hard"]
+    found = [d for i in hard for d in i.extra["distractors"]]
+    assert hard and {d["found_by"] for d in found} == {"bm25", "dense"}
+    for item in hard:
+        assert all(item.answer_must_mention[0].casefold()
+                   not in by_id[d["chunk_id"]].text.casefold() for d in item.extra["distractors"])
+    searched = Run.from_retriever(bm25, hard, k=5)
+    table = fooled_by(searched, hard, k=5).set_index("qid")
+    for item in hard:
+        mine = {d["chunk_id"] for d in item.extra["distractors"]}
+        top = [h.chunk_id for h in searched.hits[item.qid] if h.rank <= 5]
+        assert table.loc[item.qid, "fooled"] == [c for c in top if c in mine]
+        assert (table.loc[item.qid, "first_rank"] > 0) == bool(set(top) & mine)
+    assert fooled_by(searched, [i for i in run.items if i.extra["kind"] == "easy"]).empty

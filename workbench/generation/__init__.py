@@ -139,6 +139,7 @@ from workbench.generation.synthetic_filter import (
     RealismJudge,
     SyntheticFilter,
     filter_synthetic,
+    fooled_by,
     item_slices,
     lexical_overlap,
     overlap_table,
@@ -164,5 +165,5 @@ __all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewr
             "evaluate_rewrites", "last_user_turn_rewrite"]
 __all__ += ["REALISM_PROMPT_VERSION", "SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter",
             "RealismJudge", "Rejected", "SyntheticFilter", "SyntheticRun", "filter_synthetic",
-            "find_distractors", "generate_synthetic", "item_slices", "lexical_overlap",
+            "find_distractors", "fooled_by", "generate_synthetic", "item_slices", "lexical_overlap",
             "overlap_table", "sample_chunks"]

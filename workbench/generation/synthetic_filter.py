@@ -8,6 +8,7 @@
   found in the chunk holding its answer, the figure that shows synthetic questions borrowing
   the chunk's words (the seed's warning), beside the same figure for real questions.
 * :func:`item_slices`: any Evaluation split by item fields such as ``source`` and ``kind``.
+* :func:`fooled_by`: which of an item's own distractors a run ranked in its top k.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Chunk
-from workbench.evaluation import Evaluation
+from workbench.evaluation import Evaluation, Run
 from workbench.evaluation.stats import mean_interval
 from workbench.generation.grading import ChatJudge
 from workbench.generation.prompt import ChatModel
@@ -30,7 +31,7 @@ from workbench.golden import GoldenItem
 from workbench.retrieval.bm25 import tokenize
 
 __all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "filter_synthetic",
-           "item_slices", "lexical_overlap", "overlap_table"]
+           "fooled_by", "item_slices", "lexical_overlap", "overlap_table"]
 
 REALISM_PROMPT_VERSION = "realism-fewshot-v1"
 
@@ -167,3 +168,19 @@ def item_slices(evaluation: Evaluation, items: Iterable[GoldenItem],
                      **dict(zip(fields, key[2:], strict=True)), "mean": group["value"].mean(),
                      "ci_low": low, "ci_high": high, "n": len(group), "interval": method})
     return pd.DataFrame(rows)
+
+
+def fooled_by(run: Run, items: Iterable[GoldenItem], k: int = 5) -> pd.DataFrame:
+    """Per item with ``distractors`` that ``run`` searched: its distractors ranked in the top
+    ``k`` (``fooled``: chunk ids best first; ``first_rank``: the best of their ranks, 0 when
+    none is there), so a miss on a hard question can be traced to exactly those chunks."""
+    rows = []
+    for item in items:
+        mine = {d["chunk_id"] for d in item.extra.get("distractors", ())}
+        if not mine or item.qid not in run.hits:
+            continue
+        ranked = [h for h in run.hits[item.qid] if h.rank <= k and h.chunk_id in mine]
+        rows.append({"qid": item.qid, "kind": str(item.extra.get("kind", "-")),
+                     "fooled": [h.chunk_id for h in ranked],
+                     "first_rank": min((h.rank for h in ranked), default=0)})
+    return pd.DataFrame(rows, columns=["qid", "kind", "fooled", "first_rank"])
