@@ -38,11 +38,11 @@ from tqdm.auto import tqdm
 from workbench.corpus import Chunk, Document
 from workbench.corpus.offsets import LocateError, find_spans
 from workbench.generation.answer_cache import GenerationCache
+from workbench.generation.grading import must_mention, normalize
 from workbench.generation.prompt import Answer, ChatModel, ChatReply
 from workbench.golden import Evidence, GoldenItem
 from workbench.retrieval import Retriever
 from workbench.retrieval.bm25 import tokenize
-from workbench.text import fold
 
 __all__ = ["SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter", "Rejected", "SyntheticRun",
            "find_distractors", "generate_synthetic", "sample_chunks"]
@@ -122,7 +122,10 @@ def sample_chunks(chunks: Sequence[Chunk], n: int, documents: Mapping[str, Docum
 
 
 def _contains(text: str, answer: str) -> bool:
-    return fold(" ".join(answer.split())) in fold(" ".join(text.split()))
+    """The grader's rule (:func:`~workbench.generation.grading.must_mention`): ``text``
+    mentions ``answer`` when an answer quoting it would pass (tokens, not substrings: "4"
+    is not in "14 days")."""
+    return must_mention(text, [answer])
 
 
 def find_distractors(target: Chunk, answer: str, retrievers: Sequence[tuple[str, Retriever]],
@@ -130,7 +133,7 @@ def find_distractors(target: Chunk, answer: str, retrievers: Sequence[tuple[str,
                      depth: int = 10) -> list[dict[str, str]]:
     """Up to ``n`` chunks near ``target`` (each retriever searched with the target's text;
     their lists interleaved, best first) that are not the target, do not overlap it and do
-    not contain ``answer`` (case- and width-folded): ``[{chunk_id, found_by}]``. ``chunks``
+    not mention ``answer`` (the grader's rule): ``[{chunk_id, found_by}]``. ``chunks``
     maps the retrievers' chunk ids to chunks."""
     lists = [(name, r.search(target.text, depth)) for name, r in retrievers]
     out: list[dict[str, str]] = []
@@ -255,6 +258,10 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
         start, end = target.start + spans[0][0], target.start + spans[0][1]
         evidence = Evidence(target.doc_id, start, end, doc.text[start:end])
         answer = got["answer"]
+        if not normalize(answer):
+            rejected.append(Rejected(target.id, "easy", f"the answer {answer!r} has no words",
+                                     reply.text))
+            continue
         if not _contains(evidence.text, answer):
             rejected.append(Rejected(target.id, "easy", f"the answer {answer!r} is not in the "
                                      "quoted fact", reply.text))
