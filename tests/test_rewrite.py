@@ -94,3 +94,32 @@ def test_three_ways_on_the_handbook_conversations():
     with pytest.raises(ValueError, match="no conversational items"):
         evaluate_rewrites(BM25Retriever(chunks), GoldenSet.load(HANDBOOK / "golden.jsonl"),
                           chunks, last_user_turn_rewrite)
+
+
+def test_a_rewritten_query_is_traced_beside_the_original(tmp_path):
+    from workbench.diagnose import load_traces, save_traces
+    from workbench.diagnose.traces import trace_question
+    from workbench.generation import ExtractiveReader
+    from workbench.widgets import trace_viewer_html
+
+    docs = load_folder(HANDBOOK / "docs")
+    chunks = chunk_corpus(FixedChunker(size=800, overlap=100), docs.documents)
+    bm25 = BM25Retriever(chunks)
+    item = next(iter(GoldenSet.load(HANDBOOK / "conversations.jsonl")))
+    rewrite = last_user_turn_rewrite(list(item.history), item.question)
+    assert rewrite != item.question
+    traced = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
+                            item=item, rewritten_query=rewrite)
+    plain = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
+                           item=item)
+    assert traced.query == item.question and traced.rewritten_query == rewrite
+    # the rewrite is what was searched: its hits are the rewrite's, not the raw turn's
+    assert [h.chunk_id for h in traced.retrieved] == [h.chunk_id for h in
+                                                     bm25.search(rewrite, 3)]
+    assert plain.rewritten_query is None and [h.chunk_id for h in plain.retrieved] == [
+        h.chunk_id for h in bm25.search(item.question, 3)]
+    save_traces(tmp_path / "t.jsonl", [traced])
+    assert load_traces(tmp_path / "t.jsonl")[0].rewritten_query == rewrite
+    html = trace_viewer_html(traced, item, chunks, docs)
+    assert "Rewritten:" in html and "Rewritten:" not in trace_viewer_html(plain, item, chunks,
+                                                                           docs)

@@ -337,20 +337,25 @@ def traces_from_result(result: GenerationResult, mode: str = "live", *,
 def trace_question(generator: Generator, retriever: Retriever, question: str,
                    chunks: Sequence[Chunk], documents: Mapping[str, Document], *,
                    k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
-                   corpus: Mapping[str, Document] | None = None, **assemble: Any) -> Trace:
+                   corpus: Mapping[str, Document] | None = None,
+                   rewritten_query: str | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
     ``item`` if given) and return its trace. ``documents`` (required) is what the pipeline
     passes to context assembly; ``corpus`` (default: ``documents``) records the true versions.
+    ``rewritten_query`` (a conversation's last turn rewritten, e.g. by
+    :func:`~workbench.generation.evaluate_rewrites`) is what is searched for and answered,
+    recorded beside the original ``question``.
     ``assemble`` takes user_groups, budget_tokens, count_tokens, include_superseded."""
+    asked = rewritten_query if rewritten_query is not None else question
     started = time.perf_counter()
-    hits = retriever.search(question, k)[:k]
+    hits = retriever.search(asked, k)[:k]
     searched = time.perf_counter() - started
     ctx = assemble_context(hits, chunks, documents, **assemble)
-    answer = generator.generate(question, ctx)
+    answer = generator.generate(asked, ctx)
     grade = grade_answer(item, answer, ctx) if item is not None else None
     return make_trace(item.qid if item else qid, question, hits, ctx, answer, grade,
                       chunks=chunks, corpus=corpus if corpus is not None else documents,
-                      timing={"retrieval_s": searched},
+                      timing={"retrieval_s": searched}, rewritten_query=rewritten_query,
                       category=item.category if item else "", system=str(
                           getattr(retriever, "name", "")), item=item)
 

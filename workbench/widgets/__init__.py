@@ -7,7 +7,8 @@ figures. Views never compute metrics of their own.
 
 :mod:`~workbench.widgets.metric_table`, :mod:`~workbench.widgets.chunk_preview`,
 :mod:`~workbench.widgets.plots`, :mod:`~workbench.widgets.sweep_explorer`,
-:mod:`~workbench.widgets.trace_viewer`, :mod:`~workbench.widgets.labeller` and
+:mod:`~workbench.widgets.trace_viewer`, :mod:`~workbench.widgets.labeller`,
+:mod:`~workbench.widgets.realism_scorer` and
 :mod:`~workbench.widgets.position_plot`. Names load lazily (ipywidgets and plotly are
 imported only when a view is used).
 
@@ -28,6 +29,7 @@ _EXPORTS = {
     "workbench.widgets.plots": ["BUCKET_COLOURS", "category_heatmap", "cost_quality",
                                 "metric_vs_param", "pareto_front", "rank_position", "topk_view"],
     "workbench.widgets.position_plot": ["PositionPlot", "position_figure", "reference_curves"],
+    "workbench.widgets.realism_scorer": ["RealismScorer", "realism_scorer_html"],
     "workbench.widgets.sweep_explorer": ["SweepExplorer"],
     "workbench.widgets.trace_viewer": ["TraceViewer", "trace_viewer_html"],
 }

@@ -1,0 +1,360 @@
+"""Synthetic questions: located facts, distractors, rejections, the realism filter, overlap."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.chunking import RecursiveChunker, chunk_corpus
+from workbench.corpus import Chunk, Document, load_folder
+from workbench.evaluation import evaluate
+from workbench.generation import ChatReply, GenerationCache, must_mention
+from workbench.generation.synthetic import (
+    CopyingQuestionWriter,
+    generate_synthetic,
+    sample_chunks,
+)
+from workbench.generation.synthetic_filter import (
+    RealismJudge,
+    filter_synthetic,
+    fooled_by,
+    item_slices,
+    lexical_overlap,
+    overlap_table,
+)
+from workbench.golden import GoldenSet
+from workbench.retrieval import BM25Retriever
+
+ROOT = Path(__file__).resolve().parents[1]
+HANDBOOK = ROOT / "data" / "handbook"
+
+
+@pytest.fixture(scope="module")
+def book():
+    docs = load_folder(HANDBOOK / "docs")
+    chunks = chunk_corpus(RecursiveChunker(size=600), docs)
+    return docs, chunks, BM25Retriever(chunks)
+
+
+@pytest.fixture(scope="module")
+def made(book):
+    docs, chunks, bm25 = book
+    targets = sample_chunks(chunks, 25, docs, seed=3)
+    return targets, generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
+                                       distractors=[("bm25", bm25)])
+
+
+class Scripted:
+    """A chat model replying from a list (an exception is raised as the model would)."""
+
+    model_id = "scripted"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.calls = 0
+
+    def chat(self, messages, max_tokens=None):
+        self.calls += 1
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply if isinstance(reply, ChatReply) else ChatReply(reply)
+
+
+def test_items_are_located_evidence_with_distractors_that_lack_the_answer(book, made, tmp_path):
+    docs, chunks, _ = book
+    targets, run = made
+    by_id = {c.id: c for c in chunks}
+    assert run.items and {i.extra["kind"] for i in run.items} == {"easy", "hard"}
+    # every target gives an easy item or an easy rejection; a hard one is tried only once
+    # the fact was located
+    def outcomes(kind):
+        return sorted([i.extra["target_chunk"] for i in run.items if i.extra["kind"] == kind]
+                      + [r.chunk_id for r in run.rejected if r.kind == kind])
+    assert outcomes("easy") == sorted(t.id for t in targets)
+    located = {i.extra["target_chunk"] for i in run.items} | {
+        r.chunk_id for r in run.rejected if "gives the answer away" in r.reason}
+    assert outcomes("hard") == sorted(located)
+    for item in run.items:
+        ev = item.evidence[0]
+        target = by_id[item.extra["target_chunk"]]
+        assert item.source == "synthetic" and item.category == f"synthetic-{item.extra['kind']}"
+        assert docs[ev.doc_id].text[ev.start:ev.end] == ev.text
+        assert target.doc_id == ev.doc_id and target.start <= ev.start < ev.end <= target.end
+        answer = item.answer_must_mention[0]
+        # "mentions" is the grader's rule: an answer quoting the text would pass
+        assert must_mention(ev.text, [answer]) and not must_mention(item.question, [answer])
+        for d in item.extra["distractors"]:
+            assert d["chunk_id"] != target.id and d["found_by"] == "bm25"
+            assert not must_mention(by_id[d["chunk_id"]].text, [answer])
+        assert bool(item.extra["distractors"]) == (item.extra["kind"] == "hard")
+        assert item.extra["prompt_version"]
+        assert item.extra["model_id"] == "copying-question-writer-v1"
+    # they are golden items like hand-labelled ones: valid, and saved and loaded unchanged
+    golden = GoldenSet(run.items)
+    assert golden.problems(docs) == []
+    golden.save(tmp_path / "syn.jsonl")
+    again = GoldenSet.load(tmp_path / "syn.jsonl")
+    assert [i.to_json() for i in again] == [i.to_json() for i in run.items]
+    # counts add up
+    counts = run.counts().set_index("kind")
+    assert counts["generated"].sum() == len(run.items)
+    assert counts["rejected"].sum() == len(run.rejected)
+
+
+def test_easy_synthetic_questions_borrow_the_chunk_words_and_score_higher(book, made):
+    _, chunks, bm25 = book
+    real = GoldenSet.load(HANDBOOK / "golden.jsonl")
+    items = [*real, *made[1].items]
+    table = overlap_table(items, chunks).groupby("kind")["overlap"].mean()
+    assert table["easy"] > table["-"] + 0.3
+    ev = evaluate(bm25, items, chunks, metrics=["recall@5"], k=5)
+    sliced = item_slices(ev, items).set_index(["source", "kind"])["mean"]
+    assert sliced[("synthetic", "easy")] > sliced[("owner", "-")]
+
+
+def _doc(text: str) -> tuple[dict[str, Document], Chunk]:
+    doc = Document("d", text)
+    return {"d": doc}, Chunk("d#0", "d", 0, len(text), text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=8), min_size=6, max_size=20),
+       st.data())
+def test_a_quote_with_other_whitespace_locates_at_the_same_offsets(words, data):
+    words = [w.strip() or "x" for w in words]
+    text = "Lead. " + " ".join(words) + " 42 units."
+    docs, chunk = _doc(text)
+    i = data.draw(st.integers(0, len(words) - 3))
+    quote = " ".join(words[i:]) + " 42 units."
+    spaced = quote.replace(" ", data.draw(st.sampled_from([" ", "  ", "\n", " \t "])))
+    replies = [json.dumps({"fact": q, "answer": "42 units", "question": "how many?"})
+               for q in (quote, spaced)]  # JSON carries a quote's line breaks
+    runs = [generate_synthetic(Scripted([r]), [chunk], docs) for r in replies]
+    assert all(len(r.items) == 1 for r in runs), [r.rejected for r in runs]
+    spans = [(r.items[0].evidence[0].start, r.items[0].evidence[0].end) for r in runs]
+    assert spans[0] == spans[1] and text[spans[0][0]:spans[0][1]] == quote
+
+
+def test_unusable_replies_are_rejected_with_the_reason_and_never_abort(book):
+    docs, chunk = _doc("Refunds are paid within 14 days. Exchanges are free of charge.")
+    bad = [RuntimeError("connection reset"), ChatReply(error="HTTP 500"), "no idea",
+           "FACT: Refunds are paid within 30 days.\nANSWER: 30 days\nQUESTION: when?",
+           "FACT: Refunds are paid within 14 days.\nANSWER: 30 days\nQUESTION: when?",
+           "FACT: Refunds are paid within 14 days.\nANSWER: 14 days\nQUESTION: is it 14 days?",
+           '{"fact": "Refunds are paid within 14 days.", "answer": "14 days", '
+           '"question": "how fast are refunds paid?"}']
+    run = generate_synthetic(Scripted(bad), [chunk] * len(bad), docs)
+    reasons = [r.reason for r in run.rejected]
+    assert len(reasons) == 6 and len(run.items) == 1
+    assert "RuntimeError: connection reset" in reasons[0] and "HTTP 500" in reasons[1]
+    assert "no FACT and ANSWER" in reasons[2] and "not in the chunk" in reasons[3]
+    assert "not in the quoted fact" in reasons[4] and "gives the answer away" in reasons[5]
+    assert run.items[0].question == "how fast are refunds paid?"
+
+
+def test_generation_is_cached_and_resumes(book, tmp_path):
+    docs, chunks, bm25 = book
+    targets = sample_chunks(chunks, 4, docs, seed=5)
+    cache = GenerationCache(tmp_path / "gen")
+    first = generate_synthetic(CopyingQuestionWriter(), targets[:2], docs, chunks=chunks,
+                               distractors=[("bm25", bm25)], cache=cache)
+    resumed = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
+                                 distractors=[("bm25", bm25)], cache=cache)
+    assert first.calls > 0 and first.cached == 0
+    assert resumed.cached == first.calls and resumed.calls > 0
+    again = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
+                               distractors=[("bm25", bm25)], cache=cache)
+    assert again.calls == 0 and [i.to_json() for i in again.items] == [
+        i.to_json() for i in resumed.items]
+
+
+def test_sample_skips_superseded_and_restricted_documents(book):
+    docs, chunks, _ = book
+    picked = sample_chunks(chunks, 10_000, docs)
+    assert picked and all(docs[c.doc_id].is_current and (not docs[c.doc_id].acl
+                                                         or "all" in docs[c.doc_id].acl)
+                          for c in picked)
+    assert {"procurement", "expenses-travel-2024"}.isdisjoint(c.doc_id for c in picked)
+    assert sample_chunks(chunks, 5, docs, seed=1) == sample_chunks(chunks, 5, docs, seed=1)
+
+
+class ScoringModel:
+    model_id = "scorer"
+
+    def __init__(self, scores):
+        self.scores = dict(scores)
+        self.prompts = []
+
+    def chat(self, messages, max_tokens=None):
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        question = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
+        return ChatReply(str(self.scores.get(question, "unsure")))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=4, max_size=12), st.integers(1, 5),
+       st.integers(1, 3))
+def test_filter_keeps_exactly_the_items_scored_at_or_above_the_threshold(scores, threshold,
+                                                                         n_human):
+    from workbench.golden import Evidence, GoldenItem
+
+    items = [GoldenItem(f"s{i}", f"question {i}", evidence=(Evidence("d", 0, 7, "Refunds"),),
+                        source="synthetic", extra={"kind": "easy"})
+             for i in range(len(scores))]
+    human = {f"s{i}": scores[i] for i in range(n_human)}
+    model = ScoringModel({f"question {i}": s for i, s in enumerate(scores)})
+    judge = RealismJudge(model, [(f"question {i}", scores[i]) for i in range(n_human)])
+    result = filter_synthetic(items, human, judge, threshold=threshold)
+    assert [i.qid for i in result.kept] == [f"s{i}" for i, s in enumerate(scores)
+                                           if s >= threshold]
+    assert all(i.extra["realism"] >= threshold for i in result.kept)
+    table = result.table.set_index("qid")
+    assert (table.loc[list(human), "judge"] == "person").all()
+    assert all(j.startswith("judge:scorer@realism-fewshot-v1+")
+               for j in table.drop(index=list(human))["judge"])
+    assert model.prompts and all("SCORE: " in p for p in model.prompts)
+    assert len(model.prompts) == len(scores) - n_human
+
+
+def test_filter_refuses_bad_scores_and_records_unreadable_replies():
+    from workbench.golden import GoldenItem
+
+    items = [GoldenItem("a", "q a", relevant_chunk_ids=("c",)),
+             GoldenItem("b", "q b", relevant_chunk_ids=("c",))]
+    with pytest.raises(ValueError, match="integer 1-5"):
+        filter_synthetic(items, {"a": 6}, None)
+    with pytest.raises(ValueError, match="no person's score and no judge"):
+        filter_synthetic(items, {"a": 4}, None)
+    with pytest.raises(ValueError, match="not among the items"):
+        filter_synthetic(items, {"zz": 4}, None)
+    with pytest.raises(ValueError, match="needs examples"):
+        RealismJudge(ScoringModel({}), [])
+    result = filter_synthetic(items, {"a": 4}, RealismJudge(ScoringModel({}), [("q a", 4)]))
+    row = result.table.set_index("qid").loc["b"]
+    assert [i.qid for i in result.kept] == ["a"] and math.isnan(row["score"])
+    assert row["reply"] == "unsure"
+    # other few shots are another judge
+    assert RealismJudge(ScoringModel({}), [("x", 1)]).prompt_version != RealismJudge(
+        ScoringModel({}), [("x", 2)]).prompt_version
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["refund", "days", "travel", "policy", "hotel", "the", "cap"]),
+                min_size=1, max_size=8),
+       st.lists(st.sampled_from(["refund", "days", "travel", "hotel", "boots", "tent"]),
+                max_size=10), st.sampled_from(["boots", "cap", "days"]))
+def test_overlap_is_a_share_that_grows_with_the_text(question, text, extra):
+    q, t = " ".join(question), " ".join(text)
+    value = lexical_overlap(q, t)
+    assert 0.0 <= value <= 1.0
+    assert lexical_overlap(q, t + " " + extra) >= value
+    assert lexical_overlap(q, q + " " + t) == (1.0 if value or set(question) - {"the"} else 0.0)
+
+
+def test_item_slices_are_the_means_of_their_questions(book, made):
+    _, chunks, bm25 = book
+    items = list(made[1].items)
+    ev = evaluate(bm25, items, chunks, metrics=["hit@5"], k=5)
+    sliced = item_slices(ev, items, fields=("kind",)).set_index("kind")
+    frame = ev.frame
+    kinds = {i.qid: i.extra["kind"] for i in items}
+    for kind, row in sliced.iterrows():
+        values = [v for q, v in zip(frame["qid"], frame["value"], strict=True)
+                  if kinds[q] == kind]
+        assert row["n"] == len(values) and math.isclose(row["mean"], sum(values) / len(values))
+        assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    assert sliced["n"].sum() == ev.n
+    with pytest.raises(ValueError, match="not among the items"):
+        item_slices(ev, items[:1])
+
+
+def test_realism_scorer_widget(made):
+    from workbench.widgets import RealismScorer
+
+    items = list(made[1].items[:3])
+    scorer = RealismScorer(items)
+    assert scorer.scores == {} and "0 of 3" in scorer.progress.value
+    scorer.set_score(items[0].qid, 4)
+    scorer.buttons[items[1].qid].value = 2  # a click
+    assert scorer.scores == {items[0].qid: 4, items[1].qid: 2}
+    assert "2 of 3" in scorer.progress.value
+    with pytest.raises(ValueError):
+        scorer.set_score(items[2].qid, 0)
+    html = scorer.to_html()
+    assert "<script" not in html and items[0].question.split()[0] in html
+
+
+def test_realism_scorer_html_escapes():
+    from workbench.golden import GoldenItem
+    from workbench.widgets import realism_scorer_html
+
+    item = GoldenItem("x", "<script>alert(1)</script>?", relevant_chunk_ids=("c",))
+    assert "<script>" not in realism_scorer_html([item], {"x": 3})
+
+
+@pytest.mark.slow
+def test_the_real_offline_model_yields_items_or_reasons(book):
+    pytest.importorskip("transformers")
+    from workbench.generation import LocalGenerator, smollm2_gguf_path
+
+    smollm2_gguf_path()
+    docs, chunks, bm25 = book
+    targets = sample_chunks(chunks, 2, docs, seed=11)
+    model = LocalGenerator(max_new_tokens=64)
+    run = generate_synthetic(model, targets, docs, chunks=chunks, distractors=[("bm25", bm25)])
+    assert run.calls >= len(targets)
+    assert {r.chunk_id for r in run.rejected if r.kind == "easy"} | {
+        i.extra["target_chunk"] for i in run.items if i.extra["kind"] == "easy"} == {
+        t.id for t in targets}
+    assert all(r.reason for r in run.rejected)
+    for item in run.items:
+        ev = item.evidence[0]
+        assert docs[ev.doc_id].text[ev.start:ev.end] == ev.text
+        assert item.extra["model_id"] == model.model_id
+
+
+def test_dense_neighbours_are_distractors_and_fooled_by_names_them(book):
+    from workbench.evaluation import Run
+    from workbench.retrieval import DenseRetriever
+
+    docs, chunks, bm25 = book
+    by_id = {c.id: c for c in chunks}
+    dense = DenseRetriever(chunks, progress=False)
+    targets = sample_chunks(chunks, 6, docs, seed=2)
+    run = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
+                             distractors=[("bm25", bm25), ("dense", dense)])
+    hard = [i for i in run.items if i.extra["kind"] == "hard"]
+    found = [d for i in hard for d in i.extra["distractors"]]
+    assert hard and {d["found_by"] for d in found} == {"bm25", "dense"}
+    for item in hard:
+        assert not any(must_mention(by_id[d["chunk_id"]].text, item.answer_must_mention)
+                       for d in item.extra["distractors"])
+    searched = Run.from_retriever(bm25, hard, k=5)
+    table = fooled_by(searched, hard, k=5).set_index("qid")
+    for item in hard:
+        mine = {d["chunk_id"] for d in item.extra["distractors"]}
+        top = [h.chunk_id for h in searched.hits[item.qid] if h.rank <= 5]
+        assert table.loc[item.qid, "fooled"] == [c for c in top if c in mine]
+        assert (table.loc[item.qid, "first_rank"] > 0) == bool(set(top) & mine)
+    assert fooled_by(searched, [i for i in run.items if i.extra["kind"] == "easy"]).empty
+
+
+def test_a_neighbour_mentioning_the_answer_is_no_distractor():
+    from workbench.generation.synthetic import find_distractors
+
+    target = Chunk("a#0", "a", 0, 40, "Refunds are paid within 14 days of return.")
+    near = [Chunk("b#0", "b", 0, 40, "Exchanges are paid within 14 days, always."),
+            Chunk("c#0", "c", 0, 40, "Refunds for 114 days old items are paid late."),
+            Chunk("a#1", "a", 20, 60, "within 14 days of return. Other text here.")]
+    bm25 = BM25Retriever([target, *near])
+    found = find_distractors(target, "14 days", [("bm25", bm25)],
+                             {c.id: c for c in [target, *near]}, n=5)
+    # b mentions the answer, a#1 overlaps the target; "114 days" is another number
+    assert [d["chunk_id"] for d in found] == ["c#0"]

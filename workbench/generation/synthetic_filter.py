@@ -1,0 +1,186 @@
+"""Keeping synthetic questions apart and honest: the realism filter and the overlap figure.
+
+* :func:`filter_synthetic`: scores 1-5 a person gave a sample (see
+  :class:`~workbench.widgets.RealismScorer`) are the few-shot examples of a
+  :class:`RealismJudge` that scores the rest; items at or above the threshold are kept, each
+  with ``realism`` and ``realism_judge`` recorded in ``extra``.
+* :func:`lexical_overlap` / :func:`overlap_table`: the share of a question's content terms
+  found in the chunk holding its answer, the figure that shows synthetic questions borrowing
+  the chunk's words (the seed's warning), beside the same figure for real questions.
+* :func:`item_slices`: any Evaluation split by item fields such as ``source`` and ``kind``.
+* :func:`fooled_by`: which of an item's own distractors a run ranked in its top k.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from workbench.corpus import Chunk
+from workbench.evaluation import Evaluation, Run
+from workbench.evaluation.stats import mean_interval
+from workbench.generation.grading import ChatJudge
+from workbench.generation.prompt import ChatModel
+from workbench.golden import GoldenItem
+from workbench.retrieval.bm25 import tokenize
+
+__all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "filter_synthetic",
+           "fooled_by", "item_slices", "lexical_overlap", "overlap_table"]
+
+REALISM_PROMPT_VERSION = "realism-fewshot-v1"
+
+REALISM_PROMPT = """You rate questions for a company handbook search test: would a real \
+employee or customer ask this, in these words? 1 = no one would, 5 = a real question.
+
+{examples}
+QUESTION: {question}
+SCORE:"""
+
+
+class RealismJudge(ChatJudge):
+    """Scores a question 1-5 for realism and domain fit with a chat model, the person's
+    scored ``examples`` (``[(question, score)]``) as few shots. ``prompt_version`` carries a
+    digest of the examples: other examples are another judge."""
+
+    def __init__(self, client: ChatModel, examples: Sequence[tuple[str, int]],
+                 prompt_version: str = REALISM_PROMPT_VERSION, max_tokens: int = 4):
+        if not examples:
+            raise ValueError("the realism judge needs examples a person scored (few shots)")
+        self.examples = tuple((q, int(s)) for q, s in examples)
+        digest = hashlib.sha256(json.dumps(self.examples).encode()).hexdigest()[:8]
+        super().__init__(client, f"{prompt_version}+{digest}", max_tokens)
+
+    def score(self, question: str) -> tuple[int | None, str]:
+        """The score (None when the reply holds no digit 1-5) and the raw reply."""
+        shots = "\n".join(f"QUESTION: {q}\nSCORE: {s}\n" for q, s in self.examples)
+        reply = self.client.chat([{"role": "user", "content": REALISM_PROMPT.format(
+            examples=shots, question=question)}], max_tokens=self.max_tokens)
+        found = re.search(r"[1-5]", reply.text) if not reply.error else None
+        return (int(found.group()) if found else None), reply.error or reply.text
+
+
+@dataclass(frozen=True)
+class SyntheticFilter:
+    """``kept`` items (scored at or above ``threshold``), each with ``realism`` and
+    ``realism_judge`` in ``extra``; ``table`` one row per item (qid, kind, score, judge,
+    kept, reply)."""
+
+    kept: tuple[GoldenItem, ...]
+    threshold: float
+    table: pd.DataFrame = field(hash=False)
+
+
+def _check_score(qid: str, score: Any) -> int:
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+        raise ValueError(f"{qid}: a person's score must be an integer 1-5, got {score!r}")
+    return score
+
+
+def filter_synthetic(items: Iterable[GoldenItem], human: Mapping[str, int],
+                     judge: RealismJudge | None, threshold: float = 3.0) -> SyntheticFilter:
+    """Keep items scored ``>= threshold``: the person's score where given (judge
+    ``"person"``), else ``judge``'s (ValueError when items are left unscored and no judge
+    is given). An unreadable judge reply leaves the item unscored, and dropped."""
+    rows, kept = [], []
+    items = list(items)
+    unknown = set(human) - {i.qid for i in items}
+    if unknown:
+        raise ValueError(f"scores for questions not among the items: {sorted(unknown)[:5]}")
+    for item in items:
+        if item.qid in human:
+            score: int | None = _check_score(item.qid, human[item.qid])
+            by, reply = "person", ""
+        elif judge is None:
+            raise ValueError(f"{item.qid} has no person's score and no judge was given")
+        else:
+            score, reply = judge.score(item.question)
+            by = f"judge:{judge.model_id}@{judge.prompt_version}"
+        keep = score is not None and score >= threshold
+        rows.append({"qid": item.qid, "kind": item.extra.get("kind", ""), "score": score,
+                     "judge": by, "kept": keep, "reply": reply, "question": item.question})
+        if keep:
+            kept.append(replace(item, extra={**item.extra, "realism": score,
+                                             "realism_judge": by}))
+    return SyntheticFilter(tuple(kept), threshold, pd.DataFrame(rows))
+
+
+# ----------------------------------------------------------------------------- overlap
+
+def lexical_overlap(question: str, text: str) -> float:
+    """The share of ``question``'s distinct content terms (the BM25 tokenizer, stopwords
+    removed) that occur in ``text``; 0.0 for a question with no content terms."""
+    terms = set(tokenize(question))
+    return len(terms & set(tokenize(text))) / len(terms) if terms else 0.0
+
+
+def overlap_table(items: Iterable[GoldenItem], chunks: Sequence[Chunk]) -> pd.DataFrame:
+    """Per answerable item with evidence: ``lexical_overlap`` of its question with the chunk
+    holding its answer (a synthetic item's target chunk; else the chunk of ``chunks`` that
+    overlaps its first evidence span most), with ``source`` and ``kind``."""
+    by_id = {c.id: c for c in chunks}
+    rows = []
+    for item in items:
+        if not item.evidence:
+            continue
+        chunk = by_id.get(str(item.extra.get("target_chunk", "")))
+        if chunk is None:
+            ev = item.evidence[0]
+            near = [(min(c.end, ev.end) - max(c.start, ev.start), c) for c in chunks
+                    if c.doc_id == ev.doc_id]
+            best = max(near, key=lambda t: t[0], default=None)
+            if best is None or best[0] <= 0:
+                continue
+            chunk = best[1]
+        rows.append({"qid": item.qid, "source": item.source,
+                     "kind": str(item.extra.get("kind", "-")), "chunk_id": chunk.id,
+                     "overlap": lexical_overlap(item.question, chunk.text)})
+    return pd.DataFrame(rows, columns=["qid", "source", "kind", "chunk_id", "overlap"])
+
+
+def item_slices(evaluation: Evaluation, items: Iterable[GoldenItem],
+                fields: Sequence[str] = ("source", "kind"),
+                confidence: float = 0.95) -> pd.DataFrame:
+    """Mean and interval (:func:`~workbench.evaluation.stats.mean_interval`) of each system's
+    metrics per combination of item ``fields`` (an attribute such as ``source`` or a key of
+    ``extra`` such as ``kind``; ``-`` when an item has none)."""
+    def value(item: GoldenItem, name: str) -> str:
+        got = getattr(item, name, None) if name in GoldenItem.__dataclass_fields__ \
+            else item.extra.get(name)
+        return "-" if got is None else str(got)
+    keys = {i.qid: tuple(value(i, f) for f in fields) for i in items}
+    frame = evaluation.frame
+    missing = sorted(set(frame["qid"]) - set(keys))
+    if missing:
+        raise ValueError(f"questions scored but not among the items: {missing[:5]}")
+    for n, name in enumerate(fields):
+        frame[f"_{name}"] = [keys[q][n] for q in frame["qid"]]
+    rows = []
+    for key, group in frame.groupby(["system", "metric", *(f"_{f}" for f in fields)],
+                                    sort=False):
+        low, high, method = mean_interval(group["value"].to_numpy(float), confidence)
+        rows.append({"system": key[0], "metric": key[1],
+                     **dict(zip(fields, key[2:], strict=True)), "mean": group["value"].mean(),
+                     "ci_low": low, "ci_high": high, "n": len(group), "interval": method})
+    return pd.DataFrame(rows)
+
+
+def fooled_by(run: Run, items: Iterable[GoldenItem], k: int = 5) -> pd.DataFrame:
+    """Per item with ``distractors`` that ``run`` searched: its distractors ranked in the top
+    ``k`` (``fooled``: chunk ids best first; ``first_rank``: the best of their ranks, 0 when
+    none is there), so a miss on a hard question can be traced to exactly those chunks."""
+    rows = []
+    for item in items:
+        mine = {d["chunk_id"] for d in item.extra.get("distractors", ())}
+        if not mine or item.qid not in run.hits:
+            continue
+        ranked = [h for h in run.hits[item.qid] if h.rank <= k and h.chunk_id in mine]
+        rows.append({"qid": item.qid, "kind": str(item.extra.get("kind", "-")),
+                     "fooled": [h.chunk_id for h in ranked],
+                     "first_rank": min((h.rank for h in ranked), default=0)})
+    return pd.DataFrame(rows, columns=["qid", "kind", "fooled", "first_rank"])

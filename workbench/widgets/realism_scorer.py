@@ -1,0 +1,74 @@
+"""Realism scorer: a person scores a sample of synthetic questions 1-5 for realism and domain
+fit, the few shots of :class:`~workbench.generation.synthetic.RealismJudge`.
+
+One row per question (its text, kind and the quoted fact, as text, never HTML) with buttons
+1-5. Readable state: ``scores`` (``{qid: score}``, only the questions scored so far), fed to
+:func:`~workbench.generation.synthetic.filter_synthetic`. ``set_score(qid, score)`` scores
+from Python (as a click does). :func:`realism_scorer_html` is the static form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+
+from workbench.golden import GoldenItem
+from workbench.text import escape_html
+
+__all__ = ["RealismScorer", "realism_scorer_html"]
+
+SCORES = (1, 2, 3, 4, 5)
+
+
+def _row_html(item: GoldenItem) -> str:
+    fact = item.evidence[0].text if item.evidence else ""
+    return (f"<b>{escape_html(item.question)}</b> <small>({escape_html(item.qid)}, "
+            f"{escape_html(str(item.extra.get('kind', '-')))})</small><br>"
+            f"<small>fact: {escape_html(fact[:200])}</small>")
+
+
+def realism_scorer_html(items: Sequence[GoldenItem], scores: dict[str, int]) -> str:
+    """Static form: each question with its score (blank when not scored yet)."""
+    rows = "".join(f"<tr><td>{_row_html(i)}</td><td>{scores.get(i.qid, '')}</td></tr>"
+                   for i in items)
+    return ("<table class='wb-realism'><tr><th>question</th><th>score 1-5</th></tr>"
+            f"{rows}</table>")
+
+
+class RealismScorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
+    """Score ``items`` 1-5 (1: no one would ask this; 5: a real question)."""
+
+    def __init__(self, items: Sequence[GoldenItem]):
+        self.items = list(items)
+        if len({i.qid for i in self.items}) != len(self.items):
+            raise ValueError("the items to score repeat a qid")
+        self.buttons: dict[str, widgets.ToggleButtons] = {}
+        rows = []
+        for item in self.items:
+            buttons = widgets.ToggleButtons(options=SCORES, value=None,
+                                            style={"button_width": "32px"})
+            self.buttons[item.qid] = buttons
+            rows.append(widgets.HBox([buttons, widgets.HTML(_row_html(item))]))
+        self.progress = widgets.HTML()
+        for b in self.buttons.values():
+            b.observe(lambda _change: self._update(), names="value")
+        super().__init__([self.progress, *rows])
+        self._update()
+
+    @property
+    def scores(self) -> dict[str, int]:
+        return {q: int(b.value) for q, b in self.buttons.items() if b.value is not None}
+
+    def set_score(self, qid: str, score: int) -> None:
+        if qid not in self.buttons:
+            raise KeyError(f"{qid!r} is not among the questions to score")
+        if score not in SCORES:
+            raise ValueError(f"a score is an integer 1-5, got {score!r}")
+        self.buttons[qid].value = score
+
+    def _update(self) -> None:
+        self.progress.value = f"{len(self.scores)} of {len(self.items)} scored"
+
+    def to_html(self) -> str:
+        return realism_scorer_html(self.items, self.scores)
