@@ -9,6 +9,12 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No wall-clock deadline on property tests: speed is measured in benchmarks/, never asserted
+# in a test, and a loaded CI machine would fail a correct test on time alone.
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -166,9 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reanchor", action="store_true", help=REANCHOR_HELP)
     p.add_argument("--run-scores", choices=["similarity", "distance", "ignore"],
                    default="similarity", help="what the run's scores are (default similarity)")
-    p.add_argument("--run-offsets", choices=["body", "raw"], default="body",
-                   help="the run's offsets are into the document text (default) or into the "
-                        "raw files of --corpus (front matter included)")
+    p.add_argument("--run-offsets", default="auto", metavar="auto|body|raw|SPEC",
+                   help="how the run's offsets count: auto (default: detected from the hit "
+                        "texts, refused when they leave it open), body (characters into the "
+                        "document text), raw (characters into the raw files of --corpus, front "
+                        "matter included) or words such as 'utf8,1-based,inclusive,file' "
+                        "(workbench.corpus.conventions)")
     p.add_argument("--export-run", metavar="PATH",
                    help="write the run that was scored: a run JSONL, or a TREC run for "
                         ".trec/.txt/.run files")

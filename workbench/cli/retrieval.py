@@ -353,20 +353,29 @@ def _loggable(metrics: list[str], given: bool) -> list[str]:
 
 
 def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
-    """The run of ``--run``: text and offsets located in the corpus (offsets into the raw
-    files with ``--run-offsets raw``), chunk ids resolved in ``--chunker``'s chunking."""
+    """The run of ``--run``: text and offsets located in the corpus, the offsets read in
+    ``--run-offsets``' convention (``auto``: detected from the hit texts; the raw files are
+    those of a --corpus folder), cut texts located by their prefix and extended to the
+    ``--chunks`` chunking; chunk ids resolved in the chunking. The report goes to stderr."""
     from pathlib import Path
 
     from workbench.corpus import raw_texts
-    from workbench.evaluation.run_files import read_run
+    from workbench.corpus.conventions import parse_convention
+    from workbench.evaluation.run_files import read_log
 
-    raw = None
-    if args.run_offsets == "raw":
-        if not Path(args.corpus).is_dir():
-            raise ValueError(f"--run-offsets raw needs --corpus to be the folder of the raw "
-                             f"files, not {args.corpus}")
-        raw = raw_texts(args.corpus, corpus.documents)
-    return read_run(args.run, corpus, chunks=chunking, scores=args.run_scores, raw=raw)
+    offsets = args.run_offsets
+    if offsets != "auto":
+        offsets = parse_convention(offsets)
+    raw = raw_texts(args.corpus, corpus.documents) if Path(args.corpus).is_dir() else {}
+    if offsets != "auto" and offsets.reference != "text" and not raw:
+        raise ValueError(f"--run-offsets {args.run_offsets} needs --corpus to be the folder of "
+                         f"the raw files, not {args.corpus}")
+    run, report = read_log(args.run, corpus, chunks=chunking, scores=args.run_scores,
+                           raw=raw, offsets=offsets,
+                           extend_to=chunking if getattr(args, "chunks", None) else None)
+    for line in report.lines():
+        print(f"note: {line}", file=sys.stderr)
+    return run
 
 
 def run_chunks_command(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.text import normalize_text
+from workbench.text import WORD, normalize_text
 
 __all__ = ["BREAK", "TextBuilder", "Vocabulary", "dehyphenate", "page_list", "warning"]
 
@@ -71,8 +71,9 @@ class TextBuilder:
         return "".join(self.parts)
 
 
-_BROKEN = re.compile(rf"(\w+){BREAK}\n?(\w+)")
+_BROKEN = re.compile(rf"(\w+(?:-\w+)*){BREAK}\n?(\w+)")
 _WORD = re.compile(r"\w+(?:-\w+)*")
+_ALPHABETIC = re.compile(WORD)
 
 
 class Vocabulary:
@@ -93,25 +94,35 @@ def dehyphenate(text: str, vocabulary: Vocabulary | None = None) -> tuple[str, i
     "request", keep ``trade|in`` as "trade-in". Returns the text, the joined and the kept count.
 
     The rule needs no dictionary: keep the hyphen when the document writes ``a-b`` elsewhere;
-    join when it writes ``ab`` elsewhere; keep it when ``b`` starts upper-case or either part
-    is a number, or when both halves are words of the document and ``a`` has at most six
-    letters (follow-up, trade-in); otherwise join. The words are ``vocabulary`` (default:
-    those of ``text``; pass the whole document's :class:`Vocabulary` when fixing one page)."""
+    join when it writes ``ab`` elsewhere (also inside a compound: well-estab|lished); keep it
+    when ``b`` starts upper-case (Not-Cosmetic), either part is a number, either part is not
+    in an alphabetic script (Hangul, Han, kana: those scripts are not hyphenated at line
+    ends), both halves are words of the document (follow-up, architecture-dependent), or
+    the broken word already has a hyphen and one half is a word (state-of-the|art);
+    otherwise join (evalu|ation). ``a`` is the part after the broken word's last hyphen.
+    The words are ``vocabulary`` (default: those of ``text``; pass the whole document's
+    :class:`Vocabulary` when fixing one page). A join can change the normal form (a Hangul
+    syllable and a trailing jamo compose), so fixed text is put back in it."""
     words = vocabulary if vocabulary is not None else Vocabulary(text)
     plain, hyphenated = words.plain, words.hyphenated
+    written = plain | hyphenated
     counts = [0, 0]
 
     def fix(m: re.Match[str]) -> str:
         a, b = m.group(1), m.group(2)
+        last = a.rsplit("-", 1)[-1]
+        halves = (last.lower() in plain, b.lower() in plain)
         keep = (f"{a}-{b}".lower() in hyphenated or (
-            (a + b).lower() not in plain and (
-                b[:1].isupper() or a.isdigit() or b.isdigit()
-                or (a.lower() in plain and b.lower() in plain and len(a) <= 6))))
+            (a + b).lower() not in written and (
+                b[:1].isupper() or last.isdigit() or b.isdigit()
+                or not (_ALPHABETIC.fullmatch(a[-1]) and _ALPHABETIC.fullmatch(b[0]))
+                or all(halves) or ("-" in a and any(halves)))))
         counts[bool(keep)] += 1
         return f"{a}-{b}" if keep else a + b
 
     fixed = _BROKEN.sub(fix, text)
-    return fixed.replace(BREAK + "\n", "-\n").replace(BREAK, "-"), counts[0], counts[1]
+    fixed = fixed.replace(BREAK + "\n", "-\n").replace(BREAK, "-")
+    return normalize_text(fixed), counts[0], counts[1]
 
 
 def warning(kind: str, message: str, pages: Sequence[int] = ()) -> dict[str, Any]:

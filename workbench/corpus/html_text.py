@@ -6,7 +6,12 @@ table row on one line and no boilerplate). Rules:
 
 * dropped with everything inside: ``script style noscript template svg iframe form button
   nav aside head`` and ``header``/``footer`` outside ``main``/``article`` (the site's, not
-  an article's); HTML comments;
+  an article's); HTML comments; elements with ``role`` navigation or search, and banner,
+  contentinfo or complementary outside the main content (``role="main"`` counts as
+  ``main``); documentation generators' furniture by class (Sphinx's ``sphinxsidebar`` and
+  ``related`` bars, Read the Docs, Furo, PyData, MkDocs: :data:`FURNITURE_CLASSES`, outside
+  the main content) and permalinks (``headerlink``, or an in-page link whose text is only
+  ``¶``/``§``/``#``);
 * ``h1``-``h6`` become ``#`` lines and are recorded in ``metadata["headings"]``;
 * block elements (``p div li tr section article blockquote pre`` ...) are paragraphs; list
   items get ``- ``; a table row is one line, its cells joined by ``" | "``; ``br`` breaks a
@@ -24,11 +29,26 @@ from typing import Any
 
 from workbench.corpus.blocks import TextBuilder
 
-__all__ = ["SKIPPED", "html_to_text", "read_html"]
+__all__ = ["FURNITURE_CLASSES", "PERMALINK_CLASSES", "PERMALINK_TEXT", "SKIPPED", "SKIPPED_ROLES",
+           "html_to_text", "read_html"]
 
 SKIPPED = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "form",
                      "button", "nav", "aside", "head"})
 _LANDMARK_SKIPPED = frozenset({"header", "footer"})
+#: Roles that are furniture anywhere, and outside ``main`` (like ``header``/``footer``).
+SKIPPED_ROLES = frozenset({"navigation", "search"})
+_LANDMARK_ROLES = frozenset({"banner", "contentinfo", "complementary"})
+#: Classes of documentation generators' furniture (Sphinx's basic/alabaster/nature themes,
+#: Read the Docs, Furo, PyData, MkDocs): permalinks anywhere; sidebars, navigation bars,
+#: breadcrumbs and footers outside the main content.
+PERMALINK_CLASSES = frozenset({"headerlink", "anchorlink", "permalink"})
+FURNITURE_CLASSES = frozenset({
+    "sphinxsidebar", "sphinxsidebarwrapper", "related", "footer", "rst-footer-buttons",
+    "wy-nav-side", "wy-breadcrumbs", "wy-nav-top", "toc-drawer", "sidebar-drawer",
+    "skip-to-content", "mobile-header", "bd-sidebar", "bd-sidebar-primary",
+    "bd-sidebar-secondary", "prev-next-area", "md-sidebar", "md-header", "md-footer"})
+#: Text of a permalink anchor (``<a href="#...">¶</a>``) without a known class.
+PERMALINK_TEXT = frozenset({"¶", "§", "#", "🔗"})
 _BLOCKS = frozenset({"p", "div", "li", "ul", "ol", "table", "thead", "tbody", "tfoot", "tr",
                      "section", "article", "main", "blockquote", "pre", "dd", "dt", "dl",
                      "figcaption", "figure", "hr", "caption", "address", "details",
@@ -50,11 +70,19 @@ class _Extractor(HTMLParser):
         self._heading: int | None = None
         self._in_title = False
         self._pre = 0
+        self._mains: list[bool] = []
+        self._main = 0
+        self._anchor: int | None = None
 
     # -- what a tag does
-    def _skipped(self, tag: str) -> bool:
-        return tag in SKIPPED or (tag in _LANDMARK_SKIPPED
-                                  and not {"main", "article"} & set(self._stack))
+    def _skipped(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        found = dict(attrs)
+        role = (found.get("role") or "").strip().lower()
+        classes = set((found.get("class") or "").lower().split())
+        in_main = bool({"main", "article"} & set(self._stack)) or self._main > 0
+        return (tag in SKIPPED or role in SKIPPED_ROLES or bool(classes & PERMALINK_CLASSES)
+                or (not in_main and (tag in _LANDMARK_SKIPPED or role in _LANDMARK_ROLES
+                                     or bool(classes & FURNITURE_CLASSES))))
 
     def _flush(self, closing: str | None = None) -> None:
         """Write the buffered text: a paragraph, or a ``- `` list item when ``closing`` is
@@ -79,14 +107,22 @@ class _Extractor(HTMLParser):
         if closing != "li":
             self.out.end_lines()
 
-    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
+    def _push(self, tag: str, main: bool = False) -> None:
+        self._stack.append(tag)
+        self._mains.append(main)
+        self._main += main
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self._in_title = True
-        if self._skip or self._skipped(tag):
+        if self._skip or self._skipped(tag, attrs):
             if tag not in _VOID:
                 self._skip += 1
-                self._stack.append(tag)
+                self._push(tag)
             return
+        if tag == "a":
+            href = dict(attrs).get("href") or ""
+            self._anchor = len(self._buffer) if href.startswith("#") else None
         if tag in _VOID:
             if tag == "br" and self._cell is None:
                 self._buffer.append("\n")
@@ -103,13 +139,14 @@ class _Extractor(HTMLParser):
             self._flush()
         if tag == "pre":
             self._pre += 1
-        self._stack.append(tag)
+        self._push(tag, (dict(attrs).get("role") or "").strip().lower() == "main")
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in self._stack:
             return
         while self._stack:  # close what the author left open inside this element
             top = self._stack.pop()
+            self._main -= self._mains.pop()
             self._close(top)
             if top == tag:
                 break
@@ -120,6 +157,10 @@ class _Extractor(HTMLParser):
         if self._skip:
             self._skip -= 1
             return
+        if tag == "a" and self._anchor is not None:  # a bare permalink: "¶" after a heading
+            if "".join(self._buffer[self._anchor:]).strip() in PERMALINK_TEXT:
+                del self._buffer[self._anchor:]
+            self._anchor = None
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6") and self._heading is not None:
             level, self._heading = self._heading, None
             self.out.heading("".join(self._buffer), level)
@@ -157,6 +198,7 @@ class _Extractor(HTMLParser):
     def close(self) -> None:
         super().close()
         while self._stack:
+            self._main -= self._mains.pop()
             self._close(self._stack.pop())
         self._flush()
 

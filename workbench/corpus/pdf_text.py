@@ -8,15 +8,21 @@ layout is read from the boxes, not from the order the producer wrote the text in
 * **two columns**: a vertical band at least ``GUTTER_PT`` wide in the middle half of the page
   that (almost) no character crosses, with at least ``MIN_COLUMN_LINES`` lines on each side.
   The page is then read left column, then right column (lines that cross the gutter, such as
-  a title, come before the columns when above them, after otherwise). When the producer's
-  text stream alternated between the columns (a plain extractor then reads *across* them,
-  interleaving two texts line by line), the page gets a ``reading_order`` warning;
+  a title, come before the columns when above them, after otherwise; a line that ends less
+  than ``GUTTER_SLACK_PT`` into the gutter, as a justified line may, stays in its column).
+  When the producer's text stream alternated between the columns (a plain extractor then
+  reads *across* them, interleaving two texts line by line), the page gets a
+  ``reading_order`` warning;
 * **paragraphs**: a gap between lines larger than ``PARAGRAPH_GAP`` times the page's usual
   line spacing is a blank line;
 * **hyphenation**: a line ending in a hyphen (or PDFium's line-end hyphen mark) followed by
   a word on the next line is a break; :func:`~workbench.corpus.blocks.dehyphenate` rejoins
   it ("requ-/est" -> "request", "trade-/in" -> "trade-in") and the ``hyphenation`` warning
   says how many were joined and kept. ``dehyphenate=False`` keeps ``-`` + newline instead;
+* **running headers and footers**: among the top and bottom ``EDGE_LINES`` lines of each
+  page, a line whose text (numbers blanked: page numbers, dates) recurs at the same height on
+  at least ``RUNNING_SHARE`` of the pages (3 or more) is page furniture: dropped before the
+  layout is read, counted in the ``running_headers`` warning;
 * **no text layer**: a page with fewer than ``MIN_PAGE_CHARS`` characters that images cover
   for more than half is a scan: ``no_text_layer`` names it (its text needs OCR).
 
@@ -27,6 +33,7 @@ printed label.
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +45,14 @@ from workbench.corpus.blocks import BREAK, Vocabulary, dehyphenate, page_list, w
 from workbench.io import InputError
 from workbench.text import normalize_text
 
-__all__ = ["GUTTER_PT", "MIN_COLUMN_LINES", "MIN_PAGE_CHARS", "PARAGRAPH_GAP", "read_pdf"]
+__all__ = ["EDGE_LINES", "EDGE_TOLERANCE_PT", "GUTTER_PT", "GUTTER_SLACK_PT", "MIN_COLUMN_LINES",
+           "MIN_PAGE_CHARS", "PARAGRAPH_GAP", "RUNNING_SHARE", "read_pdf", "running_lines"]
 
 GUTTER_PT = 12
+GUTTER_SLACK_PT = 1.0
+EDGE_LINES = 3
+EDGE_TOLERANCE_PT = 4.0
+RUNNING_SHARE = 0.5
 MIN_COLUMN_LINES = 5
 MIN_PAGE_CHARS = 20
 PARAGRAPH_GAP = 1.6
@@ -151,8 +163,8 @@ def _split(lines: list[_Line], gutter: tuple[float, float]
     left, right, spanning = [], [], []
     sides: list[str] = []
     for ln in lines:
-        if any(c[1] < g1 and c[3] > g0 and c[3] > c[1] and not c[0].isspace()
-               for c in ln.chars):
+        if any(c[1] < g1 - GUTTER_SLACK_PT and c[3] > g0 + GUTTER_SLACK_PT and c[3] > c[1]
+               and not c[0].isspace() for c in ln.chars):
             spanning.append(ln)
             continue
         parts = {"L": _Line(), "R": _Line()}
@@ -200,7 +212,20 @@ def _image_cover(page: Any, width: float, height: float) -> float:
     return min(1.0, area / (width * height)) if width * height else 0.0
 
 
-def _read_page(pdf: Any, index: int) -> _Page:
+@dataclass
+class _Raw:
+    """A page's lines before layout, and what the page-level warnings need."""
+
+    number: int
+    label: str
+    width: float
+    height: float
+    lines: list[_Line]
+    glyphs: int
+    image_cover: float
+
+
+def _page_lines(pdf: Any, index: int) -> _Raw:
     page = pdf[index]
     try:
         width, height = page.get_size()
@@ -209,26 +234,62 @@ def _read_page(pdf: Any, index: int) -> _Page:
             glyphs = _glyphs(textpage)
         finally:
             textpage.close()
-        lines = _lines(glyphs)
         label = pdf.get_page_label(index) or str(index + 1)
         n_glyphs = sum(1 for ch, _ in glyphs if not ch.isspace())
-        result = _Page(index + 1, label, "", n_glyphs, _image_cover(page, width, height))
-        gutter = _gutter(lines, width)
-        if gutter is None:
-            result.text, result.breaks = _paragraphs(lines)
-            return result
-        left, right, spanning, switches = _split(lines, gutter)
-        top = max((ln.top for ln in left + right), default=0.0)
-        above = [ln for ln in spanning if ln.bottom >= top]
-        below = [ln for ln in spanning if ln.bottom < top]
-        texts = [_paragraphs(group) for group in (above, left, right, below) if group]
-        result.text = "\n\n".join(t for t, _ in texts if t)
-        result.breaks = sum(b for _, b in texts)
-        result.two_columns = True
-        result.read_across = switches >= max(MIN_COLUMN_LINES, min(len(left), len(right)) // 4)
-        return result
+        return _Raw(index + 1, label, width, height, _lines(glyphs), n_glyphs,
+                    _image_cover(page, width, height))
     finally:
         page.close()
+
+
+def _furniture_key(line: _Line) -> str:
+    """A line's text with its numbers blanked (page numbers, dates, counters)."""
+    return re.sub(r"\d+", "#", line.text.casefold())
+
+
+def running_lines(pages: list[_Raw]) -> dict[int, list[_Line]]:
+    """Running headers and footers: among the ``EDGE_LINES`` top and bottom lines of each
+    page, the lines whose text (numbers blanked) recurs at the same height (within
+    ``EDGE_TOLERANCE_PT``) on at least ``RUNNING_SHARE`` of the pages (and 3 pages or more).
+    Returns, per page number, the lines to drop."""
+    if len(pages) < 3:
+        return {}
+    seen: dict[str, list[tuple[int, float, _Line]]] = {}
+    for p in pages:
+        ordered = sorted(p.lines, key=lambda ln: -ln.top)
+        edge = ordered[:EDGE_LINES] + ordered[EDGE_LINES:][-EDGE_LINES:]
+        for ln in {id(ln): ln for ln in edge}.values():
+            seen.setdefault(_furniture_key(ln), []).append((p.number, ln.top, ln))
+    need = max(3, RUNNING_SHARE * len(pages))
+    out: dict[int, list[_Line]] = {}
+    for key, where in seen.items():
+        if not key.strip() or len({n for n, _, _ in where}) < need:
+            continue
+        heights = statistics.median(top for _, top, _ in where)
+        same = [(n, ln) for n, top, ln in where if abs(top - heights) <= EDGE_TOLERANCE_PT]
+        if len({n for n, _ in same}) >= need:
+            for n, ln in same:
+                out.setdefault(n, []).append(ln)
+    return out
+
+
+def _layout(raw: _Raw, drop: list[_Line]) -> _Page:
+    lines = [ln for ln in raw.lines if all(ln is not d for d in drop)]
+    result = _Page(raw.number, raw.label, "", raw.glyphs, raw.image_cover)
+    gutter = _gutter(lines, raw.width)
+    if gutter is None:
+        result.text, result.breaks = _paragraphs(lines)
+        return result
+    left, right, spanning, switches = _split(lines, gutter)
+    top = max((ln.top for ln in left + right), default=0.0)
+    above = [ln for ln in spanning if ln.bottom >= top]
+    below = [ln for ln in spanning if ln.bottom < top]
+    texts = [_paragraphs(group) for group in (above, left, right, below) if group]
+    result.text = "\n\n".join(t for t, _ in texts if t)
+    result.breaks = sum(b for _, b in texts)
+    result.two_columns = True
+    result.read_across = switches >= max(MIN_COLUMN_LINES, min(len(left), len(right)) // 4)
+    return result
 
 
 def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dict[str, Any]]:
@@ -244,10 +305,12 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
         raise ValueError(f"{path}: cannot be read as a PDF ({exc}); is it damaged or "
                          "password-protected?") from None
     try:
-        pages = [_read_page(pdf, i) for i in range(len(pdf))]
+        raws = [_page_lines(pdf, i) for i in range(len(pdf))]
         title = str(pdf.get_metadata_dict().get("Title") or "").strip()
     finally:
         pdf.close()
+    furniture = running_lines(raws)
+    pages = [_layout(r, furniture.get(r.number, [])) for r in raws]
     texts = [normalize_text(p.text) for p in pages]
     joined, kept = 0, 0
     if dehyphenate_breaks and any(p.breaks for p in pages):
@@ -274,6 +337,13 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
                                 "columns whose text stream reads across them (a plain "
                                 "extractor interleaves the columns line by line); read here "
                                 "column by column", across))
+    if furniture:
+        dropped = sorted(furniture)
+        shown = sorted({ln.text for lines in furniture.values() for ln in lines})[:3]
+        examples = ", ".join(map(repr, shown))
+        warnings.append(warning("running_headers", f"{sum(map(len, furniture.values()))} "
+                                "running header/footer line(s) repeated on page(s) "
+                                f"{page_list(dropped)} dropped (e.g. {examples})", dropped))
     broken = [p.number for p in pages if p.breaks]
     if broken:
         total = sum(p.breaks for p in pages)
@@ -287,5 +357,6 @@ def read_pdf(path: Path, dehyphenate_breaks: bool = True) -> tuple[str, str, dic
     meta = {"format": "pdf", "pages": spans, "extraction": {
         "extractor": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}", "warnings": warnings,
         "two_column_pages": [p.number for p in pages if p.two_columns],
+        "running_lines_dropped": sum(map(len, furniture.values())),
         "dehyphenated": dehyphenate_breaks}}
     return title, "\n\n".join(texts), meta

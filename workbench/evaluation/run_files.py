@@ -9,12 +9,15 @@ A run JSONL holds one question per line::
 
 Each hit is ``{"chunk_id"}``, ``{"doc_id", "text"}`` or ``{"doc_id", "start", "end"}``, with
 an optional ``"score"`` (every hit of a line has one, or none), the production id as
-``"id"`` and ``"metadata"``. Optional line keys: ``"query"`` (the question as asked) and
-``"system"``. Hits are ranked by the rules of
-:class:`~workbench.retrieval.CallableRetriever`: the logged order, duplicates kept, declared
-scores checked against it, ties by chunk id descending. Text and offsets are located in the
-documents (offsets are into ``Document.text``, or into the raw files given as ``raw``). Any
-problem raises ``ValueError`` naming ``file:line`` (and the hit).
+``"id"`` and ``"metadata"``. Optional line keys: ``"query"`` (the question as asked),
+``"system"`` and ``"offsets"`` (the offsets' convention, which :func:`write_run` declares).
+Hits are ranked by the rules of :class:`~workbench.retrieval.CallableRetriever`: the logged
+order, duplicates kept, declared scores checked against it, ties by chunk id descending.
+Text and offsets are located in the documents; the offsets' convention (characters or
+bytes, 0- or 1-based, into the text or the raw files given as ``raw``) is read off the hit
+texts, and texts cut by the logger are located by their prefix
+(:mod:`~workbench.evaluation.run_log`). Any problem raises ``ValueError`` naming
+``file:line`` (and the hit).
 
 :func:`write_run` writes a :class:`~workbench.evaluation.run.Run` as that JSONL (chunk id,
 document, offsets and score of every hit, so it reads back with the documents alone) or as a
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -39,17 +42,19 @@ from workbench.corpus import (
     LocationReport,
     Locator,
 )
+from workbench.corpus.conventions import BODY, Convention
 from workbench.evaluation.run import Run
+from workbench.evaluation.run_log import LogLocator, LogReport, default_offsets, inspect_log
 from workbench.io import InputError, atomic_write_text, iter_jsonl
 from workbench.metrics.trec_files import trec_sorted, write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
-__all__ = ["MAX_HITS", "RUN_FORMATS", "read_chunks", "read_run", "write_run"]
+__all__ = ["MAX_HITS", "RUN_FORMATS", "read_chunks", "read_log", "read_run", "write_run"]
 
 RUN_FORMATS = ("jsonl", "trec")
 #: The most hits one question of a run file may hold.
 MAX_HITS = 10_000
-_LINE_KEYS = frozenset({"qid", "hits", "query", "system"})
+_LINE_KEYS = frozenset({"qid", "hits", "query", "system", "offsets"})
 _HIT_KEYS = frozenset({"chunk_id", "doc_id", "text", "start", "end", "score", "id", "metadata"})
 
 
@@ -89,37 +94,68 @@ def read_run(path: str | Path,
              documents: Mapping[str, Document] | Iterable[Document] | Locator | None = None, *,
              chunks: Iterable[Chunk] | None = None, system: str | None = None,
              scores: str = "similarity", raw: Mapping[str, str] | None = None,
-             unlocated: str = "raise") -> Run:
-    """A logged run (see the module doc). ``documents`` locates text and offset hits;
-    ``chunks`` resolves chunk-id hits (an id not among them is an error); ``raw``
-    (``{doc_id: raw file text}``, e.g. :func:`~workbench.corpus.raw_texts`) says offsets are
-    into the raw files; ``scores`` declares what the scores are (``similarity``,
-    ``distance`` or ``ignore``)."""
+             unlocated: str = "raise", offsets: str | Convention | None = None,
+             truncated: str = "auto", extend_to: Iterable[Chunk] | None = None) -> Run:
+    """A logged run (see the module doc); :func:`read_log` with its report dropped."""
+    return read_log(path, documents, chunks=chunks, system=system, scores=scores, raw=raw,
+                    unlocated=unlocated, offsets=offsets, truncated=truncated,
+                    extend_to=extend_to)[0]
+
+
+def read_log(path: str | Path,
+             documents: Mapping[str, Document] | Iterable[Document] | Locator | None = None, *,
+             chunks: Iterable[Chunk] | None = None, system: str | None = None,
+             scores: str = "similarity", raw: Mapping[str, str] | None = None,
+             unlocated: str = "raise", offsets: str | Convention | None = None,
+             truncated: str = "auto", extend_to: Iterable[Chunk] | None = None
+             ) -> tuple[Run, LogReport]:
+    """A logged run and what its hits said about themselves (:class:`LogReport`).
+    ``documents`` locates text and offset hits; ``chunks`` resolves chunk-id hits (an id not
+    among them is an error); ``raw`` (``{doc_id: raw file text}``, e.g.
+    :func:`~workbench.corpus.raw_texts`) are the files that offsets may be into; ``offsets``
+    is their convention (:func:`~workbench.corpus.conventions.parse_convention`; ``"auto"``
+    detects it from the hit texts and refuses when they leave it open; default ``"raw"``
+    when ``raw`` is given, else ``"auto"``); ``truncated="auto"`` detects texts the logger
+    cut (:mod:`~workbench.corpus.truncation`), located by their prefix and extended to the
+    chunk of ``extend_to`` (the production chunking) that starts there; ``scores`` declares
+    what the scores are (``similarity``, ``distance`` or ``ignore``)."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path}: is a folder; give the run JSONL file")
-    if raw is not None and documents is not None and not isinstance(documents, Locator):
-        documents = Locator(documents, raw=raw)
-    ranker = CallableRetriever(lambda _query: [], system or path.stem, documents=documents,
+
+    def lines() -> Iterator[tuple[str, Any, list[Any]]]:
+        first: dict[str, str] = {}
+        for where, row in iter_jsonl(path):
+            qid, items = _line(where, row)
+            if qid in first:
+                raise ValueError(f"{where}: qid {qid!r} is already on {first[qid]}: one line "
+                                 "per question")
+            first[qid] = where
+            yield where, row, items
+
+    locator: Locator | None = None
+    report = LogReport(BODY)
+    if documents is not None:
+        docs = documents.documents if isinstance(documents, Locator) else documents
+        files = {**(documents.raw if isinstance(documents, Locator) else {}), **(raw or {})}
+        report = inspect_log(lines, docs, files=files, offsets=default_offsets(raw, offsets),
+                             truncated=truncated, scores=scores)
+        locator = LogLocator(docs, files=files, convention=report.convention,
+                             truncation=report.truncation, extend_to=extend_to, report=report)
+    ranker = CallableRetriever(lambda _query: [], system or path.stem, documents=locator,
                                chunks=chunks, scores=scores, unlocated=unlocated)
     hits: dict[str, tuple[Hit, ...]] = {}
     names: set[str] = set()
-    first: dict[str, str] = {}
-    for where, row in iter_jsonl(path):
-        qid, items = _line(where, row)
-        if qid in first:
-            raise ValueError(f"{where}: qid {qid!r} is already on {first[qid]}: one line per "
-                             "question")
-        first[qid] = where
+    for where, row, items in lines():
         if isinstance(row.get("system"), str):
             names.add(row["system"])
-        hits[qid] = tuple(ranker.rank(items, None, where))
+        hits[row["qid"]] = tuple(ranker.rank(items, None, where))
     if not hits:
         raise ValueError(f"{path}: no lines: a run file has one JSON object per question")
     name = system or (names.pop() if len(names) == 1 else path.stem)
     renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
                for q, hs in hits.items()}
-    return Run(name, MappingProxyType(renamed))
+    return Run(name, MappingProxyType(renamed)), report
 
 
 def read_chunks(path: str | Path,
@@ -229,7 +265,7 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
         else:  # tied scores trec_eval would reorder: write the ranking itself
             write_trec_run({q: list(seen) for q, seen in scored.items()}, path, tag=name)
         return path
-    lines = [json.dumps({"qid": qid, "system": run.system,
+    lines = [json.dumps({"qid": qid, "system": run.system, "offsets": BODY.spec,
                          "hits": [_hit_row(h, h.chunk or by_id.get(h.chunk_id)) for h in hs]},
                         ensure_ascii=False) + "\n" for qid, hs in run.hits.items()]
     atomic_write_text(path, "".join(lines))
