@@ -39,7 +39,7 @@ SPEC_HELP = (
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
     "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
-    "'code:size=800' (Python functions and classes) | "
+    "'code:size=800' (functions and classes: Python; JS/TS, Go, Rust with workbench[code]) | "
     "'semantic:size=800,rule=percentile|stdev|gradient,amount=95,window=1,encoder=minilm' "
     "(cuts where neighbouring sentences' embeddings drift) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
