@@ -234,7 +234,8 @@ class _Cutter:
         out = self.mark(settle(pack(pieces, self.r, self.size), self.r, self.size), path,
                         symbol)
         for p in out[1:]:
-            p.prefix += f"{signature} {{ ... }}\n"
+            if p.start > own:  # a piece without the signature line repeats it
+                p.prefix += f"{signature} {{ ... }}\n"
         return out
 
     def stretch(self, start: int, end: int) -> list[Piece]:
