@@ -4,7 +4,7 @@ It moves the size slider, checks the chunk boundaries changed (in the page and i
 and that no script carried by the document ran. Then a support ticket in a pair of previews
 at half width: the conversation chunks name their turns and speakers, the sliders keep a
 usable width, the chars/tokens buttons and the chunk dropdown are not clipped, and the
-markdown side's overlap slider is disabled.
+overlap sliders of chunkers without overlap are disabled and say so.
 """
 
 from __future__ import annotations
@@ -76,11 +76,13 @@ def test_chunk_preview_in_jupyterlab(tmp_path):
         pair = page.locator(".widget-hbox").filter(has=page.locator(".wb-preview")).last
         sliders = pair.locator(".widget-slider .noUi-target, .widget-slider .slider-container")
         widths = [box["width"] for box in (s.bounding_box() for s in sliders.all()) if box]
-        assert len(widths) >= 4 and min(widths) > 80, widths  # never a dot
+        assert len(widths) >= 4 and min(widths) > 120, widths  # never a dot
         for button in pair.locator(".widget-toggle-button").all():  # chars / tokens whole
             assert button.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), button.inner_text()
         selects = pair.locator(".widget-dropdown select").all()
         assert selects and all(el.evaluate("s => s.clientWidth >= 120") for el in selects)
         overlap = pair.locator(".widget-slider", has_text="overlap (n/a)")
-        assert overlap.count() == 1  # the markdown side: its overlap slider says it does nothing
+        assert overlap.count() == 2  # conversation and markdown take none: each slider says so
+        assert all("disabled" in (el.get_attribute("class") or "") or el.locator(
+            "[disabled]").count() for el in overlap.all())
         page.screenshot(path=str(tmp_path / "preview-conversation.png"))

@@ -171,10 +171,10 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
                                                                 min_width="140px"))
         self.size = widgets.IntSlider(value=size, min=50, max=3000, step=50, description="size",
                                       continuous_update=False, style=short,
-                                      layout=_flexible("230px"))
+                                      layout=_flexible("320px"))
         self.overlap = widgets.IntSlider(value=overlap, min=0, max=1000, step=25,
                                          description="overlap", continuous_update=False,
-                                         style=short, layout=_flexible("230px"))
+                                         style=short, layout=_flexible("320px"))
         self.chunk_select = widgets.Dropdown(options=[], description="chunk", style=short,
                                              layout=_flexible("190px"))
         self.view = widgets.HTML()
