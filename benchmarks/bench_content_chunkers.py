@@ -39,9 +39,7 @@ HANDBOOK = ROOT.parent / "handbook"
 def corpora() -> dict[str, tuple[Corpus, GoldenSet, str]]:
     code = [Document(p.name, p.read_text(encoding="utf-8"), p.name, {"path": p.name})
             for p in sorted((ROOT / "code").iterdir()) if p.suffix in (".py", ".ts")]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the glossary's product: key (a filter field)
-        glossary = load_folder(ROOT / "glossary")
+    glossary = load_folder(ROOT / "glossary")
     return {
         "tickets": (load_conversations(ROOT / "tickets" / "tickets.jsonl"),
                     GoldenSet.load(ROOT / "tickets" / "golden.jsonl"), "conversation"),
