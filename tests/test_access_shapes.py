@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -200,3 +201,96 @@ def test_an_html_meta_acl_is_read_or_refused_never_public(tmp_path, name):
     if outcome == "restricted":
         assert load_folder(folder)["memo"].acl == ("finance", "managers")
         assert CANARY in _surface(load_folder(folder), ["managers"])
+
+
+# Filter fields that sound like readers (audience) are declared under ``filters:``; no
+# access-like key becomes a mere filter there, and no filter counts as access.
+
+ROOTS = ["acl", "acls", "access", "group", "groups", "permission", "reader", "role",
+         "visibility", "allow"]
+LOOKALIKE = {"a": "а", "c": "с", "e": "е", "o": "о", "p": "р", "i": "і"}
+FILTER_FORMS = {  # form -> (key, line end) -> document text, no acl of its own
+    "filters block": lambda k, e: f"---{e}{FIELDS}{e}filters:{e}  {k}: {GROUPS}{e}---{e}{BODY}",
+    "filters flow": lambda k, e: f"---{e}{FIELDS}{e}filters: {{{k}: {GROUPS}}}{e}---{e}{BODY}",
+    "filters nested": lambda k, e:
+        f"---{e}{FIELDS}{e}filters:{e}  product: payroll{e}  meta:{e}    {k}: {GROUPS}{e}"
+        f"---{e}{BODY}",
+    "filters list": lambda k, e:
+        f"---{e}{FIELDS}{e}filters:{e}  tags:{e}  - {k}: {GROUPS}{e}---{e}{BODY}",
+    "top level": lambda k, e: f"---{e}{FIELDS}{e}{k}: {GROUPS}{e}---{e}{BODY}",
+}
+
+
+@st.composite
+def access_like_keys(draw) -> str:
+    """An access root (lookalike letters, case) with an audience or other word around it."""
+    root = draw(st.sampled_from(ROOTS))
+    root = "".join(LOOKALIKE[ch] if ch in LOOKALIKE and draw(st.booleans()) else ch
+                   for ch in root)
+    root = root.upper() if draw(st.booleans()) else root
+    before = draw(st.sampled_from(["", "audience_", "Audience", "target_", "x-", "ａ"]))
+    after = draw(st.sampled_from(["", "_audience", "Audience", "_list", "s", "-ids"]))
+    return f"{before}{root}{after}"
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=access_like_keys() | st.sampled_from(spellings()),
+       form=st.sampled_from(sorted(FILTER_FORMS)), end=st.sampled_from(["\n", "\r\n", "\x85"]),
+       sibling=st.booleans())
+def test_no_access_like_key_is_read_as_a_mere_filter(tmp_path_factory, key, form, end,
+                                                      sibling):
+    folder = _folder(tmp_path_factory.mktemp("filter"), FILTER_FORMS[form](key, end), "utf-8",
+                     sibling)
+    outcome = _outcome(lambda: load_folder(folder))
+    # at the top a near miss of acl is read as acl (restricted); under filters, refused
+    assert outcome == "refused" or (form == "top level" and outcome == "restricted"), (key, form)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=access_like_keys() | st.sampled_from(spellings()), sibling=st.booleans())
+def test_no_access_like_jsonl_key_is_read_as_a_mere_filter(tmp_path_factory, key, sibling):
+    tmp = tmp_path_factory.mktemp("jfilter")
+    rows = [{"id": "procurement", "text": BODY, "metadata": {"filters": {key: ["finance"]}}}]
+    if sibling:
+        rows.append({"id": "canteen", "text": "Lunch.", "metadata": {"acl": "public"}})
+    path = tmp / "docs.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+    assert _outcome(lambda: load_jsonl(path)) == "refused", key
+
+
+@pytest.mark.parametrize("key", ["audience", "Audience", "аudience", "target_audience",
+                                 "roles", "visibility", "readers", "allowed"])
+def test_a_reader_word_at_the_top_is_refused_and_says_where_filters_go(tmp_path, key):
+    folder = _folder(tmp_path, FILTER_FORMS["top level"](key, "\n"), "utf-8", True)
+    with pytest.raises(ValueError, match=re.escape("filters: {audience: admin}")) as exc:
+        load_folder(folder)
+    assert "\n" not in str(exc.value) and "procurement.md:" in str(exc.value)
+
+
+def test_an_audience_filter_is_a_filter_and_never_access(tmp_path):
+    from workbench.retrieval import BM25Retriever
+    from workbench.retrieval.filtered import FilteredRetriever
+
+    text = f"---\n{FIELDS}\nacl: [finance]\nfilters:\n  audience: managers\n---\n{BODY}"
+    folder = _folder(tmp_path, text, "utf-8", True)
+    corpus = load_folder(folder)
+    doc = corpus["procurement"]
+    assert doc.acl == ("finance",) and dict(doc.metadata["filters"]) == {"audience": "managers"}
+    chunks = chunk_corpus(FixedChunker(size=400, overlap=0), corpus)
+    found = FilteredRetriever(chunks, BM25Retriever, {"audience": "managers"}, corpus)
+    assert {c.doc_id for c in found.candidates()} == {"procurement"}
+    assert CANARY not in _surface(corpus, ["managers"])  # the audience grants nothing
+    assert CANARY in _surface(corpus, ["finance"])
+    # a filter alone is no declaration: beside a declaring sibling, the document is refused
+    bare = f"---\n{FIELDS}\nfilters: {{audience: finance}}\n---\n{BODY}"
+    folder = _folder(tmp_path / "bare", bare, "utf-8", True)
+    with pytest.raises(ValueError, match="declares no access"):
+        load_folder(folder)
+    for bad in ("filters: admin", "filters: {audience: {acl: x}}", "filters: {audience: []}"):
+        folder = _folder(tmp_path / "bad", f"---\n{FIELDS}\nacl: public\n{bad}\n---\n{BODY}",
+                         "utf-8", False)
+        with pytest.raises(ValueError, match="filters"):
+            load_folder(folder)

@@ -1,7 +1,10 @@
 """One real-browser test: JupyterLab in headless Chromium drives the chunk preview.
 
 It moves the size slider, checks the chunk boundaries changed (in the page and in Python),
-and that no script carried by the document ran.
+and that no script carried by the document ran. Then a support ticket in a pair of previews
+at half width: the conversation chunks name their turns and speakers, the sliders keep a
+usable width, the chars/tokens buttons and the chunk dropdown are not clipped, and the
+overlap sliders of chunkers without overlap are disabled and say so.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ import re
 import pytest
 
 from tests.browser import notebook_page, run_cell
+from tests.conftest import ROOT
+
+TICKETS = ROOT / "data" / "content_types" / "tickets" / "tickets.jsonl"
 
 CELLS = [
     "from workbench.corpus import Document, Span\n"
@@ -21,6 +27,12 @@ CELLS = [
     "preview = ChunkPreview(doc, [Span('hostile', 640, 661)], size=400, overlap=0)\n"
     "preview",
     "print('SPEC', preview.spec, 'CHUNKS', len(preview.chunks))",
+    "from workbench.corpus.conversations import load_conversations\n"
+    "from workbench.widgets import ChunkPreviewPair\n"
+    f"tickets = load_conversations({str(TICKETS)!r})\n"
+    "pair = ChunkPreviewPair(tickets.documents, left={'kind': 'conversation', 'size': 300},\n"
+    "                        right={'kind': 'markdown', 'size': 300})\n"
+    "pair",
 ]
 
 
@@ -53,3 +65,24 @@ def test_chunk_preview_in_jupyterlab(tmp_path):
         assert page.evaluate("() => window.__pwned") is None
         assert "<script>window.__pwned" in page.locator(".wb-preview").first.inner_text()
         page.screenshot(path=str(tmp_path / "preview.png"))
+
+        # a conversation at half width (ChunkPreviewPair)
+        page.locator(".jp-Cell .jp-InputArea-editor").nth(2).click()
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_selector("text=turns: Customer", timeout=120_000)
+        marks = page.locator(".wb-mark", has_text="turn").all_inner_texts()
+        assert marks and all(re.search(r"\d+ turns?: ", m) for m in marks)
+        assert any("Customer" in m and "Agent" in m for m in marks)
+        pair = page.locator(".widget-hbox").filter(has=page.locator(".wb-preview")).last
+        sliders = pair.locator(".widget-slider .noUi-target, .widget-slider .slider-container")
+        widths = [box["width"] for box in (s.bounding_box() for s in sliders.all()) if box]
+        assert len(widths) >= 4 and min(widths) > 120, widths  # never a dot
+        for button in pair.locator(".widget-toggle-button").all():  # chars / tokens whole
+            assert button.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), button.inner_text()
+        selects = pair.locator(".widget-dropdown select").all()
+        assert selects and all(el.evaluate("s => s.clientWidth >= 120") for el in selects)
+        overlap = pair.locator(".widget-slider", has_text="overlap (n/a)")
+        assert overlap.count() == 2  # conversation and markdown take none: each slider says so
+        assert all("disabled" in (el.get_attribute("class") or "") or el.locator(
+            "[disabled]").count() for el in overlap.all())
+        page.screenshot(path=str(tmp_path / "preview-conversation.png"))

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from workbench.chunking import FixedChunker
 from workbench.chunking import split_spans as cut_spans
 from workbench.corpus import Document, Span
@@ -65,3 +67,37 @@ def test_pair_shares_document():
     pair.left.doc_select.value = "other"
     assert pair.right.document.id == "other"
     assert pair.left.spec != pair.right.spec
+
+
+def test_overlap_says_when_it_does_nothing_and_controls_wrap():
+    p = ChunkPreview(HOSTILE, size=100, overlap=25)
+    assert not p.overlap.disabled and "overlap=25" in p.spec
+    p.kind.value = "markdown"  # markdown takes no overlap: the slider says so, the spec agrees
+    assert p.overlap.disabled and "n/a" in p.overlap.description and "overlap" not in p.spec
+    p.kind.value = "recursive"
+    assert not p.overlap.disabled and "overlap=25" in p.spec
+    pair = ChunkPreviewPair([HOSTILE])
+    for row in pair.left.children[:2]:
+        assert row.layout.flex_flow == "row wrap"
+        assert all(c.layout.min_width for c in row.children)  # wraps, never a dot
+
+
+def test_a_conversation_shows_its_turns_and_speakers(tmp_path):
+    from workbench.corpus import load_corpus
+
+    root = Path(__file__).resolve().parents[1] / "data" / "content_types" / "tickets"
+    corpus = load_corpus(root / "tickets.jsonl")
+    doc = corpus.documents[0]
+    p = ChunkPreview(doc, kind="conversation", size=300)
+    marks = [m for m in p.view.value.split('class="wb-mark"')[1:]]
+    assert marks and all(" turn" in m.split("</span>")[0] for m in marks)
+    speakers = {s for c in p.chunks for s in c.metadata["speakers"]}
+    assert speakers and all(s in p.view.value for s in speakers)
+
+
+def test_the_preview_offers_the_semantic_chunker(tmp_path):
+    from workbench.retrieval import EmbeddingCache
+
+    doc = Document("d", "Cats purr. A kitten is a young cat. Bonds fell today. Rates rose.")
+    p = ChunkPreview(doc, kind="semantic", size=1000, cache=EmbeddingCache(tmp_path))
+    assert p.spec.startswith("semantic:") and p.chunks and p.overlap.disabled

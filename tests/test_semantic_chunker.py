@@ -89,3 +89,74 @@ def test_topic_shift_with_minilm_through_the_cache(tmp_path: Path) -> None:
     assert cache.stats.embedded == 6
     chunker.chunk(doc)
     assert cache.stats.embedded == 0 and cache.stats.reused == 6
+
+
+def test_a_spec_string_runs_where_the_others_do(tmp_path: Path) -> None:
+    """``with_embedder`` (what chunks / eval / sweeps / the pipeline / the preview call) gives
+    a spec-built semantic chunker its named encoder through the cache, nested too."""
+    from workbench.chunking import ContextualHeader, FixedChunker, ParentChildChunker
+    from workbench.retrieval import get_encoder, with_embedder
+    from workbench.retrieval.cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path)
+    spec = "semantic:size=1000,rule=percentile,amount=50,window=0"
+    chunker = with_embedder(spec, cache)
+    assert chunker.label.endswith("encoder=minilm,unit=chars")
+    assert parse_chunker(chunker.label) == chunker
+    encoder = get_encoder("minilm")
+    direct = SemanticChunker(1000, "percentile", 50, 0).using(
+        lambda texts: cache.embed(encoder, texts, progress=False))
+    doc = Document("d", "Cats purr. A kitten is a young cat. Bonds fell today. Rates rose.")
+    assert [(c.start, c.end) for c in chunker.chunk(doc)] == [
+        (c.start, c.end) for c in direct.chunk(doc)]
+    assert cache.stats.embedded == 0  # the second pass reused every sentence
+    for nested in (f"{spec},header=true", f"parent:parent=({spec}),child=200"):
+        built = with_embedder(nested, cache)
+        assert isinstance(built, ContextualHeader | ParentChildChunker)
+        assert built.chunk(doc) and parse_chunker(built.label) == parse_chunker(nested)
+    fixed = FixedChunker(100, 0)
+    assert with_embedder(fixed) is fixed  # embeds nothing: as it was
+    mine = direct
+    assert with_embedder(mine, cache) is mine  # an attached embedder is kept
+    with pytest.raises(ValueError, match="encoder must be an encoder name"):
+        SemanticChunker(encoder="a=b")
+
+
+def test_the_cli_chunks_command_takes_a_semantic_spec(tmp_path: Path, capsys) -> None:
+    import json
+
+    from workbench.cli import main
+
+    root = Path(__file__).resolve().parents[1] / "data" / "content_types" / "glossary"
+    assert main(["chunks", "--corpus", str(root), "--golden",
+                 str(root / "golden.jsonl"), "--chunker", "semantic:size=300",
+                 "--chunker", "fixed:size=300,overlap=0", "--json", "--cache",
+                 str(tmp_path)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["chunker"] for r in rows] == ["semantic:size=300", "fixed:size=300,overlap=0"]
+    assert rows[0]["chunks"] > 1
+
+
+def test_a_sweep_and_the_pipeline_run_a_semantic_spec(tmp_path: Path) -> None:
+    """The same semantic spec scores the same in a sweep and in the one pipeline."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.corpus import load_folder
+    from workbench.evaluation.pipeline import run_pipeline
+    from workbench.golden import GoldenSet
+    from workbench.retrieval.cache import EmbeddingCache
+    from workbench.sweep import run_sweep
+
+    root = Path(__file__).resolve().parents[1] / "data" / "content_types" / "glossary"
+    corpus, golden = load_folder(root), GoldenSet.load(root / "golden.jsonl")
+    spec = "semantic:size=300,rule=percentile,amount=80,window=0"
+    with ThreadPoolExecutor(1) as pool:
+        result = run_sweep({"chunker": [spec], "retriever": "bm25"}, golden, corpus,
+                           cache=tmp_path, progress=False, executor=pool)
+    (config,) = result.config_table.index
+    pipeline = result.pipeline(config)
+    assert pipeline.chunker is not None and pipeline.chunker.startswith("semantic:")
+    ev = run_pipeline(pipeline, corpus, golden, cache=EmbeddingCache(tmp_path)).evaluation
+    want = result.frame[result.frame["system"] == config].groupby("metric")["value"].mean()
+    got = ev.summary().set_index("metric")["mean"]
+    assert got.sort_index().to_dict() == pytest.approx(want.sort_index().to_dict())

@@ -84,7 +84,7 @@ from workbench.chunking.glossary import GlossaryChunker
 from workbench.chunking.packing import Splitter
 from workbench.chunking.semantic import SemanticChunker
 from workbench.chunking.source_code import CodeChunker
-from workbench.chunking.specs import SPEC_HELP, parse_chunker
+from workbench.chunking.specs import SPEC_HELP, attach_embedders, parse_chunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
@@ -122,6 +122,7 @@ __all__ = [
     "SemanticChunker",
     "SentenceChunker",
     "Splitter",
+    "attach_embedders",
     "check_budget",
     "check_overlap",
     "chunk_corpus",

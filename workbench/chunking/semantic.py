@@ -5,8 +5,11 @@ Chunking sits below retrieval, so the chunker takes any :class:`Embedder` (a cal
 ``texts -> (n, d) array``); to go through the embedding cache pass
 ``lambda texts: cache.embed(encoder, texts, progress=False)``
 (:class:`~workbench.retrieval.cache.EmbeddingCache`), so sentences seen before are never
-embedded twice. The embedder is not part of the spec string: ``parse_chunker`` gives a
-chunker without one, and :meth:`SemanticChunker.using` attaches it.
+embedded twice. The spec string names the encoder (``encoder=minilm``, the default); the
+embedder itself is attached from above: :func:`workbench.retrieval.with_embedder` (what
+``workbench chunks`` / ``eval``, sweeps, the pipeline and the chunk preview call) gives it
+the named encoder through the embedding cache; :meth:`SemanticChunker.using` attaches any
+callable.
 """
 
 from __future__ import annotations
@@ -72,8 +75,9 @@ class SemanticChunker(BudgetedChunker):
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     embedder: Embedder | None = field(default=None, compare=False)
+    encoder: str = "minilm"
     kind: ClassVar[str] = "semantic"
-    spec_params: ClassVar[tuple[str, ...]] = ("size", "rule", "amount", "window")
+    spec_params: ClassVar[tuple[str, ...]] = ("size", "rule", "amount", "window", "encoder")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -82,6 +86,10 @@ class SemanticChunker(BudgetedChunker):
                              f"{self.rule!r}")
         if not isinstance(self.window, int) or self.window < 0:
             raise ValueError(f"semantic: window must be an integer >= 0, got {self.window!r}")
+        if not isinstance(self.encoder, str) or not self.encoder.strip() or any(
+                ch in self.encoder for ch in ",=()"):
+            raise ValueError(f"semantic: encoder must be an encoder name such as 'minilm', "
+                             f"got {self.encoder!r}")
         if not 0 <= float(self.amount) <= (100 if self.rule != "stdev" else 1e6):
             raise ValueError(f"semantic: amount must be a percentile in 0..100 (or a number "
                              f"of standard deviations), got {self.amount!r}")
@@ -94,7 +102,8 @@ class SemanticChunker(BudgetedChunker):
     def chunk(self, document: Document) -> list[Chunk]:
         if self.embedder is None:
             raise ValueError(f"{self.label}: the semantic chunker needs an embedder; attach "
-                             "one with chunker.using(lambda texts: cache.embed(encoder, texts))")
+                             "its encoder with workbench.retrieval.with_embedder(chunker) (or "
+                             "chunker.using(lambda texts: cache.embed(encoder, texts)))")
         text = document.text
         r = Ruler(text, self.unit, self.counter)
         sentences = sentence_units(text, 0, len(text))

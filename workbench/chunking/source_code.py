@@ -1,9 +1,11 @@
-"""Python source cut by function and class, never by line count (:class:`CodeChunker`).
+"""Source code cut by function and class, never by line count (:class:`CodeChunker`).
 
-Only Python is parsed (the standard library's :mod:`ast`); a document that does not parse
-as Python is cut by paragraphs, lines and words, and its chunks record
-``metadata["language"] == "text"``. Other languages would need a parser such as tree-sitter,
-which the workbench does not ship.
+Python is parsed with the standard library's :mod:`ast`; JavaScript, TypeScript, Go and
+Rust (by the file suffix, :func:`~workbench.chunking.tree_sitter_code.language_of`) with
+tree-sitter (:mod:`~workbench.chunking.tree_sitter_code`, the optional extra
+``workbench[code]``). A document that does not parse as Python, or in another language
+without the extra, is cut by paragraphs, lines and words, and its chunks record
+``metadata["language"] == "text"``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import ClassVar
 
 from workbench.chunking.base import DEFAULT_COUNTER, BudgetedChunker
 from workbench.chunking.packing import Piece, Ruler, descend, pack, settle, to_chunks
+from workbench.chunking.tree_sitter_code import language_of, tree_sitter_pieces
 from workbench.chunking.units import line_units, paragraph_units, trim_span, word_units
 from workbench.corpus import Chunk, Document
 
@@ -61,7 +64,9 @@ class _Source:
 
 @dataclass(frozen=True, repr=False)
 class CodeChunker(BudgetedChunker):
-    """One chunk per top-level function or class of a Python document, with its decorators,
+    """One chunk per top-level function or class of a Python document (other languages:
+    the same rules through tree-sitter, headers as ``// File:`` / ``// Class:``, see
+    :mod:`~workbench.chunking.tree_sitter_code`), with its decorators,
     the comment lines right above it, its signature and docstring; code between definitions
     is packed by statements up to ``size``.
 
@@ -85,9 +90,15 @@ class CodeChunker(BudgetedChunker):
         text = document.text
         r = Ruler(text, self.unit, self.counter)
         name = str(document.metadata.get("path") or document.title or document.id)
+        language = language_of(document.metadata, document.title or document.id)
+        found = tree_sitter_pieces(r, language, self.size, name) if language else None
+        if found is not None:
+            return to_chunks(document, found)
         try:
+            if language:
+                raise ValueError(f"no parser for {language} (pip install workbench[code])")
             tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError):  # or another language, no parser
             pieces = descend(r, 0, len(text), self.size, 0,
                              (paragraph_units, line_units, word_units))
             out = settle(pack(pieces, r, self.size), r, self.size)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from workbench.chunking.base import DEFAULT_COUNTER, UNITS, Chunker
@@ -14,7 +15,7 @@ from workbench.chunking.chunkers import (
 )
 from workbench.chunking.conversation import ConversationChunker
 from workbench.chunking.glossary import GlossaryChunker
-from workbench.chunking.semantic import SemanticChunker
+from workbench.chunking.semantic import Embedder, SemanticChunker
 from workbench.chunking.source_code import CodeChunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
@@ -38,9 +39,9 @@ SPEC_HELP = (
     "'recursive:size=300,overlap=0,unit=tokens' | "
     "'markdown:size=400,unit=chars' | "
     "'conversation:size=800' (turns) | 'glossary:size=800' (one entry per chunk) | "
-    "'code:size=800' (Python functions and classes) | "
-    "'semantic:size=800,rule=percentile|stdev|gradient,amount=95,window=1' (needs an "
-    "embedder: chunker.using(...)) | "
+    "'code:size=800' (functions and classes: Python; JS/TS, Go, Rust with workbench[code]) | "
+    "'semantic:size=800,rule=percentile|stdev|gradient,amount=95,window=1,encoder=minilm' "
+    "(cuts where neighbouring sentences' embeddings drift) | "
     "'parent:child=200,child_overlap=0,size=1000' (parent=recursive|sentence|markdown|fixed "
     "or parent=(full spec)); any spec may add counter=minilm|cl100k|chars (for unit=tokens) "
     "and header=true (contextual header; or header=title+section+date)"
@@ -181,19 +182,37 @@ def _build(kind: str, p: _Params) -> Chunker:
         rule = p.text("rule", "percentile").lower()
         raw = p.text("amount", "0")
         window = p.integer("window", 1)
-        p.done("size, rule, amount, window, unit, counter, header")
+        encoder = p.text("encoder", "minilm")
+        p.done("size, rule, amount, window, encoder, unit, counter, header")
         try:
             amount = float(raw)
         except ValueError:
             raise ValueError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
                 from None
-        chunker = SemanticChunker(size, rule, amount, window, unit, counter)
+        chunker = SemanticChunker(size, rule, amount, window, unit, counter, encoder=encoder)
     elif kind in CONTENT_KINDS:
         size = p.integer("size", 800)
         p.done("size, unit, counter, header")
         chunker = CONTENT_KINDS[kind](size, unit, counter)
     else:
         raise ValueError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
+    return chunker
+
+
+def attach_embedders(chunker: Chunker, embedder_for: Callable[[str], Embedder]) -> Chunker:
+    """``chunker`` with every semantic chunker in it (itself, a contextual header's base, a
+    parent/child chunker's parent) given ``embedder_for(its encoder name)`` where it has no
+    embedder yet; other chunkers are returned as they are."""
+    if isinstance(chunker, SemanticChunker):
+        return chunker if chunker.embedder is not None else chunker.using(
+            embedder_for(chunker.encoder))
+    if isinstance(chunker, ContextualHeader):
+        base = attach_embedders(chunker.base, embedder_for)
+        return chunker if base is chunker.base else dataclasses.replace(chunker, base=base)
+    if isinstance(chunker, ParentChildChunker):
+        parent = attach_embedders(chunker.parent, embedder_for)
+        return chunker if parent is chunker.parent else dataclasses.replace(chunker,
+                                                                             parent=parent)
     return chunker
 
 

@@ -186,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_args(p)
     p.add_argument("--chunker", action="append", required=True, help="chunker spec; repeatable")
     p.add_argument("--json", action="store_true")
+    cache_arg(p)  # a semantic chunker embeds its sentences through the cache
     p.set_defaults(fn=_chunks)
 
     p = sub.add_parser("gate", help="CI gate: exit 1 when retrieval regressed against a baseline")

@@ -30,7 +30,7 @@ def run_report_command(args: argparse.Namespace) -> int:
     require_answerable(golden, args.golden or args.corpus)
     golden.validate(corpus)
     spec, _ = chunker_spec(args, corpus)
-    chunks = chunk_with_progress(spec, corpus)
+    chunks = chunk_with_progress(spec, corpus, args)
     check_cutoffs(args.k, None, len(chunks), "chunks in this corpus")
     restricted = restricted_ids(chunks, corpus)
     if restricted and args.user_group is None and not args.unrestricted \

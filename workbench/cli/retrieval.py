@@ -113,14 +113,19 @@ def chunker_spec(args: argparse.Namespace, corpus: Any) -> tuple[str, str]:
     return default, " (the default)"
 
 
-def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
+def chunk_with_progress(spec: str, corpus: Any, args: argparse.Namespace | None = None
+                        ) -> list[Any]:
+    """The chunks of ``corpus`` under ``spec`` (a semantic chunker embeds through the
+    ``--cache`` of ``args``)."""
     from tqdm.auto import tqdm
 
-    from workbench.chunking import chunk_corpus, parse_chunker
+    from workbench.chunking import chunk_corpus
+    from workbench.retrieval import with_embedder
 
     docs = tqdm(corpus.documents, desc="chunking", unit="doc", delay=1.0,
                 disable=not show_progress(), dynamic_ncols=True)
-    return chunk_corpus(parse_chunker(spec), docs)
+    cache = embedding_cache(args) if args is not None else None
+    return chunk_corpus(with_embedder(spec, cache), docs)
 
 
 def embedding_cache(args: argparse.Namespace) -> Any:
@@ -196,9 +201,7 @@ def run_validate_command(args: argparse.Namespace) -> int:
     golden = reanchored(args, golden, corpus)
     chunks = None
     if args.chunker:
-        from workbench.chunking import chunk_corpus, parse_chunker
-
-        chunks = chunk_corpus(parse_chunker(args.chunker), corpus.documents)
+        chunks = chunk_with_progress(args.chunker, corpus, args)
     problems = golden.problems(corpus, chunks)
     note = None if chunks is not None else _chunk_labels_note(golden)
     if note:
@@ -244,7 +247,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         spec, note = f"the chunks of {args.chunks}", ""
     else:
         spec, note = chunker_spec(args, corpus)
-        chunks = chunk_with_progress(spec, corpus)
+        chunks = chunk_with_progress(spec, corpus, args)
     check_cutoffs(args.k, args.metric, len(chunks), "chunks in this corpus")
     metrics = args.metric or default_metrics(args.k)
     level = args.level or dataset_defaults(args.corpus, args.golden)[1]
@@ -379,15 +382,17 @@ def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
 
 
 def run_chunks_command(args: argparse.Namespace) -> int:
-    from workbench.chunking import diagnose_chunking, parse_chunker
+    from workbench.chunking import diagnose_chunking
     from workbench.corpus import extraction_warnings
+    from workbench.retrieval import with_embedder
 
     corpus, golden = _load_inputs(args)
     spans = [ev for item in golden for ev in item.evidence]
     warnings = [w for doc in corpus.documents for w in extraction_warnings(doc)]
     rows = []
     for spec in args.chunker:
-        d = diagnose_chunking(parse_chunker(spec), corpus.documents, spans)
+        d = diagnose_chunking(with_embedder(spec, embedding_cache(args)), corpus.documents,
+                              spans)
         rows.append({"chunker": spec, "chunks": d.n_chunks, "mean_tokens": round(d.mean_tokens, 1),
                      "max_tokens": d.max_tokens, "index_tokens": d.index_tokens,
                      "cost_multiplier": round(d.cost_multiplier, 3),

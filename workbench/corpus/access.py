@@ -10,7 +10,13 @@ or ``"public"`` (:data:`EVERYONE`; ``public`` is read as ``all``; the loaders re
 declaration on every document once one document of a corpus declares access).
 :func:`access_word` folds a key (NFKC, a table of Cyrillic and Greek lookalikes, casefold)
 and says whether it is an access word (:data:`ACCESS_WORDS`): the loaders refuse such a key
-that was not read as ``acl``. The asking user's groups are read the same way
+that was not read as ``acl``, and :func:`access_like` (an access word, or a key holding
+``acl`` or a :data:`READER_WORDS` word such as ``audience``) is what a header may not hold
+outside ``acl``. Filter fields that sound like readers (``audience``) are declared under
+:data:`FILTERS_KEY` (``filters: {audience: admin}``): :func:`filter_fields` reads them as
+filters (never access: a document stays as public or restricted as its ``acl`` says) and
+still refuses an access word or root there (:data:`FILTER_READER_WORDS` are the only reader
+words lifted). The asking user's groups are read the same way
 (:func:`user_groups_of`: one name or a list of names, trimmed and case-folded).
 :func:`can_read` checks one ACL;
 :func:`can_read_chunk` is the check of context assembly, the trace viewer and the report: the
@@ -36,15 +42,26 @@ from typing import Any, Protocol
 
 from workbench.io import InputError
 
-__all__ = ["ACCESS_WORDS", "EVERYONE", "PUBLIC", "HasMetadata", "access_word", "acl_of",
-           "can_read", "can_read_chunk", "fold_key", "is_superseded",
-           "parse_acl", "user_groups_of"]
+__all__ = ["ACCESS_WORDS", "EVERYONE", "FILTERS_KEY", "FILTER_READER_WORDS", "PUBLIC",
+           "READER_WORDS", "HasMetadata", "access_like", "access_word", "acl_of", "can_read",
+           "can_read_chunk", "filter_fields", "fold_key", "is_superseded", "parse_acl",
+           "user_groups_of"]
 
 EVERYONE = "all"
 #: The other name for everyone: ``acl: public`` declares a public document.
 PUBLIC = "public"
 #: Words that name readers: a key folding to one of them is access metadata.
 ACCESS_WORDS = ("acl", "acls", "groups", "access", "permissions")
+#: Words that may name readers under another name: a key holding one (after
+#: :func:`fold_key`) is refused outside :data:`FILTERS_KEY`, because whether it restricts
+#: access is a guess.
+READER_WORDS = ("access", "allow", "audience", "group", "permission", "reader", "role",
+                "visibility")
+#: The one key whose entries are filter fields, never access (``filters: {audience: x}``).
+FILTERS_KEY = "filters"
+#: The reader words a filter field may hold under :data:`FILTERS_KEY`; every other reader
+#: word (and ``acl``) stays refused there too.
+FILTER_READER_WORDS = ("audience",)
 #: Cyrillic and Greek letters that look like Latin ones (after NFKC and casefold).
 _CONFUSABLES = str.maketrans({
     "а": "a", "с": "c", "е": "e", "о": "o", "р": "p", "х": "x", "у": "y", "і": "i",
@@ -76,6 +93,44 @@ def access_word(key: Any) -> str | None:
         if folded in (word, word.rstrip("s")):
             return word
     return None
+
+
+def access_like(key: Any) -> bool:
+    """True when ``key`` may name readers: an access word (:func:`access_word`), or its
+    folding holds ``acl`` or a :data:`READER_WORDS` word (``target_audience``, ``Roles``)."""
+    if access_word(key):
+        return True
+    folded = fold_key(key) if isinstance(key, str) else ""
+    return "acl" in folded or any(word in folded for word in READER_WORDS)
+
+
+def filter_fields(value: Any, where: str, field: str = FILTERS_KEY) -> dict[str, Any]:
+    """The filter fields declared under :data:`FILTERS_KEY`: a mapping of names to a value
+    (text, number, true/false) or a non-empty list of values. A name that is access-like
+    (:func:`access_like`) other than through :data:`FILTER_READER_WORDS` is refused (an
+    ``acl`` under ``filters`` would otherwise read as a mere filter and leave the document
+    public), and so is a nested mapping (it could hide such a name)."""
+    if not isinstance(value, Mapping) or not value:
+        raise InputError(where, "must map filter names to values, e.g. filters: {audience: "
+                         "admin, product: payroll}", field=field)
+    out: dict[str, Any] = {}
+    for key, inner in value.items():
+        name = f"{field}.{key}"
+        if not isinstance(key, str) or not key.strip():
+            raise InputError(where, f"filter name {key!r} is not a name", field=field)
+        rest = fold_key(key)
+        for word in FILTER_READER_WORDS:
+            rest = rest.replace(word, "")
+        if access_word(key) or (rest and access_like(rest)):
+            raise InputError(where, "names readers, and a filter is never access: declare "
+                             "who may read the document with 'acl' at the top of the header",
+                             field=name)
+        items = inner if isinstance(inner, list) else [inner]
+        if not items or any(isinstance(v, Mapping | list) or v is None for v in items):
+            raise InputError(where, f"is {inner!r}; give a value or a list of values",
+                             field=name)
+        out[key] = inner
+    return out
 
 
 class HasMetadata(Protocol):

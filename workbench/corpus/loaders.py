@@ -7,15 +7,19 @@ Front matter is a YAML mapping between a first line ``---`` and a closing ``---`
 (a UTF-8 byte-order mark and blank lines before it are allowed). Its keys are
 :data:`HEADER_KEYS`: ``id`` (default: the file stem), ``title`` (default: the first
 ``# heading``), ``version``, ``effective_date`` (an ISO date), ``status`` (``current`` |
-``superseded``), ``superseded_by`` and ``acl`` (see :mod:`workbench.corpus.access`). Access
+``superseded``), ``superseded_by``, ``acl`` (see :mod:`workbench.corpus.access`) and
+``filters`` (filter fields, never access: ``filters: {audience: admin}``). Access
 fails closed: a header that cannot be parsed (never closed, not YAML, not a mapping, a key
 given twice, TOML ``+++``), an ``acl`` that names no group, or an ``acl:`` line outside a
 header refuses the document with an error; it is never loaded as public. A key that is not
 known gets a warning naming the closest known key; a near miss of ``acl`` (``ACL``,
 ``acls``) is read as the ``acl`` it was meant to be, so the document stays restricted, and
-a key that names readers under another word (``access``, ``groups``, ``roles``, ...) is
-refused. Keys are compared after folding (:func:`~workbench.corpus.access.fold_key`: NFKC,
-Cyrillic/Greek lookalikes, casefold), so ``асl`` or ``ａｃｌ`` count as ``acl``.
+a key that names readers under another word (``access``, ``groups``, ``roles``,
+``audience``, ...: :func:`~workbench.corpus.access.access_like`) is refused; ``audience`` as a
+filter is declared under ``filters``, where an access word is still refused
+(:func:`~workbench.corpus.access.filter_fields`). Keys are compared after folding
+(:func:`~workbench.corpus.access.fold_key`: NFKC, Cyrillic/Greek lookalikes, casefold), so
+``асl`` or ``ａｃｌ`` count as ``acl``.
 
 Deny by default. Line ends are read as ``\n`` whatever they were (CR, CRLF, NEL, U+2028).
 Any line of a file that looks like a key (``key:``, ``"key":``, ``key =``) whose key folds to
@@ -42,7 +46,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus.access import access_word, fold_key, parse_acl
+from workbench.corpus.access import (
+    FILTERS_KEY,
+    access_like,
+    access_word,
+    filter_fields,
+    fold_key,
+    parse_acl,
+)
 from workbench.corpus.conversations import load_conversations
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.production import DocIdRule, extracted_documents
@@ -53,11 +64,9 @@ from workbench.text import normalize_text
 __all__ = ["HEADER_KEYS", "LIBRARY_KEYS", "STATUSES", "FrontMatterWarning", "checked_document",
            "load_corpus", "load_documents", "load_folder", "load_jsonl", "require_access"]
 
-HEADER_KEYS = ("id", "title", "version", "effective_date", "status", "superseded_by", "acl")
+HEADER_KEYS = ("id", "title", "version", "effective_date", "status", "superseded_by", "acl",
+               FILTERS_KEY)
 STATUSES = ("current", "superseded")
-#: Keys that name readers under another word: refused, because their meaning is a guess.
-_ACCESS_WORDS = ("access", "allow", "audience", "group", "permission", "reader", "role",
-                 "visibility")
 _ACL_LINE = re.compile(r"^\s*acls?\s*:", re.IGNORECASE)
 #: A line that looks like a key: ``key:``, ``- key:``, ``{"key":``, ``key =``, and a quoted
 #: ``"key":`` anywhere in a line (JSON).
@@ -208,9 +217,11 @@ def _known_keys(meta: dict[str, Any], at: Callable[[str], str], prefix: str,
             out["acl"] = value
             acl_from = key
             continue
-        if access_word(key) or any(word in folded for word in _ACCESS_WORDS):
+        if access_like(key):
             raise InputError(where, "looks like a list of readers, but the key that restricts "
-                             f"access is 'acl'; rename it (e.g. {prefix}acl: [finance])",
+                             f"access is 'acl'; rename it (e.g. {prefix}acl: [finance]), or, "
+                             f"for a filter field and not access, put it under "
+                             f"{prefix}{FILTERS_KEY} (e.g. {FILTERS_KEY}: {{audience: admin}})",
                              field=f"{prefix}{key}")
         if unknown is not None:
             unknown.setdefault(key, []).append(source)
@@ -226,6 +237,9 @@ def _checked(meta: dict[str, Any], at: Callable[[str], str], prefix: str = "",
     out, acl_from = _known_keys(meta, at, prefix, unknown, source)
     if "acl" in out:
         out["acl"] = parse_acl(out["acl"], at(acl_from), f"{prefix}acl")
+    if FILTERS_KEY in out:
+        out[FILTERS_KEY] = filter_fields(out[FILTERS_KEY], at(FILTERS_KEY),
+                                         f"{prefix}{FILTERS_KEY}")
     if "effective_date" in out:
         value = out["effective_date"]
         text = str(value).strip()

@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.chunking import chunk_corpus, parse_chunker
+from workbench.chunking import chunk_corpus
 from workbench.corpus import Chunk, Corpus
 from workbench.evaluation.evaluation import Evaluation, default_metrics, evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
 from workbench.io import InputError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
-from workbench.retrieval import EmbeddingCache, Retriever, make_retriever
+from workbench.retrieval import EmbeddingCache, Retriever, make_retriever, with_embedder
 
 DEFAULT_CHUNKER = "fixed:size=800,overlap=100"
 
@@ -110,7 +110,7 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
 
         docs = tqdm(corpus.documents, desc="chunking", unit="doc", delay=1.0,
                     disable=not progress, dynamic_ncols=True)
-        chunks = chunk_corpus(parse_chunker(pipeline.chunker), docs)
+        chunks = chunk_corpus(with_embedder(pipeline.chunker, cache), docs)
     chunks = list(chunks)
     retriever = make_retriever(pipeline.retriever, chunks, encoder=pipeline.encoder,
                                cache=cache, queries=[i.question for i in golden],

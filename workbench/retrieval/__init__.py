@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
+from workbench.chunking import Chunker, attach_embedders, parse_chunker
 from workbench.corpus import Chunk
 from workbench.retrieval.adapters import wrap
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
@@ -82,8 +84,31 @@ __all__ = [
     "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
     "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "top_k_indices", "weighted_fuse", "wrap",
+    "tokenize", "top_k_indices", "weighted_fuse", "with_embedder", "wrap",
 ]
+
+
+def with_embedder(chunker: Chunker | str, cache: EmbeddingCache | None = None,
+                  encoders: dict[str, Encoder] | None = None) -> Chunker:
+    """A chunker (or spec string) ready to run: each semantic chunker in it embeds its
+    sentences with the encoder its spec names (``encoder=minilm``) through ``cache``
+    (default :class:`EmbeddingCache` ``()``), so sentences embedded before are never embedded
+    again. ``encoders`` (name -> Encoder) shares loaded encoders between calls. Chunkers that
+    embed nothing come back as they are."""
+    loaded = encoders if encoders is not None else {}
+    store: list[EmbeddingCache] = [cache] if cache is not None else []
+
+    def embedder_for(name: str) -> Any:
+        def embed(texts: Sequence[str]) -> Any:
+            if name not in loaded:
+                loaded[name] = get_encoder(name)
+            if not store:
+                store.append(EmbeddingCache())
+            return store[0].embed(loaded[name], list(texts), kind="document", progress=False)
+
+        return embed
+
+    return attach_embedders(parse_chunker(chunker), embedder_for)
 
 
 def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | None = None,

@@ -2,10 +2,12 @@
 
 Structured fields (:data:`FILTER_FIELDS`: product, version, language, audience, or any key)
 are kept apart from the indexed text: a chunk's value for a field is its
-``metadata[field]``, else its document's (front matter or JSONL ``metadata``), see
-:func:`chunk_fields`. A filter is ``{field: value or [values]}``; a chunk passes when, for
-every field, its value (or one of its values, for a list) equals one of the filter's values
-(compared trimmed and case-folded, numbers as text). A chunk without the field does not
+``metadata[field]`` or ``metadata["filters"][field]``, else its document's (front matter or
+JSONL ``metadata``; a field that sounds like access, ``audience``, is declared under
+``filters:``, :data:`~workbench.corpus.access.FILTERS_KEY`), see :func:`chunk_fields`. A
+filter is ``{field: value or [values]}``; a chunk passes when, for every field, its value
+(or one of its values, for a list) equals one of the filter's values (compared trimmed and
+case-folded, numbers as text). A chunk without the field does not
 pass (deny by default).
 
 :class:`FilteredRetriever` builds its retriever over the passing chunks only (``build``
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.access import FILTERS_KEY
 from workbench.retrieval.base import Hit, Retriever
 
 __all__ = ["FILTER_FIELDS", "Filter", "FilteredRetriever", "chunk_fields", "filter_key",
@@ -37,14 +40,19 @@ def _values(value: Any) -> set[str]:
 
 def chunk_fields(chunk: Chunk, documents: Mapping[str, Document] | None = None,
                  fields: Iterable[str] = FILTER_FIELDS) -> dict[str, Any]:
-    """The structured fields of a chunk: its own metadata first, then its document's."""
+    """The structured fields of a chunk: its own metadata first, then its document's; in
+    each, the field itself, else its entry under ``filters``."""
     doc = documents.get(chunk.doc_id) if documents is not None else None
     out: dict[str, Any] = {}
     for name in fields:
-        if chunk.metadata.get(name) is not None:
-            out[name] = chunk.metadata[name]
-        elif doc is not None and doc.metadata.get(name) is not None:
-            out[name] = doc.metadata[name]
+        for meta in (chunk.metadata, doc.metadata if doc is not None else {}):
+            declared = meta.get(FILTERS_KEY)
+            value = meta.get(name)
+            if value is None and isinstance(declared, Mapping):
+                value = declared.get(name)
+            if value is not None:
+                out[name] = value
+                break
     return out
 
 

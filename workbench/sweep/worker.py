@@ -89,14 +89,16 @@ def _count_tokens(texts: list[str]) -> list[int]:
 def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Chunk once, index once per retriever, and evaluate every configuration of one
     chunking. Returns plain data (picklable, JSON-able) keyed by config key."""
-    from workbench.chunking import chunk_corpus, parse_chunker, split_rate, without_overlap
+    from workbench.chunking import chunk_corpus, split_rate, without_overlap
     from workbench.evaluation import evaluate
     from workbench.metrics import Relevance
+    from workbench.retrieval import with_embedder
     from workbench.retrieval.bm25 import BM25Retriever
 
     docs = decode_docs(task["docs"])
     golden = decode_golden(task["golden"])
-    chunker = parse_chunker(task["spec"])
+    cache = _cache(task["cache"])
+    chunker = with_embedder(task["spec"], cache, _LOCAL.__dict__.setdefault("encoders", {}))
     chunks = chunk_corpus(chunker, docs)
     if not chunks:
         raise ValueError(f"chunker {task['spec']} produced no chunks")
@@ -114,7 +116,6 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     relevance = Relevance(golden, chunks, evidence_threshold=task["evidence_threshold"])
     questions = [item.question for item in golden]
     qids = [item.qid for item in golden]
-    cache = _cache(task["cache"])
     depth_of = {c["key"]: max(c["depth"], task["position_depth"]) for c in task["configs"]}
     deepest: dict[tuple[str, Any], int] = {}
     for c in task["configs"]:

@@ -7,8 +7,12 @@ also names the page(s) and heading path a chunk came from, and the extraction wa
 PDF / HTML / DOCX document (scanned pages, columns read across, hyphenation) head the view.
 Chunks are ordered by their offsets, never by their ids (production ids are uuids). All
 document text is HTML-escaped, with bidi controls shown as ``[U+202E]`` (``escape_html``).
-``ChunkPreview`` adds controls (chunker, unit, size, overlap, document, chunk) and exposes
-``selected_chunk_id``; ``ChunkPreviewPair`` shows two configs side by side.
+A conversation chunk's mark names its turns and speakers (``[t1#0 · 2 turns: customer,
+agent]``). ``ChunkPreview`` adds controls (chunker, unit, size, overlap, document, chunk) and
+exposes ``selected_chunk_id``; the overlap slider is disabled (and says so) for chunkers
+without a character overlap; controls wrap instead of shrinking when the preview is narrow.
+A semantic chunker embeds through ``cache`` (:func:`workbench.retrieval.with_embedder`).
+``ChunkPreviewPair`` shows two configs side by side.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.chunking import parse_chunker, split_spans
+from workbench.chunking import split_spans
 from workbench.corpus import Chunk, Document, Span, extraction_warnings
+from workbench.retrieval import EmbeddingCache, Encoder, with_embedder
 from workbench.text import escape_html
 from workbench.text.tokens import get_counter
 
@@ -64,7 +69,7 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
         if a in starts:
             c = starts[a]
             parts.append(f'<span class="wb-mark" data-chunk="{escape_html(c.id)}">'
-                         f"[{escape_html(c.id)}]</span>")
+                         f"[{escape_html(_mark(c))}]</span>")
         classes = []
         if len(active) > 1:
             classes.append("wb-ov")
@@ -95,6 +100,16 @@ def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[S
     return f'{STYLE}{summary}{warnings}<div class="wb-preview">{"".join(parts)}</div>'
 
 
+def _mark(chunk: Chunk) -> str:
+    """A chunk's mark: its id, and for a conversation chunk its turns and speakers."""
+    speakers = chunk.metadata.get("speakers")
+    if not speakers:
+        return chunk.id
+    turns = chunk.metadata.get("turns", 0)
+    return f"{chunk.id} · {turns} turn{'s' if turns != 1 else ''}: " + ", ".join(
+        str(s) for s in speakers)
+
+
 def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
     """A chunk's id, token count and where it came from (pages, heading path)."""
     parts = [chunk.id]
@@ -115,7 +130,19 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
     return " · ".join(parts)
 
 
-KINDS = ("fixed", "sentence", "recursive", "markdown", "conversation", "glossary", "code")
+KINDS = ("fixed", "sentence", "recursive", "markdown", "conversation", "glossary", "code",
+         "semantic")
+#: the kinds whose spec takes a character / token ``overlap``
+OVERLAP_KINDS = ("fixed", "recursive")
+
+
+def _flexible(min_width: str) -> widgets.Layout:
+    """A control that grows with the row and wraps below ``min_width`` instead of
+    shrinking (a slider at half width would otherwise be a dot)."""
+    return widgets.Layout(width="auto", min_width=min_width, flex="1 1 auto")
+
+
+_ROW = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
 
 
 class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
@@ -126,7 +153,8 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
 
     def __init__(self, documents: Sequence[Document] | Document, spans: Sequence[Span] = (),
                  kind: str = "fixed", size: int = 800, overlap: int = 100, unit: str = "chars",
-                 header: bool = False, counter: str = "minilm"):
+                 header: bool = False, counter: str = "minilm",
+                 cache: EmbeddingCache | None = None):
         docs = [documents] if isinstance(documents, Document) else list(documents)
         if not docs:
             raise ValueError("ChunkPreview needs at least one document")
@@ -134,14 +162,25 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
         self.spans = list(spans)
         self.header = header
         self.counter = get_counter(counter)
-        self.doc_select = widgets.Dropdown(options=list(self.documents), description="document")
-        self.kind = widgets.Dropdown(options=KINDS, value=kind, description="chunker")
-        self.unit = widgets.ToggleButtons(options=["chars", "tokens"], value=unit)
+        self.cache = cache
+        self._encoders: dict[str, Encoder] = {}
+        short = {"description_width": "initial"}
+        self.doc_select = widgets.Dropdown(options=list(self.documents), description="document",
+                                           style=short, layout=_flexible("180px"))
+        self.kind = widgets.Dropdown(options=KINDS, value=kind, description="chunker",
+                                     style=short, layout=_flexible("170px"))
+        self.unit = widgets.ToggleButtons(options=["chars", "tokens"], value=unit,
+                                          style={"button_width": "64px"},
+                                          layout=widgets.Layout(width="auto",
+                                                                min_width="140px"))
         self.size = widgets.IntSlider(value=size, min=50, max=3000, step=50, description="size",
-                                      continuous_update=False)
+                                      continuous_update=False, style=short,
+                                      layout=_flexible("320px"))
         self.overlap = widgets.IntSlider(value=overlap, min=0, max=1000, step=25,
-                                         description="overlap", continuous_update=False)
-        self.chunk_select = widgets.Dropdown(options=[], description="chunk")
+                                         description="overlap", continuous_update=False,
+                                         style=short, layout=_flexible("320px"))
+        self.chunk_select = widgets.Dropdown(options=[], description="chunk", style=short,
+                                             layout=_flexible("190px"))
         self.view = widgets.HTML()
         self.errors = widgets.Output()
         self.chunks: list[Chunk] = []
@@ -150,8 +189,8 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
             control.observe(self._rechunk, names="value")
         self.chunk_select.observe(self._repaint, names="value")
         super().__init__([
-            widgets.HBox([self.doc_select, self.kind, self.unit]),
-            widgets.HBox([self.size, self.overlap, self.chunk_select]),
+            widgets.HBox([self.doc_select, self.kind, self.unit], layout=_ROW),
+            widgets.HBox([self.size, self.overlap, self.chunk_select], layout=_ROW),
             self.view, self.errors])
         self._rechunk()
 
@@ -162,7 +201,7 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
     @property
     def spec(self) -> str:
         parts = [f"size={self.size.value}", f"unit={self.unit.value}"]
-        if self.kind.value in ("fixed", "recursive"):
+        if self.kind.value in OVERLAP_KINDS:
             parts.append(f"overlap={min(self.overlap.value, self.size.value - 1)}")
         if self.header:
             parts.append("header=true")
@@ -179,8 +218,13 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
                                   self.selected_chunk_id, self.spec, counts)
 
     def _rechunk(self, _change: Any = None) -> None:
+        takes = self.kind.value in OVERLAP_KINDS
+        self.overlap.disabled = not takes
+        self.overlap.description = "overlap" if takes else "overlap (n/a)"
+        self.overlap.tooltip = None if takes else f"{self.kind.value} chunks take no overlap"
         with self.errors:
-            self.chunks = parse_chunker(self.spec).chunk(self.document)
+            chunker = with_embedder(self.spec, self.cache, self._encoders)
+            self.chunks = chunker.chunk(self.document)
             ids = [c.id for c in self.chunks]
             keep = self.chunk_select.value if self.chunk_select.value in ids else None
             self._painting = False
@@ -207,5 +251,5 @@ class ChunkPreviewPair(widgets.HBox):  # type: ignore[misc]  # ipywidgets ships 
                                                                   "overlap": 0}))
         widgets.link((self.left.doc_select, "value"), (self.right.doc_select, "value"))
         for p in (self.left, self.right):
-            p.layout = widgets.Layout(width="50%")
-        super().__init__([self.left, self.right])
+            p.layout = widgets.Layout(width="50%", min_width="0")
+        super().__init__([self.left, self.right], layout=widgets.Layout(width="100%"))
