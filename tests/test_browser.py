@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.browser import notebook_page, run_cell
+from tests.browser import notebook_page, run_cell, screenshot
 from tests.conftest import ROOT
 
 TICKETS = ROOT / "data" / "content_types" / "tickets" / "tickets.jsonl"
@@ -64,7 +64,7 @@ def test_chunk_preview_in_jupyterlab(tmp_path):
         # the document's script and onerror handler never ran; they show as text
         assert page.evaluate("() => window.__pwned") is None
         assert "<script>window.__pwned" in page.locator(".wb-preview").first.inner_text()
-        page.screenshot(path=str(tmp_path / "preview.png"))
+        screenshot(page, "chunk-preview")
 
         # a conversation at half width (ChunkPreviewPair)
         page.locator(".jp-Cell .jp-InputArea-editor").nth(2).click()
@@ -85,4 +85,4 @@ def test_chunk_preview_in_jupyterlab(tmp_path):
         assert overlap.count() == 2  # conversation and markdown take none: each slider says so
         assert all("disabled" in (el.get_attribute("class") or "") or el.locator(
             "[disabled]").count() for el in overlap.all())
-        page.screenshot(path=str(tmp_path / "preview-conversation.png"))
+        screenshot(page, "chunk-preview-conversation")
