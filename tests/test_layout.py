@@ -20,7 +20,7 @@ PACKAGE = ROOT / "workbench"
 # The flow of DESIGN.md section 2, lowest first. A module may import only from its own
 # package or from a lower layer; packages in one layer may import each other (no cycles).
 LAYERS: list[tuple[str, ...]] = [
-    ("io", "text"),
+    ("io", "text", "ranking"),
     ("corpus",),
     ("golden",),
     ("chunking",),

