@@ -203,13 +203,9 @@ MAX_CATEGORY_ROWS = 12
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from workbench.evaluation import (
-        INTERVAL_NOTE,
-        default_metrics,
-        describe_relevance,
-        evaluate,
-    )
+    from workbench.evaluation import INTERVAL_NOTE, describe_relevance, evaluate
     from workbench.evaluation.pipeline import Pipeline, dataset_defaults, run_pipeline
+    from workbench.metrics import default_metrics
 
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)

@@ -35,37 +35,33 @@ from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
     Metric,
     Relevance,
+    default_metrics,
     parse_metric,
+    parse_relevance_label,
     relevance_label,
     score_queries,
 )
 from workbench.retrieval import Retriever
 from workbench.text import escape_html, frame_html
 
-__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField",
-           "default_metrics", "describe_relevance", "evaluate"]
+__all__ = ["INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField", "describe_relevance",
+           "evaluate"]
 
 Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
-DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 SMALL_MARK = "†"
 INTERVAL_NOTE = ("95% interval: Clopper-Pearson for 0/1 metrics, percentile bootstrap "
                  f"otherwise; {SMALL_MARK} fewer than {SMALL_N} questions (rough)")
 
 
-def default_metrics(k: int) -> list[str]:
-    """The headline metrics at the k the generator receives."""
-    return [m.format(k=k) for m in DEFAULT_METRICS]
-
-
 def describe_relevance(label: str) -> str:
     """A relevance label in words, for captions."""
-    kind, _, threshold = label.partition(">=")
+    kind, threshold = parse_relevance_label(label)
     if kind == "evidence":
         return (f"evidence spans, found when the retrieved chunks hold >= "
-                f"{float(threshold):.0%} of a span's non-blank characters")
+                f"{threshold:.0%} of a span's non-blank characters")
     if kind == "chunk_id":
-        return f"labelled chunk ids (trec_eval semantics, grade >= {threshold})"
-    return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold})"
+        return f"labelled chunk ids (trec_eval semantics, grade >= {threshold:g})"
+    return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold:g})"
 
 
 class FrameField(Generic[Table]):
@@ -266,8 +262,8 @@ class Evaluation:
         if system not in self._runs:
             raise ValueError(f"no run named {system!r}; runs: {list(self._runs)}")
         if k is None:
-            ks = [parse_metric(m).k for m in self.metrics if m.startswith("recall@")]
-            k = ks[0] or 5 if ks else 5
+            k = next((m.k for m in map(parse_metric, self.metrics)
+                      if m.kind == "recall" and m.k is not None), 5)
         return worst_failures(self._runs[system], _golden_items(golden), chunks, n, k,
                               evidence_threshold)
 

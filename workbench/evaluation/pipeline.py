@@ -24,11 +24,11 @@ from typing import Any
 
 from workbench.chunking import chunk_corpus, parse_chunker
 from workbench.corpus import Chunk, Corpus
-from workbench.evaluation.evaluation import Evaluation, default_metrics, evaluate
+from workbench.evaluation.evaluation import Evaluation, evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
 from workbench.io import InputError
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever
 
 DEFAULT_CHUNKER = "fixed:size=800,overlap=100"

@@ -16,8 +16,8 @@ from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.evaluation.pipeline import Pipeline
 from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
-from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, at_k
+from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, param_label
 from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix, selection_bias
 from workbench.text import escape_html, frame_html
 
@@ -112,7 +112,7 @@ class SweepResult(Evaluation):
             return metric
         ks = self._config_table["k_value"].unique()
         if metric.endswith("@k") and len(ks) == 1:
-            concrete = metric_at_k(metric, int(ks[0]))
+            concrete = at_k(metric, int(ks[0]))
             if concrete in self.metrics:
                 return concrete
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
@@ -211,7 +211,7 @@ class SweepResult(Evaluation):
             encoder = str(row["encoder"]) if "encoder" in row.index else "minilm"
         k = int(str(row["k_value"]))
         return Pipeline(str(row["spec"]), retriever, encoder, k,
-                        tuple(metric_at_k(m, k) for m in self.metrics), "chunk",
+                        tuple(at_k(m, k) for m in self.metrics), "chunk",
                         evidence_threshold=self._evidence_threshold)
 
     def params_of(self, config: str) -> dict[str, Any]:
