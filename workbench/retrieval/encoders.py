@@ -27,9 +27,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
+from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
 __all__ = [
