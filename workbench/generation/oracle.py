@@ -8,11 +8,11 @@ evidence span was found within k (or a labelled chunk retrieved), under any chun
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from workbench.evaluation import (
     mcnemar_exact,
     mean_interval,
 )
-from workbench.generation.context import AssembledContext, assemble_context
+from workbench.generation.context import AssembledContext, CountTokens, assemble_context
 from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
@@ -144,7 +144,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
                         user_groups: Iterable[str] | None = None,
-                        budget_tokens: int | None = None, count_tokens: Any = None,
+                        budget_tokens: int | None = None, count_tokens: CountTokens = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
                         threshold: int = 1, progress: bool = False,
                         include_superseded: bool = False,
@@ -184,9 +184,10 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
         chunk = by_id.get(cid)
         return chunk is not None and can_read_chunk(groups, chunk, docs.get(chunk.doc_id))
 
-    assemble = {"chunks_by_id": by_id, "documents": docs, "user_groups": groups,
-                "budget_tokens": budget_tokens, "count_tokens": count_tokens,
-                "include_superseded": include_superseded, "assembly": assembly}
+    assemble = functools.partial(assemble_context, chunks_by_id=by_id, documents=docs,
+                                 user_groups=groups, budget_tokens=budget_tokens,
+                                 count_tokens=count_tokens,
+                                 include_superseded=include_superseded, assembly=assembly)
     requests: list[tuple[str, AssembledContext]] = []
     keys: list[tuple[str, str]] = []
     retrieved: dict[str, tuple[str, ...]] = {}
@@ -211,9 +212,9 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                 # the user's view: what they may not read finds nothing for them
                 seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]
                 found_rank[item.qid] = relevance.retrieved_rank(item.qid, seen)
-            contexts[item.qid, "live"] = assemble_context(hits, **assemble)
+            contexts[item.qid, "live"] = assemble(hits)
         if "oracle" in modes:
-            contexts[item.qid, "oracle"] = assemble_context(all_gold, **assemble)
+            contexts[item.qid, "oracle"] = assemble(all_gold)
         for mode in modes:
             requests.append((item.question, contexts[item.qid, mode]))
             keys.append((item.qid, mode))
