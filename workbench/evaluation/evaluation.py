@@ -396,7 +396,7 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
 def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
              chunks: Sequence[Chunk] | None = None, *,
              metrics: Sequence[str | Metric] | None = None, k: int = 5, level: str = "chunk",
-             threshold: int = 1,
+             grade_threshold: int = 1,
              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
              params: Mapping[str, Any] | None = None, progress: bool = False,
              documents: Mapping[str, Document] | None = None,
@@ -409,7 +409,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     ranks documents where their best chunk ranks, and k then counts documents (chunks are
     retrieved until k distinct documents are ranked). Chunk-id labels that name documents
     (BEIR qrels) are scored at document level automatically, with a warning.
-    ``threshold`` is the lowest relevant grade of chunk-id labels; ``evidence_threshold``
+    ``grade_threshold`` is the lowest relevant grade of chunk-id labels;
+    ``evidence_threshold``
     the share of a span's non-blank characters that makes it found. ``relevance`` reuses
     judgments already made for this golden set, chunking and thresholds (a sweep scores many
     configurations of one chunking); one made otherwise is refused.
@@ -463,15 +464,15 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
             raise ValueError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
                              "need evidence items scored at level='chunk'; documents have no "
                              "spans, so leave them out at level='document'")
-        frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
+        frame, excluded = _score_documents(run, items, by_id, parsed, grade_threshold)
     else:
         if relevance is None:
             relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
                                   evidence_threshold=evidence_threshold,
-                                  grade_threshold=threshold, documents=documents,
+                                  grade_threshold=grade_threshold, documents=documents,
                                   chunking_complete=given is not None)
         else:
-            _check_relevance(relevance, items, by_id, threshold, evidence_threshold)
+            _check_relevance(relevance, items, by_id, grade_threshold, evidence_threshold)
         scores = relevance.score(run.ranked(), parsed)
         rows = [(m.name, q, relevance.label(q), v) for m in parsed
                 for q, v in scores.values[m.name].items()]
@@ -487,14 +488,15 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 
 
 def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
-                     by_id: Mapping[str, Chunk] | None, threshold: int,
+                     by_id: Mapping[str, Chunk] | None, grade_threshold: int,
                      evidence_threshold: float) -> None:
     """Refuse judgments made for other thresholds, another chunking or other golden items."""
-    if (relevance.grade_threshold, relevance.evidence_threshold) != (threshold,
+    if (relevance.grade_threshold, relevance.evidence_threshold) != (grade_threshold,
                                                                      float(evidence_threshold)):
-        raise ValueError(f"relevance=... was judged at threshold={relevance.grade_threshold}, "
+        raise ValueError(f"relevance=... was judged at grade_threshold="
+                         f"{relevance.grade_threshold}, "
                          f"evidence_threshold={relevance.evidence_threshold:g}, and evaluate was "
-                         f"asked for threshold={threshold}, evidence_threshold="
+                         f"asked for grade_threshold={grade_threshold}, evidence_threshold="
                          f"{evidence_threshold:g}: pass the same thresholds to both")
     where = None if by_id is None else {c.id: (c.doc_id, c.start, c.end) for c in by_id.values()}
     if where != (None if relevance.index is None else relevance.index.where):
@@ -508,15 +510,15 @@ def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
 
 
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
-                     parsed: Sequence[Metric], threshold: int
+                     parsed: Sequence[Metric], grade_threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     # the documents holding each answer, graded by their best labelled chunk; a label that
     # names no chunk names a document (document qrels read as chunk ids)
     qrels = {i.qid: i.doc_grades(by_id, labels_may_name_documents=True)
              for i in items if i.answerable}
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()
-    scores = score_queries(qrels, ranked, parsed, threshold=threshold)
-    label = relevance_label("document", threshold)
+    scores = score_queries(qrels, ranked, parsed, grade_threshold=grade_threshold)
+    label = relevance_label("document", grade_threshold)
     rows = [(name, q, label, float(v)) for name, values in scores.values.items()
             for q, v in zip(scores.qids, values, strict=True)]
     excluded = {"unanswerable": [i.qid for i in items if not i.answerable],

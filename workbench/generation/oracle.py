@@ -146,7 +146,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                         user_groups: Iterable[str] | None = None,
                         budget_tokens: int | None = None, count_tokens: CountTokens = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
-                        threshold: int = 1, progress: bool = False,
+                        grade_threshold: int = 1, progress: bool = False,
                         include_superseded: bool = False,
                         evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                         assembly: str = "workbench") -> GenerationResult:
@@ -154,7 +154,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     this chunking that hold it, at most ``k``, as the live run gets) and live mode (the
     retriever's top ``k``), both through the same context assembly (ACL, versions, dedup,
     budget), and grade each answer. Unanswerable items get an empty oracle context (a
-    perfect retriever finds nothing). Relevance (``threshold`` for chunk-id labels,
+    perfect retriever finds nothing). Relevance (``grade_threshold`` for chunk-id labels,
     ``evidence_threshold`` for spans) is judged as in :func:`workbench.evaluate`.
 
     ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
@@ -174,7 +174,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     wanted = set(qids) if qids is not None else None
     items = [i for i in gs if wanted is None or i.qid in wanted]
     relevance = Relevance([i for i in items if i.answerable], chunks,
-                          evidence_threshold=evidence_threshold, grade_threshold=threshold)
+                          evidence_threshold=evidence_threshold, grade_threshold=grade_threshold)
     by_id = {c.id: c for c in chunks}
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})

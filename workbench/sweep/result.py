@@ -351,7 +351,7 @@ def _bucket(rank: int | None, buckets: Sequence[tuple[int, int, str]]) -> str:
 
 def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
                               golden: GoldenSet | None = None,
-                              chunks: Sequence[Chunk] | None = None, threshold: int = 1,
+                              chunks: Sequence[Chunk] | None = None, grade_threshold: int = 1,
                               evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                               column: str = "category",
                               buckets: Sequence[tuple[int, int, str]] = RANK_BUCKETS
@@ -373,7 +373,7 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
     groups = dict(zip(frame["qid"], frame[column], strict=True))
     if golden is not None:
         relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold,
-                              grade_threshold=threshold)
+                              grade_threshold=grade_threshold)
         hits = ev.runs[system].hits
         found: Mapping[str, int | None] = {
             q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])
