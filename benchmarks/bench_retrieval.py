@@ -188,13 +188,13 @@ def bench_bm25(n: int, n_queries: int, numba: bool) -> None:
 def _dense_row(n: int, dim: int, n_queries: int, rng: np.random.Generator,
                given: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     from workbench.retrieval.dense import DenseRetriever
-    from workbench.retrieval.encoders import normalise
+    from workbench.retrieval.encoders import unit_vectors
 
     if given is not None:
         vectors, queries = given
     else:
-        vectors = normalise(rng.standard_normal((n, dim), dtype=np.float32))
-        queries = normalise(rng.standard_normal((n_queries, dim), dtype=np.float32))
+        vectors = unit_vectors(rng.standard_normal((n, dim), dtype=np.float32))
+        queries = unit_vectors(rng.standard_normal((n_queries, dim), dtype=np.float32))
     ids = [f"c{i}" for i in range(n)]
     exact_build, exact = timed(lambda: DenseRetriever.from_vectors(ids, vectors, index="exact"))
     hnsw_build, hnsw = timed(lambda: DenseRetriever.from_vectors(ids, vectors, index="hnsw"))
@@ -324,7 +324,7 @@ def bench_ordering(n: int, n_queries: int, n_vectors: int, dim: int = 384) -> No
     """Search time with the shared top_k vs the inline ordering it replaced, in one run."""
     from workbench.ranking import top_k
     from workbench.retrieval.dense import DenseRetriever
-    from workbench.retrieval.encoders import normalise
+    from workbench.retrieval.encoders import unit_vectors
 
     chunks, questions, source = passages_and_queries(n)
     bm25 = BM25Retriever(chunks)
@@ -341,12 +341,12 @@ def bench_ordering(n: int, n_queries: int, n_vectors: int, dim: int = 384) -> No
                      "before_ms_p50": before_ms, "after_ms_p50": after_ms,
                      "identical": before == after})
     rng = np.random.default_rng(0)
-    vectors = normalise(rng.standard_normal((n_vectors, dim), dtype=np.float32))
+    vectors = unit_vectors(rng.standard_normal((n_vectors, dim), dtype=np.float32))
     # ties on purpose: every vector appears twice under two ids
     vectors = np.concatenate([vectors, vectors])
     ids = [f"c{i}" for i in range(len(vectors))]
     dense = DenseRetriever.from_vectors(ids, vectors, index="exact")
-    qvecs = normalise(rng.standard_normal((n_queries, dim), dtype=np.float32))
+    qvecs = unit_vectors(rng.standard_normal((n_queries, dim), dtype=np.float32))
     before_ms, before = per_query_ms(
         lambda q: [ids[i] for i in _before_dense(dense.vectors @ q, ids, 10)], qvecs)
     after_ms, after = per_query_ms(

@@ -49,7 +49,7 @@ from workbench.retrieval.encoders import (
     encoder_languages,
     get_encoder,
     language_warning,
-    normalise,
+    unit_vectors,
 )
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
 from workbench.retrieval.hybrid import (
@@ -82,8 +82,8 @@ __all__ = [
     "OpenVinoE5Encoder", "ParentRetriever", "RerankedRetriever", "Reranker", "Retriever",
     "SentenceTransformerEncoder", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
-    "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "weighted_fuse", "wrap",
+    "model_slug", "moved", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
+    "tokenize", "unit_vectors", "weighted_fuse", "wrap",
 ]
 
 

@@ -21,7 +21,7 @@ from workbench.retrieval.encoders import (
     choose_encoder,
     get_encoder,
     language_warning,
-    normalise,
+    unit_vectors,
 )
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class DenseRetriever:
         self.name = name
         self.ids = ids
         dim = vectors.shape[1] if vectors.ndim == 2 else 0
-        self.vectors = normalise(vectors) if len(ids) else np.zeros((0, dim), np.float32)
+        self.vectors = unit_vectors(vectors) if len(ids) else np.zeros((0, dim), np.float32)
         self.ef_search = ef_search
         self.threads = threads
         self._prefetched: dict[str, np.ndarray] = {}  # query -> vector (prefetch_queries)
@@ -177,14 +177,14 @@ class DenseRetriever:
 
     def _query_vectors(self, queries: Sequence[str] | np.ndarray) -> np.ndarray:
         if isinstance(queries, np.ndarray):
-            return normalise(queries)
+            return unit_vectors(queries)
         queries = list(queries)
         memo = self._prefetched
         if memo and all(q in memo for q in queries):
             return np.stack([memo[q] for q in queries])
         if self.encoder is None:
             raise ValueError("this retriever was built from vectors without an encoder")
-        return normalise(self.encoder.encode_queries(queries))
+        return unit_vectors(self.encoder.encode_queries(queries))
 
     def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:
         """Encode ``queries`` in one batch (through the cache, when the retriever has one)
@@ -197,11 +197,11 @@ class DenseRetriever:
             qvecs = self.cache.embed(self.encoder, queries, kind="query", progress=progress)
         else:
             qvecs = self.encoder.encode_queries(queries)
-        self._prefetched = dict(zip(queries, normalise(qvecs), strict=True))
+        self._prefetched = dict(zip(queries, unit_vectors(qvecs), strict=True))
 
     def search_vectors(self, qvecs: np.ndarray, k: int) -> list[list[Hit]]:
         """Top-k hits for each row of ``qvecs`` (query vectors)."""
-        qvecs = normalise(qvecs)
+        qvecs = unit_vectors(qvecs)
         if k <= 0 or not len(self.ids):
             return [[] for _ in range(len(qvecs))]
         if self.index_kind == "hnsw":
