@@ -28,7 +28,7 @@ from workbench.evaluation import (
     mean_interval,
 )
 from workbench.generation.context import AssembledContext, CountTokens, assemble_context
-from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
+from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
@@ -283,8 +283,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
     rows = []
     for n, (item, donor) in enumerate(meta):
         a, b = answers[2 * n], answers[2 * n + 1]
-        ta, tb = set(normalize(a.text)), set(normalize(b.text))
-        unchanged = normalize(a.text) == normalize(b.text)
+        ta, tb = set(answer_tokens(a.text)), set(answer_tokens(b.text))
+        unchanged = answer_tokens(a.text) == answer_tokens(b.text)
         passed_swap = grade_answer(item, b).passed
         rows.append({"qid": item.qid, "donor_qid": donor.qid, "question": item.question,
                      "answer": a.text, "swapped_answer": b.text,
