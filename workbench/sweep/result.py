@@ -111,7 +111,7 @@ class SweepResult(Evaluation):
         if metric in self.metrics:
             return metric
         ks = self._config_table["k_value"].unique()
-        if metric.endswith("@k") and len(ks) == 1:
+        if len(ks) == 1:  # a template (recall@k) at the sweep's one k
             concrete = at_k(metric, int(ks[0]))
             if concrete in self.metrics:
                 return concrete
