@@ -23,7 +23,7 @@ import numpy as np
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import load_folder
 from workbench.retrieval.encoders import get_encoder
-from workbench.retrieval.models import set_torch_threads
+from workbench.runtime.models import set_torch_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,6 +19,12 @@
    once ``benchmarks/chroma_chunking.py`` has run).
 3. **Embedding cache**: MiniLM throughput on a few hundred texts with the cache cold, warm
    in memory, and warm from disk (a fresh cache object reading the shards).
+4. **The shared ordering** (``workbench.ranking.top_k``, ``--skip`` the others to run it
+   alone): BM25 and exact dense search as they are now vs the same searches with the inline
+   ordering each had before (copied below as the reference: BM25's argpartition + lexsort
+   over a precomputed id order, dense's partition + a Python sort of the pool), on the same
+   scores, with the outputs checked identical. Queries that match fewer than k chunks make
+   BM25's tie pool every zero-scored chunk: those are timed apart.
 """
 
 from __future__ import annotations
@@ -182,13 +188,13 @@ def bench_bm25(n: int, n_queries: int, numba: bool) -> None:
 def _dense_row(n: int, dim: int, n_queries: int, rng: np.random.Generator,
                given: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     from workbench.retrieval.dense import DenseRetriever
-    from workbench.retrieval.encoders import normalise
+    from workbench.retrieval.encoders import unit_vectors
 
     if given is not None:
         vectors, queries = given
     else:
-        vectors = normalise(rng.standard_normal((n, dim), dtype=np.float32))
-        queries = normalise(rng.standard_normal((n_queries, dim), dtype=np.float32))
+        vectors = unit_vectors(rng.standard_normal((n, dim), dtype=np.float32))
+        queries = unit_vectors(rng.standard_normal((n_queries, dim), dtype=np.float32))
     ids = [f"c{i}" for i in range(n)]
     exact_build, exact = timed(lambda: DenseRetriever.from_vectors(ids, vectors, index="exact"))
     hnsw_build, hnsw = timed(lambda: DenseRetriever.from_vectors(ids, vectors, index="hnsw"))
@@ -287,6 +293,80 @@ def bench_cache(n_texts: int) -> None:
     print(table.round(3).to_string())
 
 
+def _before_bm25(bm25: BM25Retriever, id_order: np.ndarray, query: str, k: int) -> list[str]:
+    """BM25Retriever.search as it was before workbench.ranking (the reference)."""
+    scores = bm25.scores(query)
+    k = min(k, len(scores))
+    if k <= 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    cutoff = scores[top].min()
+    pool = np.flatnonzero(scores >= cutoff)
+    ranked = pool[np.lexsort((-id_order[pool], -scores[pool]))][:k]
+    return [bm25.chunk_ids[i] for i in ranked]
+
+
+def _before_dense(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
+    """dense.top_k_indices as it was before workbench.ranking (the reference)."""
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return []
+    if k < n:
+        kth = np.partition(scores, n - k)[n - k]
+        candidates = np.flatnonzero(scores >= kth)
+    else:
+        candidates = np.arange(n)
+    order = sorted(candidates.tolist(), key=lambda i: (float(scores[i]), ids[i]), reverse=True)
+    return order[:k]
+
+
+def bench_ordering(n: int, n_queries: int, n_vectors: int, dim: int = 384) -> None:
+    """Search time with the shared top_k vs the inline ordering it replaced, in one run."""
+    from workbench.ranking import top_k
+    from workbench.retrieval.dense import DenseRetriever
+    from workbench.retrieval.encoders import unit_vectors
+
+    chunks, questions, source = passages_and_queries(n)
+    bm25 = BM25Retriever(chunks)
+    id_order = np.argsort(np.argsort(bm25.chunk_ids, kind="stable"))
+    matched = [q for q in questions if np.count_nonzero(bm25.scores(q)) >= 10][:n_queries]
+    sparse = [f"{q} zzqx" for q in ("ERR-4031", "xylograph", "quux")]  # < 10 chunks match
+    rows = []
+    for label, queries in (("BM25, queries matching >= 10 chunks", matched),
+                           ("BM25, queries matching < 10 (pool = all zero scores)", sparse)):
+        before_ms, before = per_query_ms(lambda q: _before_bm25(bm25, id_order, q, 10), queries)
+        after_ms, after = per_query_ms(lambda q: [h.chunk_id for h in bm25.search(q, 10)],
+                                       queries)
+        rows.append({"search": f"{label} ({len(queries)} queries, {n:,} chunks)",
+                     "before_ms_p50": before_ms, "after_ms_p50": after_ms,
+                     "identical": before == after})
+    rng = np.random.default_rng(0)
+    vectors = unit_vectors(rng.standard_normal((n_vectors, dim), dtype=np.float32))
+    # ties on purpose: every vector appears twice under two ids
+    vectors = np.concatenate([vectors, vectors])
+    ids = [f"c{i}" for i in range(len(vectors))]
+    dense = DenseRetriever.from_vectors(ids, vectors, index="exact")
+    qvecs = unit_vectors(rng.standard_normal((n_queries, dim), dtype=np.float32))
+    before_ms, before = per_query_ms(
+        lambda q: [ids[i] for i in _before_dense(dense.vectors @ q, ids, 10)], qvecs)
+    after_ms, after = per_query_ms(
+        lambda q: [h.chunk_id for h in dense.search_vectors(q[None, :], 10)[0]], qvecs)
+    rows.append({"search": f"dense exact ({len(qvecs)} queries, {len(ids):,} vectors, "
+                           "each twice)", "before_ms_p50": before_ms, "after_ms_p50": after_ms,
+                 "identical": before == after})
+    row = dense.vectors @ qvecs[0]
+    order_before, _ = per_query_ms(lambda _: _before_dense(row, ids, 10), range(50))
+    order_after, _ = per_query_ms(lambda _: top_k(ids, row, 10), range(50))
+    rows.append({"search": f"ordering alone, one dense score row ({len(ids):,})",
+                 "before_ms_p50": order_before, "after_ms_p50": order_after,
+                 "identical": _before_dense(row, ids, 10) == top_k(ids, row, 10).tolist()})
+    table = pd.DataFrame(rows).set_index("search")
+    table["after_x_before"] = table["after_ms_p50"] / table["before_ms_p50"]
+    print(f"\n## The shared ordering (workbench.ranking.top_k) vs the inline ordering it "
+          f"replaced — {source}")
+    print(table.round(3).to_string())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passages", type=int, default=50_000, help="BM25 corpus size")
@@ -295,7 +375,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000", help="dense index sizes")
     ap.add_argument("--texts", type=int, default=300, help="texts for the cache benchmark")
     ap.add_argument("--numba", action="store_true", help="also time bm25s' numba backend")
-    ap.add_argument("--skip", default="", help="comma-separated: bm25,dense,cache")
+    ap.add_argument("--skip", default="", help="comma-separated: bm25,dense,cache,order")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     if "bm25" not in skip:
@@ -304,6 +384,9 @@ def main() -> None:
         bench_dense([int(s) for s in args.sizes.split(",") if s])
     if "cache" not in skip:
         bench_cache(args.texts)
+    if "order" not in skip:
+        bench_ordering(args.passages, args.bm25_queries, max(int(s) for s in
+                                                             args.sizes.split(",") if s) // 2)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ import pytest
 from workbench.corpus import Chunk
 from workbench.io import temp_files
 from workbench.retrieval import cache as cache_module
-from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, cache_dir, text_hash
+from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, text_hash
 from workbench.retrieval.shards import is_temp_file
+from workbench.runtime import cache_dir
 
 
 class CountingEncoder:

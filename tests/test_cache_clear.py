@@ -13,7 +13,7 @@ from workbench.cli import main
 from workbench.generation.answer_cache import GenerationCache
 from workbench.generation.prompt import Answer
 from workbench.retrieval import EmbeddingCache
-from workbench.retrieval.shards import CACHE_MARKER, MODEL_SOURCE_FILE, mark_cache_folder
+from workbench.runtime import CACHE_MARKER, MODEL_SOURCE_FILE, mark_cache_folder
 
 
 class Fake:

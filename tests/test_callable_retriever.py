@@ -240,3 +240,13 @@ def test_ties_of_located_hits_are_ordered_by_score_then_chunk_id_then_cut(picks,
     assert [(h.score, h.chunk_id) for h in hits] == expected
     assert [h.rank for h in hits] == list(range(1, len(expected) + 1))
     assert all(h.chunk is not None and h.chunk.id == h.chunk_id for h in hits)
+
+
+def test_wrap_is_the_way_in_for_a_callable():
+    """``wb.wrap`` takes a callable with or without the corpus (chunk-id hits need none) and
+    gives the CallableRetriever the rules above; CallableRetriever is not a top-level name."""
+    import workbench as wb
+
+    wrapped = wb.wrap(lambda q: [("b#0", 1.0), ("a#0", 1.0), ("c#0", 0.5)], name="prod")
+    assert [h.chunk_id for h in wrapped.search("q", 2)] == ["b#0", "a#0"]
+    assert wrapped.name == "prod" and "CallableRetriever" not in wb.__all__

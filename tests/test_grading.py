@@ -12,12 +12,12 @@ from workbench.generation.context import context_from_passages
 from workbench.generation.grading import (
     Grade,
     LLMJudge,
+    answer_tokens,
     best_subspan_em,
     grade_answer,
     is_refusal,
     missing_mentions,
     must_mention,
-    normalize,
     split_claims,
 )
 from workbench.golden import GoldenItem
@@ -45,7 +45,7 @@ from workbench.golden import GoldenItem
     ("header Retry-After tells you", "Retry-After"),
 ])
 def test_must_mention_normalises(answer, required):
-    assert must_mention(answer, [required]), (normalize(answer), normalize(required))
+    assert must_mention(answer, [required]), (answer_tokens(answer), answer_tokens(required))
 
 
 @pytest.mark.parametrize("answer, required", [
@@ -185,4 +185,4 @@ def test_best_subspan_em():
 ])
 def test_must_mention_finds_han_after_latin_or_digits(answer, required):
     """A Latin or digit word stops where Han (or Hangul) begins."""
-    assert must_mention(answer, [required]), normalize(answer)
+    assert must_mention(answer, [required]), answer_tokens(answer)

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "workbench"
 # The flow of DESIGN.md section 2, lowest first. A module may import only from its own
 # package or from a lower layer; packages in one layer may import each other (no cycles).
 LAYERS: list[tuple[str, ...]] = [
-    ("io", "text"),
+    ("io", "text", "ranking", "runtime"),
     ("corpus",),
     ("golden",),
     ("chunking",),
@@ -167,6 +167,25 @@ def test_named_layer_rules(lower, higher):
     assert not bad, "\n".join(bad)
 
 
+def test_generation_takes_caches_and_model_loading_from_runtime():
+    """Cache folders and LazyModel serve retrieval and generation alike, so they live in
+    the lowest layer (workbench.runtime), and generation never reaches into retrieval for them."""
+    import workbench.runtime
+
+    shared = set(workbench.runtime.__all__)
+    bad = [f"{module}:{imp.line} imports {imp.target} {imp.names}"
+           for module, imports in IMPORTS.items() if _step(module) == "generation"
+           for imp in imports if _step(imp.target) == "retrieval"
+           and (imp.target in ("workbench.retrieval.shards", "workbench.retrieval.cache")
+                or shared & set(imp.names))]
+    assert not bad, "\n".join(bad)
+    owners = [m for m in IMPORTABLE if m.startswith("workbench.")
+              and {"LazyModel", "cache_dir"} & set(getattr(
+                  __import__(m, fromlist=["__all__"]), "__all__", ()))]
+    assert sorted(owners) == ["workbench.runtime", "workbench.runtime.caches",
+                              "workbench.runtime.models"], owners
+
+
 def test_lower_steps_never_import_higher_ones():
     bad = []
     for module, imports in IMPORTS.items():
@@ -288,7 +307,7 @@ PUBLIC = {
                "to_argilla", "to_label_studio"],
     "chunking": ["Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
                  "RecursiveChunker", "SentenceChunker", "chunk_corpus", "parse_chunker"],
-    "retrieval": ["BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder", "Hit",
+    "retrieval": ["BM25Retriever", "DenseRetriever", "Encoder", "Hit",
                   "HybridRetriever", "RerankedRetriever", "Reranker", "Retriever", "get_encoder",
                   "make_retriever", "wrap"],
     "metrics": ["Metric", "Relevance", "read_trec_qrels", "read_trec_run", "write_trec_qrels",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import HANDBOOK
 from workbench.corpus import Document, load_folder
-from workbench.corpus.locate import LocateError, Locator, RawOffsets, normalise, raw_texts
+from workbench.corpus.locate import LocateError, Locator, RawOffsets, matching_form, raw_texts
 
 TEXT = ("Refunds are paid within 30 days.\n\nThe  item must be unused.\tKeep the receipt.\n"
         "Caf\u00e9 staff ﬁle returns. Refunds are paid within 30 days.\n")
@@ -48,7 +48,7 @@ def test_an_offset_hint_resolves_ambiguity_only_when_it_points_at_an_occurrence(
 def test_whitespace_and_unicode_differences_are_matched_after_normalisation(hit):
     loc = locator().locate(hit, "d")
     assert loc.how == "normalised"
-    assert normalise(TEXT[loc.start:loc.end]) == normalise(hit)
+    assert matching_form(TEXT[loc.start:loc.end]) == matching_form(hit)
     assert not TEXT[loc.start].isspace() and not TEXT[loc.end - 1].isspace()
 
 
@@ -190,22 +190,23 @@ def test_located_offsets_round_trip_over_generated_chunkings(case):
     loc = Locator([Document("d", text)])
     for a, b in spans:
         hit = _perturbed(text[a:b], perturb)
-        if not normalise(hit):
+        if not matching_form(hit):
             continue
         try:
             got = loc.locate(hit, "d")
         except LocateError as exc:
             assert exc.kind == "ambiguous", str(exc)
-            assert occurrences(text, hit) > 1 or occurrences(normalise(text), normalise(hit)) > 1
+            assert occurrences(text, hit) > 1 \
+                or occurrences(matching_form(text), matching_form(hit)) > 1
             continue
-        assert normalise(text[got.start:got.end]) == normalise(hit)
+        assert matching_form(text[got.start:got.end]) == matching_form(hit)
         if got.how == "exact":
             assert text[got.start:got.end] == hit
             if perturb == "none" and occurrences(text, hit) == 1:
                 assert (got.start, got.end) == (a, b)
         # the offsets as a hint always give back a span with the same text
         again = loc.locate(hit, "d", start=got.start)
-        assert normalise(text[again.start:again.end]) == normalise(hit)
+        assert matching_form(text[again.start:again.end]) == matching_form(hit)
 
 
 @settings(max_examples=100, deadline=None)
@@ -270,7 +271,7 @@ def test_a_quote_with_other_whitespace_locates_at_the_same_offsets(data):
     j = data.draw(st.integers(i + 1, len(words) - 1))
     start = len("Intro line.\n\n") + starts[i]
     exact = doc.text[start:len("Intro line.\n\n") + starts[j] + len(words[j])]
-    norm, needle = normalise(doc.text), normalise(exact)
+    norm, needle = matching_form(doc.text), matching_form(exact)
     assume(sum(norm.startswith(needle, p) for p in range(len(norm))) == 1)  # overlaps too
     copied = re.sub(r"\s+", lambda m: data.draw(WHITESPACE), exact)
     span = Span.locate(doc, copied)

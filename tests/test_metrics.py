@@ -59,7 +59,7 @@ def test_trec_eval_per_query_and_mean(qrels_name: str, out_name: str, threshold:
     # out.test.aq holds P_5..P_1000, recall_*, ndcg_cut_*, map_cut_*, success_1/5/10, ...
     assert {"map", "recip_rank", "P_5", "recall_10", "ndcg_cut_10", "success_5"} <= set(measures)
     scores = score_queries(
-        read_trec_qrels(qrels_p), read_trec_run(run_p), measures, threshold=threshold
+        read_trec_qrels(qrels_p), read_trec_run(run_p), measures, grade_threshold=threshold
     )
     assert scores.qids == sorted(q for q in expected if q != "all")
     assert scores.excluded_no_relevant == []
@@ -139,7 +139,7 @@ def test_seed_worked_example() -> None:
     assert 3 + 2 / math.log2(3) + 1 / 2 == pytest.approx(4.7619, abs=1e-4)
     assert got["ndcg_retrieved@5"] == pytest.approx(0.6176, abs=1e-4)
     assert got["ndcg@5"] == pytest.approx(0.5166, abs=1e-4)
-    strict = mean_scores(qrels, run, ["P@5", "recall@5", "ndcg@5"], threshold=2)
+    strict = mean_scores(qrels, run, ["P@5", "recall@5", "ndcg@5"], grade_threshold=2)
     assert strict["P@5"] == pytest.approx(0.4)
     assert strict["recall@5"] == pytest.approx(2 / 3)
     assert strict["ndcg@5"] == pytest.approx(got["ndcg@5"])  # gains ignore the threshold
@@ -267,7 +267,7 @@ def test_result_keys_are_the_names_passed() -> None:
 
 def test_bad_threshold_and_missing_option() -> None:
     with pytest.raises(ValueError, match="threshold"):
-        score_queries({"q": {"a": 1}}, {"q": ["a"]}, ["mrr"], threshold=0)
+        score_queries({"q": {"a": 1}}, {"q": ["a"]}, ["mrr"], grade_threshold=0)
     with pytest.raises(ValueError, match="missing"):
         score_queries({"q": {"a": 1}}, {"q": ["a"]}, ["mrr"], missing="drop")  # type: ignore[arg-type]
 
@@ -298,7 +298,7 @@ def test_matches_pytrec_eval_on_random_runs_with_ties(seed: int) -> None:
     measures = ["P_1", "P_5", "P_10", "P_100", "recall_5", "recall_20", "ndcg_cut_3",
                 "ndcg_cut_10", "ndcg", "recip_rank", "map", "map_cut_10", "Rprec", "success_5"]
     for threshold in (1, 2):
-        ours = score_queries(qrels, run, measures, threshold=threshold)
+        ours = score_queries(qrels, run, measures, grade_threshold=threshold)
         ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=threshold)
         ref = ev.evaluate(run)
         # pytrec_eval keeps queries without relevant documents (all zeros); we drop them.
@@ -315,7 +315,7 @@ def test_no_relevant_zero_keeps_ndcg_gains_as_trec_eval_ignores_the_level() -> N
     s = score_queries({"q": {"a": 1}}, {"q": ["a"]}, ["ndcg", "ndcg@5", "ndcg_retrieved@5",
                                                       "P@5", "recall@5", "mrr", "map",
                                                       "r_precision", "hit_rate@5"],
-                      threshold=2, no_relevant="zero")
+                      grade_threshold=2, no_relevant="zero")
     assert s.qids == ["q"]
     assert {m: float(v[0]) for m, v in s.values.items()} == {
         "ndcg": 1.0, "ndcg@5": 1.0, "ndcg_retrieved@5": 1.0, "P@5": 0.0, "recall@5": 0.0,
@@ -329,7 +329,7 @@ def test_no_relevant_zero_matches_pytrec_eval_on_every_query(seed: int) -> None:
     measures = ["P_5", "recall_5", "ndcg_cut_10", "ndcg", "recip_rank", "map", "Rprec",
                 "success_5"]
     for threshold in (2, 3):
-        ours = score_queries(qrels, run, measures, threshold=threshold, no_relevant="zero")
+        ours = score_queries(qrels, run, measures, grade_threshold=threshold, no_relevant="zero")
         ref = pytrec_eval.RelevanceEvaluator(qrels, set(measures),
                                              relevance_level=threshold).evaluate(run)
         assert ours.qids == sorted(ref)
@@ -402,7 +402,7 @@ def qrels_and_runs(draw: st.DrawFn) -> tuple[dict, dict, int]:
 @given(qrels_and_runs())
 def test_properties(data: tuple[dict, dict, int]) -> None:
     qrels, run, threshold = data
-    s = score_queries(qrels, run, ALL_METRICS, threshold=threshold)
+    s = score_queries(qrels, run, ALL_METRICS, grade_threshold=threshold)
     no_rel = sorted(q for q in qrels if not any(g >= threshold for g in qrels[q].values()))
     assert s.excluded_no_relevant == no_rel
     assert s.qids == sorted(set(qrels) - set(no_rel))
@@ -415,7 +415,7 @@ def test_properties(data: tuple[dict, dict, int]) -> None:
     assert np.all(np.diff(np.stack([s.values[f"recall@{k}"] for k in (1, 3, 5, 20)]), axis=0)
                   >= 0)
     ranked = ranked_lists(run)
-    as_lists = score_queries(qrels, ranked, ALL_METRICS, threshold=threshold)
+    as_lists = score_queries(qrels, ranked, ALL_METRICS, grade_threshold=threshold)
     for m in ALL_METRICS:  # locating documents by score == sorting like trec_eval
         np.testing.assert_allclose(s.values[m], as_lists.values[m], rtol=0, atol=1e-12)
     for i, q in enumerate(s.qids):

@@ -1,6 +1,6 @@
 """``workbench cache info | clear``: what the cache folder holds, and emptying it.
 
-The cache folder is :func:`workbench.retrieval.cache_dir` (``--cache DIR``, else
+The cache folder is :func:`workbench.runtime.cache_dir` (``--cache DIR``, else
 ``$WORKBENCH_CACHE``, else ``$XDG_CACHE_HOME/workbench`` or ``~/.cache/workbench``): the
 embeddings in ``embeddings/`` (per model and kind), the generated answers in
 ``generations/`` and the local generator's converted model in ``models/``, or in
@@ -45,14 +45,14 @@ def _files(folder: Path, pattern: str = "*") -> tuple[int, int]:
 
 def _models(folder: Path) -> list[Path]:
     """The converted models in ``folder``: what ``clear`` would delete."""
-    from workbench.retrieval.shards import MODEL_SOURCE_FILE
+    from workbench.runtime import MODEL_SOURCE_FILE
 
     return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
                   and (p / MODEL_SOURCE_FILE).is_file()) if folder.is_dir() else []
 
 
 def _where(given: str | None) -> str:
-    from workbench.retrieval import CACHE_ENV
+    from workbench.runtime import CACHE_ENV
 
     if given:
         return "given with --cache"
@@ -63,8 +63,8 @@ def _where(given: str | None) -> str:
 
 def run_cache_command(args: argparse.Namespace) -> int:
     from workbench.generation.local import model_cache_root
-    from workbench.retrieval import EmbeddingCache, cache_dir
-    from workbench.retrieval.shards import EMBEDDINGS_DIR, GENERATIONS_DIR, check_cache_folder
+    from workbench.retrieval import EmbeddingCache
+    from workbench.runtime import EMBEDDINGS_DIR, GENERATIONS_DIR, cache_dir, check_cache_folder
 
     root = cache_dir(args.cache)
     folders = _Folders(root, root / GENERATIONS_DIR, model_cache_root(args.cache))
@@ -112,7 +112,7 @@ def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
 
 
 def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
-    from workbench.retrieval.shards import (
+    from workbench.runtime import (
         GENERATIONS_DIR,
         MODELS_DIR,
         check_cache_folder,

@@ -79,8 +79,7 @@ def _generation_gate(args: argparse.Namespace, path: Path) -> int:
         update_generation_baseline,
     )
     from workbench.generation.local import LocalGenerator
-    from workbench.retrieval import cache_dir
-    from workbench.retrieval.shards import GENERATIONS_DIR
+    from workbench.runtime import GENERATIONS_DIR, cache_dir
 
     if not path.exists() and not args.update_baseline:
         raise FileNotFoundError(f"{path}: generation baseline not found; create it with "

@@ -53,7 +53,7 @@ def run_trec_command(args: argparse.Namespace) -> int:
             labels.append(name)
     # trec_eval's semantics under trec_eval's labels: topics without a relevant document are
     # averaged in as zeros (the workbench elsewhere excludes and counts them)
-    scores = score_queries(qrels, run, names, threshold=args.threshold, no_relevant="zero")
+    scores = score_queries(qrels, run, names, grade_threshold=args.threshold, no_relevant="zero")
     means = scores.mean()
     print(f"{'num_q':<22}\tall\t{len(scores.qids)}")
     for name, label in zip(names, labels, strict=True):
@@ -129,8 +129,8 @@ def chunk_with_progress(spec: str, corpus: Any, args: argparse.Namespace | None 
 
 
 def embedding_cache(args: argparse.Namespace) -> Any:
-    from workbench.retrieval import EmbeddingCache, cache_dir
-    from workbench.retrieval.shards import EMBEDDINGS_DIR
+    from workbench.retrieval import EmbeddingCache
+    from workbench.runtime import EMBEDDINGS_DIR, cache_dir
 
     return EmbeddingCache(cache_dir(getattr(args, "cache", None)) / EMBEDDINGS_DIR)
 
@@ -224,13 +224,9 @@ MAX_CATEGORY_ROWS = 12
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from workbench.evaluation import (
-        INTERVAL_NOTE,
-        default_metrics,
-        describe_relevance,
-        evaluate,
-    )
+    from workbench.evaluation import INTERVAL_NOTE, describe_relevance, evaluate
     from workbench.evaluation.pipeline import Pipeline, dataset_defaults, run_pipeline
+    from workbench.metrics import default_metrics
 
     corpus, golden = _load_inputs(args)
     require_answerable(golden, args.golden or args.corpus)
@@ -259,11 +255,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
         described = f"logged run {args.run} ({name})"
         ev = evaluate(source, golden, None, metrics=metrics, k=args.k, level=level,
                       evidence_threshold=args.evidence_threshold, system=name,
-                      threshold=args.relevance_threshold, progress=show_progress())
+                      grade_threshold=args.relevance_threshold, progress=show_progress())
     else:  # the one pipeline the gate, the sweep and notebooks build too
         encoder, encoder_line = pick_encoder(args, chunks, golden)
         pipeline = Pipeline(spec, args.retriever, encoder, args.k, tuple(metrics), level,
-                            threshold=args.relevance_threshold,
+                            grade_threshold=args.relevance_threshold,
                             evidence_threshold=args.evidence_threshold)
         built = run_pipeline(pipeline, corpus, golden, chunks=chunks,
                              cache=embedding_cache(args), progress=show_progress(),

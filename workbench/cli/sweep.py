@@ -11,7 +11,8 @@ import pandas as pd
 
 from workbench.cli.args import check_cutoffs, require_answerable
 from workbench.evaluation import INTERVAL_NOTE
-from workbench.sweep.grid import canonical_metric, load_grid, metric_at_k
+from workbench.metrics import at_k
+from workbench.sweep.grid import load_grid
 from workbench.sweep.holdout import Confirmation
 from workbench.sweep.result import SweepResult, plain_value
 from workbench.sweep.runner import make_executor, run_sweep
@@ -63,7 +64,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     grid, metrics = load_grid(args.grid)
     # an @k template is checked at each k it will run at (the grid's, else -k)
     ks = [int(k) for k in grid.get("k", [args.k])]
-    check_cutoffs(args.k, sorted({metric_at_k(canonical_metric(m), k)
+    check_cutoffs(args.k, sorted({at_k(m, k)
                                   for m in metrics or () for k in ks}), None)
     corpus, golden = load_dataset(args.corpus, args.golden)
     require_answerable(golden, args.golden or args.corpus)

@@ -7,7 +7,7 @@ Chroma document, a LlamaIndex node) and sometimes offsets into the file it chunk
 1. **offsets** that point at the text: ``start``/``end`` given with the text, and the text is
    there (exact, or equal after normalisation);
 2. **exact**: the text occurs once in the document (``str.find``);
-3. **normalised**: the text occurs once after both sides are normalised (:func:`normalise`:
+3. **normalised**: the text occurs once after both sides are normalised (:func:`matching_form`:
    NFC, NFKC, zero-width characters and soft hyphens removed, each whitespace run one space,
    ends stripped). The span maps back to code points of the original text;
 4. **front_matter**: the text begins with the file's YAML front matter (``---`` lines), which
@@ -53,13 +53,13 @@ from workbench.corpus.offsets import (
     Normalised,
     RawOffsets,
     find_spans,
-    normalise,
+    matching_form,
     occurrences,
 )
 from workbench.corpus.types import Corpus, Document
 from workbench.text import normalize_text
 
-__all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "normalise",
+__all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "matching_form",
            "raw_texts"]
 
 HOW = ("offsets", "exact", "normalised", "front_matter", "aligned")
@@ -186,7 +186,7 @@ class Locator:
                 stop = hint + len(text) if end is None or mapping is not None else end
                 if doc.text[hint:stop] == text:
                     return Location(doc.id, hint, stop, "offsets")
-                if end is not None and normalise(doc.text[hint:stop]) == normalise(text):
+                if end is not None and matching_form(doc.text[hint:stop]) == matching_form(text):
                     s, e = _trimmed(doc.text, hint, min(stop, len(doc.text)))
                     return Location(doc.id, s, e, "offsets")
         return self._in_document(doc, text, hint, after)
@@ -354,7 +354,7 @@ def _longest(norm: str, needle: str, suffix: bool) -> int:
 def _nearest(norm: str, text: str) -> str:
     """Where the normalised hit text stops matching ``norm`` (a normalised document): its
     longest prefix or suffix found, at which offset, and what each side has there."""
-    needle = normalise(text)
+    needle = matching_form(text)
     head, tail = _longest(norm, needle, False), _longest(norm, needle, True)
     if max(head, tail) < 8:
         return ("no stretch of it occurs in the document: is it the right document, and "

@@ -19,7 +19,7 @@ import numpy as np
 from workbench.text import INVISIBLE
 
 __all__ = ["FENCE", "MAX_CANDIDATES", "PROBLEMS", "LocateError", "Normalised", "RawOffsets",
-           "find_spans", "normal_form", "normalise", "occurrences"]
+           "find_spans", "matching_form", "normal_form", "occurrences"]
 
 PROBLEMS = ("missing", "ambiguous", "unknown_document", "bad_offsets", "empty", "front_matter")
 #: What the normalised match removes: the loader's invisible characters and the zero-width
@@ -67,7 +67,7 @@ def _nfc(text: str, positions: np.ndarray | None = None) -> tuple[str, np.ndarra
 
 
 def normal_form(text: str) -> tuple[str, np.ndarray, np.ndarray]:
-    """The normalised text (:func:`normalise`) and, per normalised character, the
+    """The normalised text (:func:`matching_form`) and, per normalised character, the
     ``[start, end)`` of the original characters it came from."""
     first = np.arange(len(text), dtype=np.int64)
     last = first + 1
@@ -105,7 +105,7 @@ def normal_form(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     return _from_codes(codes), first[lo:hi], last[lo:hi]
 
 
-def normalise(text: str) -> str:
+def matching_form(text: str) -> str:
     """The form the normalised match compares: NFC, then NFKC character by character,
     zero-width characters and soft hyphens
     removed, each run of whitespace one space, leading and trailing whitespace stripped."""
@@ -193,14 +193,14 @@ def occurrences(haystack: str, needle: str, limit: int = MAX_CANDIDATES + 1) -> 
 def find_spans(text: str, needle: str, norm: Normalised | None = None,
                limit: int = MAX_CANDIDATES + 1) -> tuple[str, list[tuple[int, int]]]:
     """Where ``needle`` occurs in ``text``: exactly, else after both sides are normalised
-    (:func:`normalise`: each whitespace run one space, NFKC, invisibles dropped), mapped back
+    (:func:`matching_form`: each whitespace run one space, NFKC, invisibles dropped), mapped back
     to code points of ``text``. Returns ``("exact" | "normalised", spans)`` (at most
     ``limit``), or ``("", [])``. The one matching rule of hit texts and quoted evidence;
     ``norm`` is ``Normalised(text)`` when the caller keeps one."""
     found = occurrences(text, needle, limit)
     if found:
         return "exact", [(s, s + len(needle)) for s in found]
-    normal = normalise(needle)
+    normal = matching_form(needle)
     if not normal:
         raise LocateError("empty", "the text holds no characters after normalisation")
     norm = norm if norm is not None else Normalised(text)

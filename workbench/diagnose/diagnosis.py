@@ -30,7 +30,7 @@ import pandas as pd
 
 from workbench.corpus import Chunk, Document, is_superseded
 from workbench.diagnose.traces import Trace
-from workbench.generation.grading import grade_answer, missing_mentions, normalize
+from workbench.generation.grading import answer_tokens, grade_answer, missing_mentions
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_GRADE_THRESHOLD, Relevance
 
@@ -195,11 +195,11 @@ def diagnose_trace(trace: Trace, item: GoldenItem,
 
 def _copied_from(trace: Trace, by_id: Mapping[str, Chunk]) -> list[str]:
     """For an uncited answer: the context passage that most of its words come from."""
-    words = {t for t in normalize(trace.answer) if len(t) > 2 or t.isdigit()}
+    words = {t for t in answer_tokens(trace.answer) if len(t) > 2 or t.isdigit()}
     best, share = None, 0.6
     for cid in trace.context_ids:
         if cid in by_id and words:
-            s = len(words & set(normalize(by_id[cid].text))) / len(words)
+            s = len(words & set(answer_tokens(by_id[cid].text))) / len(words)
             if s >= share:
                 best, share = cid, s
     return [best] if best else []

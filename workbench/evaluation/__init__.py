@@ -17,12 +17,10 @@ Layer: may import :mod:`workbench.metrics`, :mod:`workbench.retrieval`,
 from __future__ import annotations
 
 from workbench.evaluation.evaluation import (
-    DEFAULT_METRICS,
     INTERVAL_NOTE,
     SMALL_MARK,
     Evaluation,
     FrameField,
-    default_metrics,
     describe_relevance,
     evaluate,
 )
@@ -61,11 +59,11 @@ from workbench.evaluation.stats import (
     sign_test,
 )
 
-__all__ = ["DEFAULT_METRICS", "EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK",
+__all__ = ["EXACT_MAX", "INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK",
            "SMALL_N", "Evaluation", "Flip", "FrameField", "McNemarResult", "PairedComparison",
            "Run", "bootstrap_ci", "clopper_pearson", "compare_many", "compare_paired",
-           "comparison_table", "default_metrics", "describe_relevance", "evaluate", "format_p",
-           "holm", "is_small_sample",
+           "comparison_table", "describe_relevance", "evaluate", "format_p", "holm",
+           "is_small_sample",
            "mcnemar_exact", "mean_interval", "minimal_detectable_difference", "one_question",
            "paired_bootstrap_ci", "paired_permutation_test", "questions_needed", "read_run",
            "sign_test", "write_run"]

@@ -35,37 +35,33 @@ from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
     Metric,
     Relevance,
+    default_metrics,
     parse_metric,
+    parse_relevance_label,
     relevance_label,
     score_queries,
 )
 from workbench.retrieval import Retriever
 from workbench.text import escape_html, frame_html
 
-__all__ = ["DEFAULT_METRICS", "INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField",
-           "default_metrics", "describe_relevance", "evaluate"]
+__all__ = ["INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField", "describe_relevance",
+           "evaluate"]
 
 Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
-DEFAULT_METRICS = ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")
 SMALL_MARK = "†"
 INTERVAL_NOTE = ("95% interval: Clopper-Pearson for 0/1 metrics, percentile bootstrap "
                  f"otherwise; {SMALL_MARK} fewer than {SMALL_N} questions (rough)")
 
 
-def default_metrics(k: int) -> list[str]:
-    """The headline metrics at the k the generator receives."""
-    return [m.format(k=k) for m in DEFAULT_METRICS]
-
-
 def describe_relevance(label: str) -> str:
     """A relevance label in words, for captions."""
-    kind, _, threshold = label.partition(">=")
+    kind, threshold = parse_relevance_label(label)
     if kind == "evidence":
         return (f"evidence spans, found when the retrieved chunks hold >= "
-                f"{float(threshold):.0%} of a span's non-blank characters")
+                f"{threshold:.0%} of a span's non-blank characters")
     if kind == "chunk_id":
-        return f"labelled chunk ids (trec_eval semantics, grade >= {threshold})"
-    return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold})"
+        return f"labelled chunk ids (trec_eval semantics, grade >= {threshold:g})"
+    return f"documents ranked at their best chunk (trec_eval semantics, grade >= {threshold:g})"
 
 
 class FrameField(Generic[Table]):
@@ -266,8 +262,8 @@ class Evaluation:
         if system not in self._runs:
             raise ValueError(f"no run named {system!r}; runs: {list(self._runs)}")
         if k is None:
-            ks = [parse_metric(m).k for m in self.metrics if m.startswith("recall@")]
-            k = ks[0] or 5 if ks else 5
+            k = next((m.k for m in map(parse_metric, self.metrics)
+                      if m.kind == "recall" and m.k is not None), 5)
         return worst_failures(self._runs[system], _golden_items(golden), chunks, n, k,
                               evidence_threshold)
 
@@ -400,7 +396,7 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
 def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
              chunks: Sequence[Chunk] | None = None, *,
              metrics: Sequence[str | Metric] | None = None, k: int = 5, level: str = "chunk",
-             threshold: int = 1,
+             grade_threshold: int = 1,
              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, system: str | None = None,
              params: Mapping[str, Any] | None = None, progress: bool = False,
              documents: Mapping[str, Document] | None = None,
@@ -413,7 +409,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     ranks documents where their best chunk ranks, and k then counts documents (chunks are
     retrieved until k distinct documents are ranked). Chunk-id labels that name documents
     (BEIR qrels) are scored at document level automatically, with a warning.
-    ``threshold`` is the lowest relevant grade of chunk-id labels; ``evidence_threshold``
+    ``grade_threshold`` is the lowest relevant grade of chunk-id labels;
+    ``evidence_threshold``
     the share of a span's non-blank characters that makes it found. ``relevance`` reuses
     judgments already made for this golden set, chunking and thresholds (a sweep scores many
     configurations of one chunking); one made otherwise is refused.
@@ -467,15 +464,15 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
             raise ValueError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
                              "need evidence items scored at level='chunk'; documents have no "
                              "spans, so leave them out at level='document'")
-        frame, excluded = _score_documents(run, items, by_id, parsed, threshold)
+        frame, excluded = _score_documents(run, items, by_id, parsed, grade_threshold)
     else:
         if relevance is None:
             relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
                                   evidence_threshold=evidence_threshold,
-                                  grade_threshold=threshold, documents=documents,
+                                  grade_threshold=grade_threshold, documents=documents,
                                   chunking_complete=given is not None)
         else:
-            _check_relevance(relevance, items, by_id, threshold, evidence_threshold)
+            _check_relevance(relevance, items, by_id, grade_threshold, evidence_threshold)
         scores = relevance.score(run.ranked(), parsed)
         rows = [(m.name, q, relevance.label(q), v) for m in parsed
                 for q, v in scores.values[m.name].items()]
@@ -491,14 +488,15 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 
 
 def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
-                     by_id: Mapping[str, Chunk] | None, threshold: int,
+                     by_id: Mapping[str, Chunk] | None, grade_threshold: int,
                      evidence_threshold: float) -> None:
     """Refuse judgments made for other thresholds, another chunking or other golden items."""
-    if (relevance.grade_threshold, relevance.evidence_threshold) != (threshold,
+    if (relevance.grade_threshold, relevance.evidence_threshold) != (grade_threshold,
                                                                      float(evidence_threshold)):
-        raise ValueError(f"relevance=... was judged at threshold={relevance.grade_threshold}, "
+        raise ValueError(f"relevance=... was judged at grade_threshold="
+                         f"{relevance.grade_threshold}, "
                          f"evidence_threshold={relevance.evidence_threshold:g}, and evaluate was "
-                         f"asked for threshold={threshold}, evidence_threshold="
+                         f"asked for grade_threshold={grade_threshold}, evidence_threshold="
                          f"{evidence_threshold:g}: pass the same thresholds to both")
     where = None if by_id is None else {c.id: (c.doc_id, c.start, c.end) for c in by_id.values()}
     if where != (None if relevance.index is None else relevance.index.where):
@@ -512,15 +510,15 @@ def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
 
 
 def _score_documents(run: Run, items: Sequence[GoldenItem], by_id: Mapping[str, Chunk],
-                     parsed: Sequence[Metric], threshold: int
+                     parsed: Sequence[Metric], grade_threshold: int
                      ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     # the documents holding each answer, graded by their best labelled chunk; a label that
     # names no chunk names a document (document qrels read as chunk ids)
     qrels = {i.qid: i.doc_grades(by_id, labels_may_name_documents=True)
              for i in items if i.answerable}
     ranked = run.to_documents({cid: c.doc_id for cid, c in by_id.items()}).ranked()
-    scores = score_queries(qrels, ranked, parsed, threshold=threshold)
-    label = relevance_label("document", threshold)
+    scores = score_queries(qrels, ranked, parsed, grade_threshold=grade_threshold)
+    label = relevance_label("document", grade_threshold)
     rows = [(name, q, label, float(v)) for name, values in scores.values.items()
             for q, v in zip(scores.qids, values, strict=True)]
     excluded = {"unanswerable": [i.qid for i in items if not i.answerable],

@@ -1,7 +1,7 @@
 """One pipeline description, built the same way everywhere.
 
 A :class:`Pipeline` names what is measured: the chunker spec, the retriever (and its
-encoder), k, the metrics and the relevance (level, grade ``threshold``,
+encoder), k, the metrics and the relevance (level, ``grade_threshold``,
 ``evidence_threshold``). :func:`run_pipeline` is the one way from a pipeline, a corpus and a
 golden set to an Evaluation: ``workbench eval``, the gate
 (:func:`workbench.gate.evaluate_pipeline`), a sweep's configuration
@@ -24,11 +24,11 @@ from typing import Any
 
 from workbench.chunking import chunk_corpus
 from workbench.corpus import Chunk, Corpus
-from workbench.evaluation.evaluation import Evaluation, default_metrics, evaluate
+from workbench.evaluation.evaluation import Evaluation, evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
 from workbench.io import InputError
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever, with_embedder
 
 DEFAULT_CHUNKER = "fixed:size=800,overlap=100"
@@ -66,7 +66,7 @@ class Pipeline:
     k: int = 5
     metrics: tuple[str, ...] | None = None
     level: str | None = None
-    threshold: int = 1
+    grade_threshold: int = 1
     evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD
 
     @classmethod
@@ -117,7 +117,7 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
                                progress=progress)
     ev = evaluate(retriever, golden, chunks,
                   metrics=list(pipeline.metrics) if pipeline.metrics else None, k=pipeline.k,
-                  level=pipeline.level, threshold=pipeline.threshold,
+                  level=pipeline.level, grade_threshold=pipeline.grade_threshold,
                   evidence_threshold=pipeline.evidence_threshold, system=pipeline.retriever,
                   progress=progress)
     return PipelineRun(ev, chunks, retriever)

@@ -27,11 +27,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.evaluation import INTERVAL_NOTE, Evaluation, default_metrics
+from workbench.evaluation import INTERVAL_NOTE, Evaluation
 from workbench.evaluation.pipeline import dataset_defaults
 from workbench.golden import GoldenSet
 from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2

@@ -10,7 +10,7 @@ then use the ``retrieval_gate`` fixture (or call :func:`assert_no_regression` an
         retrieval_gate.pipeline("evals/baseline.json")          # re-run the recorded pipeline
 
     def test_my_retriever(retrieval_gate):
-        ev = wb.evaluate(wb.CallableRetriever(my_search), golden, chunks, k=5)
+        ev = wb.evaluate(wb.wrap(my_search), golden, chunks, k=5)
         retrieval_gate(ev, "evals/my_baseline.json", golden=golden)
 
 A failing gate fails the test with the gate's report (metrics that regressed and the qids

@@ -13,8 +13,7 @@ from pathlib import Path
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.io import atomic_write_text, locked
-from workbench.retrieval import cache_dir
-from workbench.retrieval.shards import GENERATIONS_DIR, mark_cache_folder
+from workbench.runtime import GENERATIONS_DIR, cache_dir, mark_cache_folder
 
 
 def cache_key(generator: Generator, question: str, context: AssembledContext) -> str:
@@ -38,7 +37,7 @@ class GenerationCache:
     content-addressed, so a second writer of a key finds it written and leaves it). A damaged
     entry is removed under the lock and recomputed. Errors are never cached. ``hits`` /
     ``misses`` count lookups. ``root`` defaults to ``generations/`` in the one cache folder
-    (:func:`~workbench.retrieval.cache_dir`)."""
+    (:func:`~workbench.runtime.cache_dir`)."""
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else cache_dir() / GENERATIONS_DIR

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
-from workbench.generation.grading import ChatJudge, Grade, is_refusal, normalize
+from workbench.generation.grading import ChatJudge, Grade, answer_tokens, is_refusal
 from workbench.generation.prompt import ChatModel
 from workbench.retrieval.bm25 import STOPWORDS
 
@@ -229,7 +229,7 @@ class RelevanceJudge(ChatJudge):
         reply = self.client.chat([{"role": "user", "content": prompt}],
                                  max_tokens=self.max_tokens)
         low = reply.text.lower()
-        found = {v for v in ("true", "false", "yes", "no") if v in normalize(low)}
+        found = {v for v in ("true", "false", "yes", "no") if v in answer_tokens(low)}
         passed = None if reply.error or len(found) != 1 else found <= {"true", "yes"}
         return Grade(passed, "judge" if passed is not None else "undecided",
                      {"model_id": self.model_id, "prompt_version": self.prompt_version,
@@ -237,7 +237,8 @@ class RelevanceJudge(ChatJudge):
 
 
 def _terms(text: str) -> set[str]:
-    return {t for t in normalize(text) if t not in STOPWORDS and (len(t) > 2 or not t.isascii())}
+    return {t for t in answer_tokens(text)
+            if t not in STOPWORDS and (len(t) > 2 or not t.isascii())}
 
 
 def answer_relevance(question: str, answer: str, judge: RelevanceJudge | None = None,

@@ -1,7 +1,7 @@
 """Grading answers: deterministic checks first, a judge only where they cannot decide.
 
 * :func:`must_mention` passes when every required string occurs in the answer after
-  :func:`normalize` (case, Unicode NFKC, dashes, thousands separators, number words
+  :func:`answer_tokens` (case, Unicode NFKC, dashes, thousands separators, number words
   "thirty" -> 30, "30-day" ~ "30 days", "per cent" -> %), matched on token boundaries so
   ``EXP-9`` does not match ``EXP-90``.
 * :func:`is_refusal` recognises "I don't know"-style answers in English, Vietnamese and
@@ -35,13 +35,13 @@ __all__ = [
     "Grade",
     "Judge",
     "LLMJudge",
+    "answer_tokens",
     "best_subspan_em",
     "fold_plural",
     "grade_answer",
     "is_refusal",
     "missing_mentions",
     "must_mention",
-    "normalize",
     "split_claims",
 ]
 
@@ -90,7 +90,7 @@ def fold_plural(word: str) -> str:
     return word
 
 
-def normalize(text: str) -> list[str]:
+def answer_tokens(text: str) -> list[str]:
     """Tokens of ``text`` after case, Unicode, dash, thousands-separator, number-word and
     plural normalisation. Han/kana characters are one token each."""
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES).casefold()
@@ -115,8 +115,8 @@ def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
 
 def missing_mentions(answer: str, strings: Iterable[str]) -> list[str]:
     """The required strings that the answer does not mention (after normalisation)."""
-    tokens = normalize(answer)
-    return [s for s in strings if not _contains(tokens, normalize(s))]
+    tokens = answer_tokens(answer)
+    return [s for s in strings if not _contains(tokens, answer_tokens(s))]
 
 
 def must_mention(answer: str, strings: Iterable[str]) -> bool:
@@ -145,12 +145,12 @@ REFUSAL_PHRASES = (
     "没有提到", "未提及", "没有提及", "不知道", "没有相关信息", "无法回答", "没有信息",
     "文档中没有", "未找到", "没有找到", "无法找到", "没有说明", "未说明", "资料中没有",
 )
-_REFUSAL_TOKENS = [normalize(p) for p in REFUSAL_PHRASES]
+_REFUSAL_TOKENS = [answer_tokens(p) for p in REFUSAL_PHRASES]
 
 
 def is_refusal(text: str) -> bool:
     """True when the answer declines (English, Vietnamese or Chinese phrasing)."""
-    tokens = normalize(text)
+    tokens = answer_tokens(text)
     if not tokens:
         return True
     return any(_contains(tokens, phrase) for phrase in _REFUSAL_TOKENS)

@@ -24,9 +24,15 @@ from workbench.generation.prompt import (
     build_messages,
     make_answer,
 )
-from workbench.retrieval import cache_dir
-from workbench.retrieval.models import LazyModel, quiet_transformers, set_torch_threads
-from workbench.retrieval.shards import MODEL_SOURCE_FILE, MODELS_DIR, mark_cache_folder
+from workbench.runtime import (
+    MODEL_SOURCE_FILE,
+    MODELS_DIR,
+    LazyModel,
+    cache_dir,
+    mark_cache_folder,
+    quiet_transformers,
+    set_torch_threads,
+)
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -47,7 +53,7 @@ def smollm2_gguf_path() -> Path:
 
 def model_cache_root(cache: str | Path | None = None) -> Path:
     """Converted models: ``$WORKBENCH_MODEL_CACHE``, else ``models/`` in the one cache folder
-    (:func:`~workbench.retrieval.cache_dir` of ``cache``)."""
+    (:func:`~workbench.runtime.cache_dir` of ``cache``)."""
     env = os.environ.get("WORKBENCH_MODEL_CACHE")
     return Path(env).expanduser() if env else cache_dir(cache) / MODELS_DIR
 

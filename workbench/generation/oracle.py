@@ -8,11 +8,11 @@ evidence span was found within k (or a labelled chunk retrieved), under any chun
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +27,8 @@ from workbench.evaluation import (
     mcnemar_exact,
     mean_interval,
 )
-from workbench.generation.context import AssembledContext, assemble_context
-from workbench.generation.grading import Grade, Judge, grade_answer, is_refusal, normalize
+from workbench.generation.context import AssembledContext, CountTokens, assemble_context
+from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
@@ -152,9 +152,9 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
                         user_groups: Iterable[str] | None = None,
-                        budget_tokens: int | None = None, count_tokens: Any = None,
+                        budget_tokens: int | None = None, count_tokens: CountTokens = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
-                        threshold: int = 1, progress: bool = False,
+                        grade_threshold: int = 1, progress: bool = False,
                         include_superseded: bool = False,
                         evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                         assembly: str = "workbench") -> GenerationResult:
@@ -162,7 +162,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     this chunking that hold it, at most ``k``, as the live run gets) and live mode (the
     retriever's top ``k``), both through the same context assembly (ACL, versions, dedup,
     budget), and grade each answer. Unanswerable items get an empty oracle context (a
-    perfect retriever finds nothing). Relevance (``threshold`` for chunk-id labels,
+    perfect retriever finds nothing). Relevance (``grade_threshold`` for chunk-id labels,
     ``evidence_threshold`` for spans) is judged as in :func:`workbench.evaluate`.
 
     ``user_groups`` evaluates as that user: chunks they may not read are filtered out at the
@@ -182,7 +182,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     wanted = set(qids) if qids is not None else None
     items = [i for i in gs if wanted is None or i.qid in wanted]
     relevance = Relevance([i for i in items if i.answerable], chunks,
-                          evidence_threshold=evidence_threshold, grade_threshold=threshold)
+                          evidence_threshold=evidence_threshold, grade_threshold=grade_threshold)
     by_id = {c.id: c for c in chunks}
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
@@ -192,9 +192,10 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
         chunk = by_id.get(cid)
         return chunk is not None and can_read_chunk(groups, chunk, docs.get(chunk.doc_id))
 
-    assemble = {"chunks_by_id": by_id, "documents": docs, "user_groups": groups,
-                "budget_tokens": budget_tokens, "count_tokens": count_tokens,
-                "include_superseded": include_superseded, "assembly": assembly}
+    assemble = functools.partial(assemble_context, chunks_by_id=by_id, documents=docs,
+                                 user_groups=groups, budget_tokens=budget_tokens,
+                                 count_tokens=count_tokens,
+                                 include_superseded=include_superseded, assembly=assembly)
     requests: list[tuple[str, AssembledContext]] = []
     keys: list[tuple[str, str]] = []
     retrieved: dict[str, tuple[str, ...]] = {}
@@ -219,9 +220,9 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                 # the user's view: what they may not read finds nothing for them
                 seen = [h.chunk_id if readable(h.chunk_id) else UNREADABLE for h in hits]
                 found_rank[item.qid] = relevance.retrieved_rank(item.qid, seen)
-            contexts[item.qid, "live"] = assemble_context(hits, **assemble)
+            contexts[item.qid, "live"] = assemble(hits)
         if "oracle" in modes:
-            contexts[item.qid, "oracle"] = assemble_context(all_gold, **assemble)
+            contexts[item.qid, "oracle"] = assemble(all_gold)
         for mode in modes:
             requests.append((item.question, contexts[item.qid, mode]))
             keys.append((item.qid, mode))
@@ -290,8 +291,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
     rows = []
     for n, (item, donor) in enumerate(meta):
         a, b = answers[2 * n], answers[2 * n + 1]
-        ta, tb = set(normalize(a.text)), set(normalize(b.text))
-        unchanged = normalize(a.text) == normalize(b.text)
+        ta, tb = set(answer_tokens(a.text)), set(answer_tokens(b.text))
+        unchanged = answer_tokens(a.text) == answer_tokens(b.text)
         passed_swap = grade_answer(item, b).passed
         rows.append({"qid": item.qid, "donor_qid": donor.qid, "question": item.question,
                      "answer": a.text, "swapped_answer": b.text,

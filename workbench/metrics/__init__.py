@@ -19,11 +19,17 @@ from __future__ import annotations
 from workbench.metrics.registry import (
     DEFAULT_EVIDENCE_THRESHOLD,
     DEFAULT_GRADE_THRESHOLD,
+    DEFAULT_METRICS,
     KINDS,
     RELEVANCE_KINDS,
     Metric,
     MetricKind,
+    MetricNameError,
+    at_k,
+    canonical_name,
+    default_metrics,
     parse_metric,
+    parse_relevance_label,
     relevance_label,
     trec_name,
 )
@@ -49,9 +55,10 @@ from workbench.metrics.trec_files import (
     write_trec_run,
 )
 
-__all__ = ["DEFAULT_EVIDENCE_THRESHOLD", "DEFAULT_GRADE_THRESHOLD", "KINDS", "RELEVANCE_KINDS",
-           "Metric", "MetricKind", "PerQueryScores", "RangeIndex", "Relevance", "Scores",
-           "intersect", "mean_scores", "parse_metric", "range_length", "ranked_lists",
-           "read_trec_qrels", "read_trec_run", "relevance_label", "score_queries",
+__all__ = ["DEFAULT_EVIDENCE_THRESHOLD", "DEFAULT_GRADE_THRESHOLD", "DEFAULT_METRICS", "KINDS",
+           "RELEVANCE_KINDS", "Metric", "MetricKind", "MetricNameError", "PerQueryScores",
+           "RangeIndex", "Relevance", "Scores", "at_k", "canonical_name", "default_metrics",
+           "intersect", "mean_scores", "parse_metric", "parse_relevance_label", "range_length",
+           "ranked_lists", "read_trec_qrels", "read_trec_run", "relevance_label", "score_queries",
            "span_iou", "span_precision", "span_precision_omega", "span_value", "subtract",
            "trec_name", "trec_sorted", "union_ranges", "write_trec_qrels", "write_trec_run"]

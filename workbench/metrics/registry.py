@@ -6,6 +6,15 @@ threshold that makes something relevant. How a metric is computed lives elsewher
 Chroma's character-span measures); every caller asks for metrics by name through
 :func:`parse_metric`.
 
+Names are owned here too, parsed and written in one place: a metric's canonical name is
+``kind@k`` or its uncut name (``recall@5``, ``mrr``, ``map``; :attr:`Metric.name`); a
+*template* names a metric at a k given later (``recall@k``; ``R@{k}`` and ``P_{k}`` read the
+same): :func:`canonical_name` writes either, :func:`at_k` fills a template in,
+:data:`DEFAULT_METRICS` are the headline templates and :func:`default_metrics` them at a k.
+A name that is not a metric is one :class:`MetricNameError` (a ``ValueError``) listing the
+valid forms. Relevance labels are written by :func:`relevance_label` and read back by
+:func:`parse_relevance_label`.
+
 Relevance kinds (every number carries one, as a label such as ``evidence>=0.75``):
 
 ``evidence``
@@ -23,6 +32,7 @@ Relevance kinds (every number carries one, as a label such as ``evidence>=0.75``
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -30,11 +40,17 @@ from typing import Literal
 __all__ = [
     "DEFAULT_EVIDENCE_THRESHOLD",
     "DEFAULT_GRADE_THRESHOLD",
+    "DEFAULT_METRICS",
     "KINDS",
     "RELEVANCE_KINDS",
     "Metric",
     "MetricKind",
+    "MetricNameError",
+    "at_k",
+    "canonical_name",
+    "default_metrics",
     "parse_metric",
+    "parse_relevance_label",
     "relevance_label",
     "trec_name",
 ]
@@ -50,6 +66,12 @@ _EVIDENCE = frozenset({"evidence"})
 _IDS = frozenset({"chunk_id", "document"})
 
 Cutoff = Literal["required", "optional", "none"]
+#: The headline metrics, as templates at the k the generator receives.
+DEFAULT_METRICS = ("recall@k", "precision@k", "hit_rate@k", "mrr@k", "ndcg@k")
+
+
+class MetricNameError(ValueError):
+    """A metric name that is not one (the message names it and lists the valid forms)."""
 
 
 @dataclass(frozen=True)
@@ -118,13 +140,13 @@ class Metric:
     def of(cls, kind: str, k: int | None = None) -> Metric:
         spec = KINDS.get(kind)
         if spec is None:
-            raise ValueError(f"unknown metric kind {kind!r}; valid forms: {VALID_FORMS}")
+            raise MetricNameError(f"unknown metric kind {kind!r}; valid forms: {VALID_FORMS}")
         if spec.cutoff == "required" and k is None:
-            raise ValueError(f"{kind} needs a cutoff, e.g. {kind}@10")
+            raise MetricNameError(f"{kind} needs a cutoff, e.g. {kind}@10")
         if spec.cutoff == "none" and k is not None:
-            raise ValueError(f"{kind} takes no cutoff")
+            raise MetricNameError(f"{kind} takes no cutoff")
         if k is not None and k < 1:
-            raise ValueError(f"the cutoff of {kind} must be a positive integer, got {k}")
+            raise MetricNameError(f"the cutoff of {kind} must be a positive integer, got {k}")
         return cls(name=spec.uncut_name if k is None else f"{kind}@{k}", kind=kind, k=k)
 
     @property
@@ -162,17 +184,53 @@ def parse_metric(name: str | Metric) -> Metric:
     if isinstance(name, Metric):
         return name
     if not isinstance(name, str):
-        raise ValueError(f"a metric name must be a string such as 'recall@5', "
-                         f"not {type(name).__name__}")
-    text = name.strip()
+        raise MetricNameError(f"a metric name must be a string such as 'recall@5', "
+                              f"not {type(name).__name__}")
+    return _parse(name.strip(), name)
+
+
+def _parse(text: str, name: str) -> Metric:
+    """``text`` as a metric; errors name ``name`` (what the caller wrote)."""
     if m := _TREC_RE.fullmatch(text):
         return Metric.of(_TREC_CUT[m[1]], int(m[2]))
     if text in _TREC_PLAIN:
         return Metric.of(_TREC_PLAIN[text])
     m = _OURS_RE.fullmatch(text.lower())
     if m is None or m[1] not in _ALIASES:
-        raise ValueError(f"unknown metric {name!r}; valid forms: {VALID_FORMS}")
+        raise MetricNameError(f"unknown metric {name!r}; valid forms: {VALID_FORMS}")
     return Metric.of(_ALIASES[m[1]], None if m[2] is None else int(m[2]))
+
+
+def _template_base(text: str) -> str | None:
+    """A template at k=1 (``recall@k`` -> ``recall@1``, ``P_{k}`` -> ``P_1``), else None."""
+    if "{k}" in text:
+        return text.replace("@{k}", "@1").replace("{k}", "1")
+    if text.lower().endswith("@k"):
+        return text[:-2] + "@1"
+    return None
+
+
+def canonical_name(name: str | Metric) -> str:
+    """The canonical name of a metric (``P@5`` -> ``precision@5``, ``recip_rank`` -> ``mrr``)
+    or of a template (``R@k``, ``recall@{k}``, ``recall_{k}`` -> ``recall@k``)."""
+    if isinstance(name, str) and (base := _template_base(name.strip())) is not None:
+        metric = _parse(base, name)
+        if metric.k is None:
+            raise MetricNameError(f"{name!r} is not a metric at k; valid forms: {VALID_FORMS}")
+        return f"{metric.kind}@k"
+    return parse_metric(name).name
+
+
+def at_k(name: str | Metric, k: int) -> str:
+    """A template at ``k`` (``recall@k`` -> ``recall@5``); a concrete name stays itself,
+    canonical."""
+    canonical = canonical_name(name)
+    return Metric.of(canonical[:-2], k).name if canonical.endswith("@k") else canonical
+
+
+def default_metrics(k: int) -> list[str]:
+    """The headline metrics (:data:`DEFAULT_METRICS`) at the k the generator receives."""
+    return [at_k(m, k) for m in DEFAULT_METRICS]
 
 
 def trec_name(metric: str | Metric) -> str:
@@ -192,3 +250,18 @@ def relevance_label(kind: str, threshold: float) -> str:
         raise ValueError(f"relevance must be one of {RELEVANCE_KINDS}, not {kind!r}")
     value = f"{threshold:g}" if kind == "evidence" else f"{int(threshold)}"
     return f"{kind}>={value}"
+
+
+def parse_relevance_label(label: str) -> tuple[str, float]:
+    """``(kind, threshold)`` of a label written by :func:`relevance_label`
+    (``evidence>=0.75`` -> ``("evidence", 0.75)``); ValueError for anything else."""
+    kind, sep, value = label.partition(">=")
+    try:
+        threshold = float(value)
+    except ValueError:
+        threshold = math.nan
+    if not sep or kind not in RELEVANCE_KINDS or math.isnan(threshold) \
+            or relevance_label(kind, threshold) != label:
+        raise ValueError(f"{label!r} is not a relevance label: give kind>=threshold with kind "
+                         f"one of {', '.join(RELEVANCE_KINDS)} (e.g. evidence>=0.75)")
+    return kind, threshold

@@ -255,7 +255,7 @@ class Relevance:
         if by_ids and id_metrics:
             trec = score_queries({q: self._qrels[q] for q in by_ids},
                                  {q: list(ranked.get(q, ())) for q in by_ids},
-                                 id_metrics, threshold=self.grade_threshold)
+                                 id_metrics, grade_threshold=self.grade_threshold)
             for m in id_metrics:
                 for q, v in zip(trec.qids, trec.values[m.name], strict=True):
                     values[m.name][q] = float(v)

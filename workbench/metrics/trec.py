@@ -2,7 +2,7 @@
 
 Inputs
     qrels: ``{qid: {docid: grade}}`` with integer grades. A document is *relevant* when
-        ``grade >= threshold`` (default 1, like trec_eval's ``-l``). Grades <= 0 are never
+        ``grade >= grade_threshold`` (default 1, like trec_eval's ``-l``). Grades <= 0 are never
         relevant and have zero gain; unjudged documents count as grade 0.
     run: ``{qid: [docid, ...]}`` ranked best first, or ``{qid: {docid: score}}`` as used by
         pytrec_eval, ranx and ir_measures. Scored queries are ranked like trec_eval: score
@@ -16,7 +16,7 @@ Which queries are scored
     * Queries in the run but not in the qrels are ignored (trec_eval default).
     * Queries in the qrels but not in the run are ignored by default (``missing="ignore"``,
       trec_eval default); ``missing="zero"`` scores them 0 on every metric (trec_eval ``-c``).
-    * Queries without any relevant document at ``threshold`` are excluded from the per-query
+    * Queries without any relevant document at ``grade_threshold`` are excluded from the per-query
       values and the means, and listed in ``PerQueryScores.excluded_no_relevant``
       (``no_relevant="exclude"``, the workbench default). trec_eval keeps them in ``num_q``
       with every thresholded score 0 (nDCG keeps its graded gains, as trec_eval's nDCG
@@ -32,7 +32,7 @@ Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevan
     ndcg@k           DCG@k / IDCG@k; gain = grade (linear), discount log2(rank + 1); the ideal
                      ranking is *all judged* grades of the query sorted descending, cut at k.
                      ndcg_cut_k. ``ndcg`` without k uses the whole run and all judgments (ndcg).
-                     Gains ignore ``threshold``, as trec_eval's nDCG ignores ``-l``.
+                     Gains ignore ``grade_threshold``, as trec_eval's nDCG ignores ``-l``.
                      (Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR
                      techniques", ACM TOIS 20(4), 2002; trec_eval's m_ndcg.c / m_ndcg_cut.c.)
     ndcg_retrieved@k "retrieved-only" nDCG: the ideal re-sorts the grades of the *retrieved*
@@ -206,7 +206,7 @@ def score_queries(
     qrels: Qrels,
     run: Rankings,
     metrics: Sequence[str | Metric],
-    threshold: int = 1,
+    grade_threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
     no_relevant: Literal["exclude", "zero"] = "exclude",
 ) -> PerQueryScores:
@@ -215,9 +215,10 @@ def score_queries(
     ``values`` is keyed by each metric as passed: the string itself, or ``Metric.name``.
     ``missing="zero"`` scores qrels queries absent from the run as 0 (trec_eval ``-c``);
     ``no_relevant="zero"`` keeps queries without a relevant document, scored 0 (trec_eval)."""
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
-        raise ValueError(f"threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
-                         f"got {threshold!r}")
+    if isinstance(grade_threshold, bool) or not isinstance(grade_threshold, int) \
+            or grade_threshold < 1:
+        raise ValueError(f"grade_threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
+                         f"got {grade_threshold!r}")
     if missing not in ("ignore", "zero"):
         raise ValueError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
@@ -240,7 +241,8 @@ def score_queries(
                 pos = judged
             else:
                 pos = {d: g for d, g in judged.items() if g > 0}
-            if (threshold == 1 and pos) or any(g >= threshold for g in pos.values()) \
+            if (grade_threshold == 1 and pos) \
+                    or any(g >= grade_threshold for g in pos.values()) \
                     or no_relevant == "zero":
                 positive[q] = pos  # nDCG's gains ignore the threshold, as in trec_eval
             else:
@@ -248,10 +250,11 @@ def score_queries(
     qids = sorted(positive, key=str)
     excluded.sort(key=str)
     positives = [positive[q] for q in qids]
-    if threshold == 1:
+    if grade_threshold == 1:
         n_rel = np.fromiter(map(len, positives), dtype=np.float64, count=len(positives))
     else:
-        n_rel = np.array([sum(g >= threshold for g in p.values()) for p in positives], float)
+        n_rel = np.array([sum(g >= grade_threshold for g in p.values()) for p in positives],
+                         float)
     # with no_relevant="zero", a query with nothing relevant at the threshold scores 0 on
     # every thresholded metric by construction; nDCG keeps its graded gains
     n_rel = np.maximum(n_rel, 1.0)
@@ -261,7 +264,7 @@ def score_queries(
     depth = None if uncut else max(cuts, default=1)
     grades = _ranked_grades(run, qids, positives, depth)
     width = grades.shape[1]
-    rel = grades >= threshold
+    rel = grades >= grade_threshold
     hits = np.cumsum(rel, axis=1)
     gains = grades  # only grades > 0 are ever placed in the matrix
     ideal = None
@@ -310,10 +313,10 @@ def mean_scores(
     qrels: Qrels,
     run: Rankings,
     metrics: Sequence[str | Metric],
-    threshold: int = 1,
+    grade_threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
     no_relevant: Literal["exclude", "zero"] = "exclude",
 ) -> dict[str, float]:
     """Mean of each metric over scored queries (see :func:`score_queries`; NaN if none).
     Queries without relevant documents are excluded unless ``no_relevant="zero"``."""
-    return score_queries(qrels, run, metrics, threshold, missing, no_relevant).mean()
+    return score_queries(qrels, run, metrics, grade_threshold, missing, no_relevant).mean()

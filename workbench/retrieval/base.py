@@ -2,10 +2,10 @@
 
 Conventions: ``search(query, k)`` returns at most ``k`` hits, best first, ranks 1-based;
 ``Hit.score`` is higher-is-better; ties on score are broken by chunk id in *descending*
-order (trec_eval's rule, the one tie rule everywhere, so a run scores the same as a ranked
-list and as a scored dict). A hit may carry its :class:`~workbench.corpus.Chunk`
-(``Hit.chunk``), so what reads it (evaluation, diagnosis, traces, the chunk preview) has
-real offsets and the document without parsing the chunk id.
+order (trec_eval's rule, the one tie rule everywhere, :func:`workbench.ranking.top_k`, so a
+run scores the same as a ranked list and as a scored dict). A hit may carry its
+:class:`~workbench.corpus.Chunk` (``Hit.chunk``), so what reads it (evaluation, diagnosis,
+traces, the chunk preview) has real offsets and the document without parsing the chunk id.
 
 :class:`CallableRetriever` wraps a production retriever, any callable
 ``question[, k] -> hits``. A hit may be a workbench chunk id (``str``), a ``(hit, score)``
@@ -48,6 +48,7 @@ from typing import Any, Protocol, runtime_checkable
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
 from workbench.corpus.location_report import UNLOCATED, LocatedChunks, LocationReport
+from workbench.ranking import top_k
 
 __all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
@@ -87,10 +88,12 @@ class Retriever(Protocol):
 
 
 def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[Hit]:
-    """Sort ``(chunk_id, score)`` pairs by score, then chunk id, both descending (the tie
-    rule of the module docstring); keep the top ``k``."""
-    ordered = sorted(scored, key=lambda pair: (pair[1], pair[0]), reverse=True)[:k]
-    return [Hit(cid, float(score), rank, source) for rank, (cid, score) in enumerate(ordered, 1)]
+    """The top ``k`` of ``(chunk_id, score)`` pairs as hits, in the one order
+    (:func:`workbench.ranking.top_k`: score, then chunk id, both descending)."""
+    pairs = list(scored)
+    ids = [cid for cid, _ in pairs]
+    best = top_k(ids, [score for _, score in pairs], k)
+    return [Hit(ids[i], float(pairs[i][1]), rank, source) for rank, i in enumerate(best, 1)]
 
 
 class UnreadableHit(ValueError):
@@ -425,11 +428,14 @@ class CallableRetriever:
             if k is not None and len(located) >= k:
                 break
             # a tie is ordered by the chunk id the hits end up with, so locate them first
-            tied = [(r, *self._resolver.chunk(r, f"{where}, hit {position}"))
-                    for position, r in run]
-            located.extend(sorted(tied, key=lambda t: _chunk_id(t[0], t[1]), reverse=True))
+            located.extend((r, *self._resolver.chunk(r, f"{where}, hit {position}"))
+                           for position, r in run)
+        # without scores the order returned is the ranking: each hit's score is -position
+        best = top_k([_chunk_id(r, chunk) for r, chunk, _ in located],
+                     [-float(n) if r.score is None else r.score
+                      for n, (r, _, _) in enumerate(located)], k)
         hits = []
-        for rank, (r, chunk, details) in enumerate(located[:k], start=1):
+        for rank, (r, chunk, details) in enumerate((located[i] for i in best), start=1):
             if r.raw_score is not None and self.scores == "distance":
                 details["distance"] = r.raw_score
             score = -float(rank) if r.score is None else r.score

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from workbench.corpus import Chunk
+from workbench.ranking import id_ranks, top_k
 from workbench.retrieval.base import Hit
 from workbench.text import CJK, HANGUL, WORD, fold, normalize_text
 
@@ -98,7 +99,7 @@ class BM25Retriever:
         self.name = name
         self.tokenizer = tokenizer
         self.chunk_ids = [c.id for c in chunks]
-        self._id_order = np.argsort(np.argsort(self.chunk_ids, kind="stable"))  # id rank
+        self._id_rank = id_ranks(self.chunk_ids)  # for the tie rule (workbench.ranking)
         if backend == "auto":
             backend = "numba" if len(chunks) > 200_000 and _has_numba() else "numpy"
         self.backend = backend
@@ -123,15 +124,7 @@ class BM25Retriever:
 
     def search(self, query: str, k: int) -> list[Hit]:
         scores = self.scores(query)
-        k = min(k, len(scores))
-        if k <= 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        # widen to every chunk tied with the k-th score so ties break by chunk id (descending,
-        # the one tie rule: see workbench.retrieval.base), not by index
-        cutoff = scores[top].min()
-        pool = np.flatnonzero(scores >= cutoff)
-        ranked = pool[np.lexsort((-self._id_order[pool], -scores[pool]))][:k]
+        ranked = top_k(self.chunk_ids, scores, k, id_rank=self._id_rank)
         return [Hit(self.chunk_ids[i], float(scores[i]), r, self.name)
                 for r, i in enumerate(ranked, start=1)]
 

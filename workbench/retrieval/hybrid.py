@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Chunk
+from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, Retriever
 
 DEFAULT_C = 60
@@ -83,8 +84,9 @@ def _ordered(scores: dict[str, float]) -> list[tuple[str, float]]:
     """Scores rounded to 12 decimals (sums equal up to float noise tie), best first, ties by
     id descending; the rounded score is the one reported, so ranking the pairs again by
     score gives the same order."""
-    rounded = [(cid, round(score, 12)) for cid, score in scores.items()]
-    return sorted(rounded, key=lambda pair: (pair[1], pair[0]), reverse=True)
+    ids = list(scores)
+    rounded = [round(score, 12) for score in scores.values()]
+    return [(ids[i], rounded[i]) for i in top_k(ids, rounded)]
 
 
 def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel, LoadedOnFirstUse
+from workbench.runtime.models import LazyModel, LoadedOnFirstUse
 
 __all__ = ["OPENVINO_E5_ID", "OpenVinoE5Encoder", "openvino_available", "read_e5s1"]
 

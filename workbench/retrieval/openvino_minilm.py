@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, default_threads
-from workbench.retrieval.shards import MODELS_DIR, cache_dir
+from workbench.runtime.caches import MODELS_DIR, cache_dir
+from workbench.runtime.models import LazyModel, LoadedOnFirstUse, default_threads
 
 __all__ = ["MINILM_ID", "OpenVinoMiniLMEncoder", "bf16_supported", "converted_dir"]
 
@@ -74,7 +74,7 @@ def _convert(target: Path) -> None:
     from tqdm.auto import tqdm
     from transformers import AutoModel
 
-    from workbench.retrieval.models import quiet_transformers
+    from workbench.runtime.models import quiet_transformers
 
     with tqdm(total=3, desc="converting MiniLM to OpenVINO (once)", unit="step") as bar:
         with quiet_transformers():
@@ -105,7 +105,7 @@ class OpenVinoMiniLMEncoder(LoadedOnFirstUse):
     """all-MiniLM-L6-v2 on OpenVINO's CPU plugin (the same vectors as the torch engine,
     within cosine 0.9999).
 
-    ``threads``: OpenVINO inference threads (``None``: :func:`~workbench.retrieval.models.
+    ``threads``: OpenVINO inference threads (``None``: :func:`~workbench.runtime.models.
     default_threads`, both cores when idle, capped by ``WORKBENCH_THREADS``). ``precision``:
     ``"auto"`` (bf16 where supported), ``"bf16"`` or ``"f32"``. ``cache``: the cache root
     holding the converted model. A shared instance is thread-safe.

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from workbench.retrieval.base import Hit, Retriever, rank_hits
-from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
+from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 
 if TYPE_CHECKING:
     from workbench.corpus import Chunk

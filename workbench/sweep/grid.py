@@ -1,7 +1,8 @@
 """Sweep grids: the parameters and what is valid for each, :func:`load_grid` (YAML files,
 problems reported as ``file:line``), chunker specs from parameters and :func:`expand_grid`.
 The conventions the runner and the result share are here too: :func:`as_list`,
-:func:`canonical_metric`, :func:`metric_at_k`, :func:`param_label` and :data:`PERCENT`."""
+:func:`param_label` and :data:`PERCENT` (metric names and ``@k`` templates are the metrics
+registry's: :func:`~workbench.metrics.canonical_name`, :func:`~workbench.metrics.at_k`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from workbench.io import InputError, read_text
-from workbench.metrics import parse_metric
+from workbench.metrics import canonical_name
 
 if TYPE_CHECKING:
     from workbench.retrieval import Encoder
@@ -69,7 +70,7 @@ def check_value(key: str, value: Any) -> str | None:
         ok = (isinstance(value, str) and bool(value.strip())) or hasattr(value, "model_id")
     elif key == "metrics":
         try:
-            canonical_metric(str(value))
+            canonical_name(str(value))
         except ValueError as exc:
             return str(exc)
         ok = isinstance(value, str)
@@ -85,21 +86,6 @@ _TOO_DEEP = ("grid file nested too deeply to read; a grid is a flat mapping of "
 def as_list(value: Any) -> list[Any]:
     """A grid value as a list of values (a scalar means a one-value list)."""
     return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def canonical_metric(name: str) -> str:
-    """Canonical display name; ``@k`` templates stay templates (``R@k`` -> ``recall@k``)."""
-    text = name.strip()
-    if text.lower().endswith("@k") or "{k}" in text:
-        base = text[:-2] if text.lower().endswith("@k") else text.replace("{k}", "1")
-        base = base if "@" in base else f"{base}@1"
-        return parse_metric(base).name.rsplit("@", 1)[0] + "@k"
-    return parse_metric(text).name
-
-
-def metric_at_k(metric: str, k: int) -> str:
-    """``recall@k`` at a configuration's ``k`` (``recall@5``); a concrete name is kept."""
-    return metric[:-2] + f"@{k}" if metric.endswith("@k") else metric
 
 
 def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]:

@@ -16,8 +16,8 @@ from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.evaluation.pipeline import Pipeline
 from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
-from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, metric_at_k, param_label
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, at_k
+from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, param_label
 from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix, selection_bias
 from workbench.text import escape_html, frame_html
 
@@ -111,8 +111,8 @@ class SweepResult(Evaluation):
         if metric in self.metrics:
             return metric
         ks = self._config_table["k_value"].unique()
-        if metric.endswith("@k") and len(ks) == 1:
-            concrete = metric_at_k(metric, int(ks[0]))
+        if len(ks) == 1:  # a template (recall@k) at the sweep's one k
+            concrete = at_k(metric, int(ks[0]))
             if concrete in self.metrics:
                 return concrete
         raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
@@ -211,7 +211,7 @@ class SweepResult(Evaluation):
             encoder = str(row["encoder"]) if "encoder" in row.index else "minilm"
         k = int(str(row["k_value"]))
         return Pipeline(str(row["spec"]), retriever, encoder, k,
-                        tuple(metric_at_k(m, k) for m in self.metrics), "chunk",
+                        tuple(at_k(m, k) for m in self.metrics), "chunk",
                         evidence_threshold=self._evidence_threshold)
 
     def params_of(self, config: str) -> dict[str, Any]:
@@ -351,7 +351,7 @@ def _bucket(rank: int | None, buckets: Sequence[tuple[int, int, str]]) -> str:
 
 def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
                               golden: GoldenSet | None = None,
-                              chunks: Sequence[Chunk] | None = None, threshold: int = 1,
+                              chunks: Sequence[Chunk] | None = None, grade_threshold: int = 1,
                               evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                               column: str = "category",
                               buckets: Sequence[tuple[int, int, str]] = RANK_BUCKETS
@@ -373,7 +373,7 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
     groups = dict(zip(frame["qid"], frame[column], strict=True))
     if golden is not None:
         relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold,
-                              grade_threshold=threshold)
+                              grade_threshold=grade_threshold)
         hits = ev.runs[system].hits
         found: Mapping[str, int | None] = {
             q: relevance.first_found(q, [h.chunk_id for h in hits.get(q, ())])

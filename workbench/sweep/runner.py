@@ -16,19 +16,24 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Corpus, Document
-from workbench.evaluation import Run, default_metrics
+from workbench.evaluation import Run
 from workbench.golden import GoldenSet
 from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
+from workbench.metrics import (
+    DEFAULT_EVIDENCE_THRESHOLD,
+    DEFAULT_METRICS,
+    at_k,
+    canonical_name,
+    default_metrics,
+    parse_metric,
+)
 from workbench.retrieval.base import Hit
 from workbench.retrieval.cache import EmbeddingCache
 from workbench.sweep import worker
 from workbench.sweep.grid import (
     SweepConfig,
     as_list,
-    canonical_metric,
     expand_grid,
-    metric_at_k,
     param_label,
 )
 from workbench.sweep.holdout import HoldoutSplit, load_or_split, split_path
@@ -136,10 +141,8 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
         reasons = "; ".join(sorted({s["reason"] for s in skipped}))
         raise ValueError(f"the grid has no valid configuration ({reasons})")
     ks = sorted({c.k for c in configs})
-    names = ([canonical_metric(m) for m in metrics] if metrics
-             else default_metrics(ks[0]) if len(ks) == 1
-             else [m.replace("@{k}", "@k") for m in
-                   ("recall@{k}", "precision@{k}", "hit_rate@{k}", "mrr@{k}", "ndcg@{k}")])
+    names = ([canonical_name(m) for m in metrics] if metrics
+             else default_metrics(ks[0]) if len(ks) == 1 else list(DEFAULT_METRICS))
     names = list(dict.fromkeys(names))
     documents = corpus.documents if isinstance(corpus, Corpus) else list(corpus)
     docs = [(d.id, d.text, d.title, dict(d.metadata)) for d in documents]
@@ -156,7 +159,7 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     encoders: dict[str, Any] = {}
     plans: dict[str, dict[str, Any]] = {}
     for c in configs:
-        concrete = [metric_at_k(m, c.k) for m in names]
+        concrete = [at_k(m, c.k) for m in names]
         depth = max([c.k, *[parse_metric(m).k or 0 for m in concrete]])
         enc_key = c.encoder_id
         if enc_key is not None:

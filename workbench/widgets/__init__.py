@@ -24,8 +24,8 @@ from typing import Any
 _EXPORTS = {
     "workbench.widgets.chunk_preview": ["ChunkPreview", "ChunkPreviewPair", "chunk_preview_html"],
     "workbench.widgets.labeller": ["Labeller", "labeller_html"],
-    "workbench.widgets.metric_table": ["MetricTable", "available_ks", "metric_k",
-                                       "metric_table_html", "table_frame"],
+    "workbench.widgets.metric_table": ["MetricTable", "available_ks", "metric_table_html",
+                                       "table_frame"],
     "workbench.widgets.plots": ["BUCKET_COLOURS", "category_heatmap", "cost_quality",
                                 "metric_vs_param", "pareto_front", "rank_position", "topk_view"],
     "workbench.widgets.position_plot": ["PositionPlot", "position_figure", "reference_curves"],

@@ -10,26 +10,19 @@ scale. The view only paints what ``Evaluation.by`` computed; with several config
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
 
 from workbench.evaluation import INTERVAL_NOTE, SMALL_MARK, Evaluation, describe_relevance
+from workbench.metrics import parse_metric
 from workbench.text import escape_html
-
-_K = re.compile(r"@(\d+)$")
-
-
-def metric_k(metric: str) -> int | None:
-    """The cut-off of a metric name such as ``recall@5`` (None for ``mrr``, ``map``)."""
-    match = _K.search(metric)
-    return int(match.group(1)) if match else None
 
 
 def available_ks(ev: Evaluation) -> list[int]:
-    return sorted({k for m in ev.metrics if (k := metric_k(m)) is not None})
+    """The cutoffs of the evaluation's metrics (the metrics registry reads the names)."""
+    return sorted({k for m in ev.metrics if (k := parse_metric(m).k) is not None})
 
 
 def _colour(value: float) -> str:
@@ -55,7 +48,7 @@ def table_frame(ev: Evaluation, k: int | None = None, column: str = "category",
     ``k`` (plus those without a cut-off) of one configuration (``system``: a label of
     ``ev.configs()``, default the first), including an ``all`` row per metric."""
     sub = one_config(ev, system)
-    keep = [m for m in sub.metrics if k is None or metric_k(m) in (k, None)]
+    keep = [m for m in sub.metrics if k is None or parse_metric(m).k in (k, None)]
     overall = sub.summary().assign(**{column: "all"})
     groups = sub.by(column)
     rows = pd.concat([overall, groups], ignore_index=True)

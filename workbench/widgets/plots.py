@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.evaluation import Evaluation
+from workbench.metrics import at_k, parse_metric
 from workbench.sweep import SweepResult
 
 __all__ = ["category_heatmap", "cost_quality", "metric_vs_param", "pareto_front",
@@ -323,7 +324,8 @@ def topk_view(result: SweepResult, metrics: Sequence[str] | None = None,
     if "k" not in result.params or result.config_table["k"].nunique() < 2:
         raise ValueError("this view needs a sweep over k (e.g. k: [1, 3, 5, 10])")
     names = list(metrics or [m for m in result.metrics
-                             if m.split("@")[0] in ("hit_rate", "mrr")]) or result.metrics[:2]
+                             if parse_metric(at_k(m, 1)).kind in ("hit_rate", "mrr")]
+                 ) or result.metrics[:2]
     if where is None:
         best = result.params_of(result.best(names[0]))
         where = {p: v for p, v in best.items() if p != "k" and v is not None}

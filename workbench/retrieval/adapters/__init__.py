@@ -1,8 +1,8 @@
 """Adapters for the production stacks people run: LangChain, LlamaIndex and Chroma.
 
 One line wraps a production retriever as a workbench retriever, scored exactly like ours:
-``wrap(retriever, corpus)`` takes a LangChain retriever or vector store
-(:mod:`~workbench.retrieval.adapters.langchain`), a LlamaIndex retriever
+``wrap(retriever, corpus)``, the one way in (``workbench.wrap``), takes a LangChain
+retriever or vector store (:mod:`~workbench.retrieval.adapters.langchain`), a LlamaIndex retriever
 (:mod:`~workbench.retrieval.adapters.llamaindex`), a Chroma collection
 (:mod:`~workbench.retrieval.adapters.chroma`) or any callable
 (:class:`~workbench.retrieval.base.CallableRetriever`). The production chunks the
@@ -58,18 +58,24 @@ def _library(obj: Any) -> str:
     return type(obj).__module__.split(".", 1)[0]
 
 
-def wrap(retriever: Any, documents: Mapping[str, Document] | Iterable[Document] | Locator,
+def wrap(retriever: Any,
+         documents: Mapping[str, Document] | Iterable[Document] | Locator | None = None,
          name: str | None = None, **options: Any) -> CallableRetriever:
     """A production retriever as a workbench retriever: a Chroma collection, a LangChain
     retriever or vector store, a LlamaIndex retriever, or any callable ``question[, k] ->
-    hits``. ``documents`` is the corpus it indexed; ``options`` go to the adapter (e.g.
-    ``scores="distance"`` for a callable returning distances, ``doc_id="key"``)."""
+    hits``. ``documents`` is the corpus it indexed (needed by the libraries' retrievers and
+    by a callable returning text or offsets; a callable returning chunk ids needs none);
+    ``options`` go to the adapter (e.g. ``scores="distance"`` for a callable returning
+    distances, ``doc_id="key"``, ``chunks=`` for chunk-id hits)."""
     library = _library(retriever)
-    if library == "chromadb":
-        return from_chroma(retriever, documents, name, **options)
-    if library.startswith("langchain"):
-        return from_langchain(retriever, documents, name, **options)
-    if library.startswith("llama_index"):
+    if library.startswith(_LIBRARIES):
+        if documents is None:
+            raise TypeError(f"wrapping a {type(retriever).__name__} ({library}) needs the "
+                            "corpus it indexed: wrap(retriever, corpus)")
+        if library == "chromadb":
+            return from_chroma(retriever, documents, name, **options)
+        if library.startswith("langchain"):
+            return from_langchain(retriever, documents, name, **options)
         return from_llamaindex(retriever, documents, name, **options)
     if callable(retriever):
         return CallableRetriever(retriever, name or str(getattr(retriever, "__name__", "callable")),

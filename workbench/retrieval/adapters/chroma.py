@@ -27,7 +27,7 @@ from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
-from workbench.retrieval.encoders import get_encoder
+from workbench.retrieval.encoders import Encoder, get_encoder
 
 __all__ = ["chroma_embedding_function", "collection_chunks", "from_chroma",
            "hits_from_query_result", "persistent_client"]
@@ -137,7 +137,7 @@ def persistent_client(path: str | Path) -> Any:
                                      settings=Settings(anonymized_telemetry=False))
 
 
-def chroma_embedding_function(encoder: Any) -> Any:
+def chroma_embedding_function(encoder: Encoder) -> Any:
     """A Chroma embedding function backed by a workbench encoder (documents through
     ``encode_documents``, queries through ``encode_queries``). Chroma stores only its name:
     pass it again as ``embedding_function=`` when reopening the collection."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.encoders import Encoder
 
 __all__ = ["chunks_from_documents", "from_langchain", "langchain_embeddings"]
 
@@ -63,7 +64,7 @@ def chunks_from_documents(docs: Iterable[Any], documents: Docs, *,
                              unlocated=unlocated)
 
 
-def langchain_embeddings(encoder: Any) -> Any:
+def langchain_embeddings(encoder: Encoder) -> Any:
     """A LangChain ``Embeddings`` backed by a workbench encoder (``get_encoder("minilm")``):
     documents through ``encode_documents``, queries through ``encode_queries``."""
     try:

@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.encoders import Encoder
 
 __all__ = ["chunks_from_nodes", "from_llamaindex", "llamaindex_embedding"]
 
@@ -60,7 +61,7 @@ def chunks_from_nodes(nodes: Iterable[Any], documents: Docs, *,
                              unlocated=unlocated)
 
 
-def llamaindex_embedding(encoder: Any) -> Any:
+def llamaindex_embedding(encoder: Encoder) -> Any:
     """A LlamaIndex ``BaseEmbedding`` backed by a workbench encoder."""
     try:
         from llama_index.core.embeddings import BaseEmbedding
