@@ -9,7 +9,7 @@ to the half-open code-point range of ``Document.text`` that every span of the wo
 
 :func:`detect_convention` reads the convention off the hits that carry their text: it keeps
 only the conventions under which *every* such hit's offsets slice that text out of its
-document (exactly, or equal after :func:`~workbench.corpus.offsets.normalise`). Conventions
+document (exactly, or equal after :func:`~workbench.corpus.offsets.matching_form`). Conventions
 that place every hit of the log (with text or not) at the same spans are one answer; two
 that place some hit differently are *ambiguous*; none left is a refusal naming the hit
 (file:line, field). Nothing is guessed: without texts, the documented default (code points,
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.corpus.offsets import LocateError, RawOffsets, find_spans, normalise
+from workbench.corpus.offsets import LocateError, RawOffsets, find_spans, matching_form
 from workbench.corpus.types import Document
 
 __all__ = ["BODY", "CONVENTIONS", "RAW", "REFERENCES", "UNITS", "Convention", "Detection",
@@ -188,10 +188,10 @@ class Detection:
 def _slice_fits(doc: Document, s: int, e: int | None, text: str, prefix: bool) -> bool:
     if prefix or e is None:
         got = doc.text[s:s + len(text) + 2 * text.count("\n") + 8]
-        want = normalise(text)
-        return got.startswith(text) or normalise(got).startswith(want) if want else False
+        want = matching_form(text)
+        return got.startswith(text) or matching_form(got).startswith(want) if want else False
     got = doc.text[s:e]
-    return got == text or (bool(got.strip()) and normalise(got) == normalise(text))
+    return got == text or (bool(got.strip()) and matching_form(got) == matching_form(text))
 
 
 def _place(mapper: _Mapper, c: Convention, sample: OffsetSample) -> tuple[int, int | None] | None:

@@ -248,7 +248,7 @@ class Locator:
     def _aligned(self, doc: Document, norm: Normalised, text: str,
                  after: int | None) -> Location | float:
         """The aligned location of ``text`` (module doc, rule 5), else its best score."""
-        needle = normalise(text)
+        needle = matching_form(text)
         if self.align is None or len(needle) < MIN_ALIGN_CHARS:
             return 0.0
         found = align(needle, norm.text, self.align)
@@ -291,7 +291,7 @@ class Locator:
         if self._words is None:
             self._words = {d: set(_WORD.findall(self._normalised(doc).text.casefold()))
                            for d, doc in self.documents.items()}
-        words = set(_WORD.findall(normalise(text).casefold()))
+        words = set(_WORD.findall(matching_form(text).casefold()))
         return [d for d, have in self._words.items()
                 if words and len(words & have) >= len(words) / 2]
 

@@ -25,7 +25,7 @@ from workbench.corpus.conventions import (
     detect_convention,
     parse_convention,
 )
-from workbench.corpus.offsets import find_spans, normalise
+from workbench.corpus.offsets import find_spans, matching_form
 from workbench.corpus.truncation import Truncation, detect_truncation
 from workbench.retrieval import CallableRetriever
 
@@ -98,7 +98,7 @@ class LogLocator(Locator):
         prefix = self.truncation.prefix(text)
         if doc_id is not None and s is not None and e is not None and e > s:
             doc = self.document(doc_id)
-            if normalise(doc.text[s:e]).startswith(normalise(prefix)):
+            if matching_form(doc.text[s:e]).startswith(matching_form(prefix)):
                 self.report.extended += int(e - s > len(prefix))
                 return Location(doc_id, s, e, "offsets")
         try:
@@ -120,10 +120,10 @@ class LogLocator(Locator):
         return True
 
     def _chunk_at(self, doc_id: str, start: int, prefix: str) -> Chunk | None:
-        want = normalise(prefix)
+        want = matching_form(prefix)
         text = self.document(doc_id).text
         fits = {(c.start, c.end): c for c in self._starts.get((doc_id, start), ())
-                if normalise(text[c.start:c.end]).startswith(want)}
+                if matching_form(text[c.start:c.end]).startswith(want)}
         return next(iter(fits.values())) if len(fits) == 1 else None
 
     def _among_chunks(self, prefix: str, doc_id: str | None, exc: LocateError) -> Location:

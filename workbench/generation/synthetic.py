@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from workbench.corpus import Chunk, Document
 from workbench.corpus.offsets import LocateError, find_spans
 from workbench.generation.answer_cache import GenerationCache
-from workbench.generation.grading import must_mention, normalize
+from workbench.generation.grading import answer_tokens, must_mention
 from workbench.generation.prompt import Answer, ChatModel, ChatReply
 from workbench.golden import Evidence, GoldenItem
 from workbench.retrieval import Retriever
@@ -258,7 +258,7 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
         start, end = target.start + spans[0][0], target.start + spans[0][1]
         evidence = Evidence(target.doc_id, start, end, doc.text[start:end])
         answer = got["answer"]
-        if not normalize(answer):
+        if not answer_tokens(answer):
             rejected.append(Rejected(target.id, "easy", f"the answer {answer!r} has no words",
                                      reply.text))
             continue
