@@ -104,20 +104,18 @@ def test_bm25_vietnamese_and_chinese():
     assert r.search("年假几天", 1)[0].chunk_id == "d#1"
 
 
-def test_callable_retriever_wraps_ids_pairs_and_dedups():
+def test_callable_retriever_wraps_ids_pairs_and_keeps_duplicates():
+    """A repeated id stays a rank (base module doc: duplicates are kept, so junk repeated
+    ahead of gold pushes gold out of the top k), and the cut at k comes after them."""
     wrapped = CallableRetriever(lambda q: ["a#1", "b#0", "a#1", "c#2"], name="prod")
-    hits = wrapped.search("q", 2)
-    assert [(h.chunk_id, h.rank, h.source) for h in hits] == [("a#1", 1, "prod"),
-                                                              ("b#0", 2, "prod")]
+    assert [(h.chunk_id, h.rank, h.source) for h in wrapped.search("q", 4)] == [
+        ("a#1", 1, "prod"), ("b#0", 2, "prod"), ("a#1", 3, "prod"), ("c#2", 4, "prod")]
+    junk = CallableRetriever(lambda q: ["junk#0"] * 10 + ["gold#0"])
+    assert [h.chunk_id for h in junk.search("q", 2)] == ["junk#0", "junk#0"]
     scored = CallableRetriever(lambda q: [("x#0", 0.9), ("y#0", 0.5)]).search("q", 5)
     assert scored[1] == Hit("y#0", 0.5, 2, "callable")
-    bad = CallableRetriever(lambda q: [3.5])
-    try:
-        bad.search("q", 1)
-    except ValueError as exc:
-        assert "return chunk ids" in str(exc)
-    else:
-        raise AssertionError("expected ValueError")
+    with pytest.raises(ValueError, match="return chunk ids"):
+        CallableRetriever(lambda q: [3.5]).search("q", 1)
 
 
 @given(st.text(alphabet=st.sampled_from("refund wo4-é退款\u200b\u2060\ufeff\u00ad"), max_size=40))
