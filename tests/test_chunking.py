@@ -509,7 +509,7 @@ def test_parent_child_mapping() -> None:
     assert [p.id for p in parents] == [f"hb#parent#{j}" for j in range(len(parents))]
     assert [c.id for c in children] == [f"hb#{i}" for i in range(len(children))]
     assert not {p.id for p in parents} & {c.id for c in children}
-    assert all(p.ordinal == j and p.doc_id == "hb" for j, p in enumerate(parents))
+    assert all(p.doc_id == "hb" for p in parents)
     by_id = {p.id: p for p in parents}
     assert len(children) > len(parents)
     for child in children:

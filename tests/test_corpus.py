@@ -60,7 +60,7 @@ def test_span_locate_refuses_ambiguous():
 
 def test_chunk_defaults_and_hash():
     c = Chunk("d#3", "d", 0, 4, "text")
-    assert c.embed_text == "text" and c.ordinal == 3
+    assert c.embed_text == "text"
     assert c.content_hash == Chunk("e#0", "e", 9, 13, "text").content_hash
     assert c.content_hash != Chunk("d#3", "d", 0, 4, "text", embed_text="T: text").content_hash
 

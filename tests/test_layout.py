@@ -1,6 +1,6 @@
 """The package layout (docs/architecture.md): every module imports on its own, lower steps of
 the flow never import higher ones, no module imports another module's private names, and
-there are no import cycles."""
+there are no import cycles; the layout section of docs/architecture.md names every module."""
 
 from __future__ import annotations
 
@@ -340,3 +340,41 @@ def test_package_all_names_resolve():
         mod = importlib.import_module(module)
         missing = [n for n in getattr(mod, "__all__", ()) if not hasattr(mod, n)]
         assert not missing, f"{module}.__all__ lists missing names {missing}"
+
+
+def _layout_modules() -> list[str]:
+    """The files and folders that docs/architecture.md's layout section names, as paths
+    relative to the repository (``workbench/corpus/offsets.py``, ``workbench/corpus/``):
+    each entry's first word, nested by its indentation (two spaces a level)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## 3. Layout", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```", 2)[1]
+    stack: list[str] = []
+    named = []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        assert name.endswith((".py", "/")), f"layout line names no module: {line!r}"
+        del stack[depth:]
+        named.append("".join(stack) + name)
+        if name.endswith("/"):
+            stack.append(name)
+    return named
+
+
+def test_the_layout_section_names_every_module_and_only_modules_that_exist():
+    """docs/architecture.md's layout is the map: every file and folder it names exists, and
+    every module and package of workbench/ is named (a package's ``__init__.py`` may be
+    left to its folder's line)."""
+    named = _layout_modules()
+    assert named[0] == "workbench/" and len(named) == len(set(named))
+    missing = [n for n in named if not (ROOT / n).exists()]
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+    actual = {str(p.relative_to(ROOT)) for p in MODULES.values()}
+    actual |= {str(p.parent.relative_to(ROOT)) + "/" for p in MODULES.values()
+               if p.name == "__init__.py"}
+    unnamed = sorted(m for m in actual - set(named)
+                     if not (m.endswith("/__init__.py") and m[: -len("__init__.py")] in named))
+    assert not unnamed, f"modules missing from docs/architecture.md's layout: {unnamed}"
