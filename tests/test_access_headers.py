@@ -13,6 +13,7 @@ can fail).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -175,8 +176,13 @@ def test_a_header_variant_that_loads_keeps_the_document_restricted(name, tmp_pat
     assert "q032" in json.loads(seen["withheld"]) and WITHHELD in seen["viewer"]
     # and through the command line
     out, traces = tmp_path / "r.html", tmp_path / "t.jsonl"
-    assert main(["report", "--corpus", str(folder), "--golden", str(GOLDEN), "--user-group",
-                 "engineering", "--out", str(out), "--traces", str(traces)]) == 0
+    # the command loads the folder again: the near-miss key warns again, and only then
+    warned = name.startswith(("ACL", "acls"))
+    with (pytest.warns(FrontMatterWarning, match="'acl'") if warned
+          else contextlib.nullcontext()):
+        assert main(["report", "--corpus", str(folder), "--golden", str(GOLDEN),
+                     "--user-group", "engineering", "--out", str(out),
+                     "--traces", str(traces)]) == 0
     capsys.readouterr()
     for produced in (out, traces):
         assert secrets_in(produced.read_text(encoding="utf-8")) == [], (name, produced.name)

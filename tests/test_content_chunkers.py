@@ -20,7 +20,7 @@ from workbench.chunking import parse_chunker
 from workbench.chunking.conversation import ConversationChunker, exchanges
 from workbench.chunking.glossary import GlossaryChunker, glossary_entries
 from workbench.chunking.source_code import CodeChunker
-from workbench.corpus import Document
+from workbench.corpus import Document, FrontMatterWarning
 from workbench.corpus.conversations import document_turns, load_conversations, parse_turns
 from workbench.io import InputError
 from workbench.text.tokens import get_counter
@@ -338,10 +338,14 @@ def test_demo_content_types_validate_and_general_splitters_split_their_evidence(
 
     base = ROOT / "data" / "content_types"
     code = (base / "code" / "billing.py").read_text(encoding="utf-8")
+    # the demo glossary's front matter has `product:` (a filter field, retrieval/filtered.py),
+    # which the loader names as an unknown key: expected here, an error anywhere else
+    with pytest.warns(FrontMatterWarning, match="'product' is not known"):
+        glossary = load_folder(base / "glossary")
     sets = {
         "tickets": (load_conversations(base / "tickets" / "tickets.jsonl"),
                     ConversationChunker(300)),
-        "glossary": (load_folder(base / "glossary"), GlossaryChunker(300)),
+        "glossary": (glossary, GlossaryChunker(300)),
         "code": (Corpus([Document("billing.py", code, "billing.py", {"path": "billing.py"})]),
                  CodeChunker(450)),
     }

@@ -378,3 +378,26 @@ def test_the_layout_section_names_every_module_and_only_modules_that_exist():
     unnamed = sorted(m for m in actual - set(named)
                      if not (m.endswith("/__init__.py") and m[: -len("__init__.py")] in named))
     assert not unnamed, f"modules missing from docs/architecture.md's layout: {unnamed}"
+
+
+def test_every_warning_the_package_issues_is_a_workbench_warning():
+    """The test suite turns workbench.io.WorkbenchWarning into an error (pyproject.toml), so
+    every ``warnings.warn`` in the package names its category, and the category is one."""
+    import importlib
+
+    from workbench.io import WorkbenchWarning
+
+    calls = 0
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "warn"):
+                continue
+            calls += 1
+            category = node.args[1] if len(node.args) > 1 else next(
+                (kw.value for kw in node.keywords if kw.arg == "category"), None)
+            assert isinstance(category, ast.Name), f"{module}:{node.lineno}: no category"
+            cls = getattr(importlib.import_module(module), category.id)
+            assert issubclass(cls, WorkbenchWarning), f"{module}:{node.lineno}: {cls}"
+    assert calls >= 11

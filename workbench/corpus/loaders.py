@@ -46,7 +46,7 @@ from workbench.corpus.access import access_word, fold_key, parse_acl
 from workbench.corpus.conversations import load_conversations
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.types import Corpus, Document
-from workbench.io import InputError, iter_jsonl, read_text
+from workbench.io import InputError, WorkbenchWarning, iter_jsonl, read_text
 from workbench.text import normalize_text
 
 __all__ = ["HEADER_KEYS", "STATUSES", "FrontMatterWarning", "load_corpus", "load_folder",
@@ -68,7 +68,7 @@ _LINE_ENDS = re.compile(r"\r\n?|[\x85\u2028\u2029\x0b\x0c]")
 ACCESS_MODES = ("auto", "required")
 
 
-class FrontMatterWarning(UserWarning):
+class FrontMatterWarning(WorkbenchWarning):
     """A front-matter key the workbench does not know (kept in ``Document.metadata``)."""
 
 

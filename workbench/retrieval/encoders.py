@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from workbench.io import WorkbenchWarning
 from workbench.retrieval.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
@@ -328,5 +329,5 @@ def language_warning(encoder: Encoder, texts: Sequence[str], what: str = "corpus
             "(encoder='e5', --encoder e5)")
 
 
-class LanguageWarning(UserWarning):
+class LanguageWarning(WorkbenchWarning):
     """An encoder was chosen for a collection in a language it does not read."""
