@@ -377,3 +377,37 @@ def test_ideal_ranks_are_kept_per_threshold():
     assert item.ideal_ranks(0.5) == [1.0]  # half the span: one chunk
     assert item.ideal_ranks(1.0) == [2.0]  # the whole span: both chunks
     assert item.ideal_ranks(0.5) == [1.0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 120), data=st.data(),
+       threshold=st.sampled_from([(1, 4), (3, 10), (1, 2), (2, 3), (3, 4), (9, 10), (1, 1)]))
+def test_a_span_is_found_exactly_when_its_covered_share_reaches_the_threshold(n, data,
+                                                                              threshold):
+    """The boundary of "found": a chunk holding c of a span's n characters finds it at
+    threshold p/q exactly when c/n >= p/q (so 8 of 10 characters at 0.75, never 7)."""
+    p, q = threshold
+    c = data.draw(st.integers(1, n))
+    doc = _doc("x" * n + " tail")
+    chunks = [_chunk(doc, 0, 0, c), _chunk(doc, 1, c, len(doc.text))]
+    golden = GoldenSet([GoldenItem("q", "?", evidence=(_evidence(doc, 0, n),))])
+    ev = evaluate(Run.from_ranked({"q": ["d#0"]}, "one"), golden, chunks,
+                  metrics=["recall@1"], evidence_threshold=p / q)
+    assert _values(ev, "recall@1")["q"] == (1.0 if c * q >= p * n else 0.0), (c, n, p, q)
+
+
+@pytest.mark.parametrize("labels", ["chunk ids", "evidence"])
+def test_a_repeated_chunk_is_found_at_its_first_rank(labels):
+    """The rank at which something is found (triage, diagnosis, first-found tables) is the
+    first rank the chunk holds, not a later repeat of it, for either kind of label."""
+    from workbench.metrics import Relevance
+
+    doc = _doc("The refund window is thirty days. Unrelated words follow here.")
+    gold, junk = _chunk(doc, 0, 0, 33), _chunk(doc, 1, 34, len(doc.text))
+    item = (GoldenItem("q", "refund", relevant_chunk_ids=(gold.id,)) if labels == "chunk ids"
+            else GoldenItem("q", "refund", evidence=(_evidence(doc, 0, 33),)))
+    relevance = Relevance([item], [gold, junk])
+    ranked = [junk.id, gold.id, junk.id, gold.id]
+    assert relevance.found_ranks("q", ranked) == [2.0]
+    assert relevance.first_found("q", ranked) == 2 == relevance.retrieved_rank("q", ranked)
+    assert relevance.found_within("q", ranked, 2) and not relevance.found_within("q", ranked, 1)
