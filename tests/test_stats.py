@@ -412,3 +412,33 @@ def test_swapping_flips_delta_and_keeps_p(pairs):
     assert (back.wins, back.losses, back.ties) == (fwd.losses, fwd.wins, fwd.ties)
     flipped = {"better": "worse", "worse": "better"}
     assert back.verdict == flipped.get(fwd.verdict, fwd.verdict)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_clopper_pearson_equals_statsmodels_beta_interval(confidence):
+    """Clopper-Pearson (1934) is statsmodels' ``proportion_confint(method="beta")``: every
+    count of every n up to 40, two-sided at the confidence given."""
+    from workbench.evaluation.stats import clopper_pearson
+
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    for n in range(1, 41):
+        for x in range(n + 1):
+            low, high = proportion.proportion_confint(x, n, alpha=1 - confidence,
+                                                      method="beta")
+            got = clopper_pearson(x, n, confidence)
+            assert got == pytest.approx((low, high), abs=1e-12), (x, n, confidence)
+    assert clopper_pearson(2, 2) == pytest.approx((0.158114, 1.0), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), p=st.floats(0.01, 0.99))
+def test_clopper_pearson_covers_at_least_the_confidence(n, p):
+    """Exact coverage, summed over every outcome of Binomial(n, p): never below 95%, and the
+    0/1 values' mean_interval is the same interval."""
+    from workbench.evaluation.stats import clopper_pearson, mean_interval
+
+    covered = sum(sps.binom.pmf(x, n, p) for x in range(n + 1)
+                  if clopper_pearson(x, n)[0] <= p <= clopper_pearson(x, n)[1])
+    assert covered >= 0.95 - 1e-9
+    values = [1.0] * (n // 2) + [0.0] * (n - n // 2)
+    assert mean_interval(values)[:2] == clopper_pearson(n // 2, n)
