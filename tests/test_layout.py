@@ -401,3 +401,26 @@ def test_every_warning_the_package_issues_is_a_workbench_warning():
             cls = getattr(importlib.import_module(module), category.id)
             assert issubclass(cls, WorkbenchWarning), f"{module}:{node.lineno}: {cls}"
     assert calls >= 11
+
+
+# Test files that cover several packages at once stay at the top of tests/; every other test
+# file lives in the folder of the package it tests (tests/metrics/, tests/retrieval/, ...).
+CROSS_CUTTING = {"test_bad_inputs.py", "test_benchmarks.py", "test_browser.py",
+                 "test_layout.py", "test_notebooks.py", "test_production_e2e.py",
+                 "test_protocols.py"}
+
+
+def test_tests_mirror_the_package():
+    """A test file at the top of tests/ is cross-cutting (listed above); every test folder
+    is a package of workbench/ (or io, its module of layer 0), so a new test file goes where
+    its code is, and holds an __init__.py (module names stay unique across folders)."""
+    tests = ROOT / "tests"
+    top = sorted(p.name for p in tests.glob("test_*.py"))
+    stray = [name for name in top if name not in CROSS_CUTTING]
+    assert not stray, (f"move {stray} into tests/<package>/ (the package it tests), or add "
+                       "it to CROSS_CUTTING in tests/test_layout.py if it spans packages")
+    assert set(top) >= CROSS_CUTTING, sorted(CROSS_CUTTING - set(top))
+    steps = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} | {"io"}
+    for folder in (p for p in tests.iterdir() if p.is_dir() and p.name[0] not in "._"):
+        assert folder.name in steps, f"tests/{folder.name}/ mirrors no package of workbench/"
+        assert (folder / "__init__.py").exists(), f"tests/{folder.name}/ has no __init__.py"

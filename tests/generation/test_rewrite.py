@@ -15,7 +15,7 @@ from workbench.generation.rewrite import evaluate_rewrites, last_user_turn_rewri
 from workbench.golden import GoldenSet, GoldenSetError
 from workbench.retrieval import BM25Retriever
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "data" / "handbook"
 
 

@@ -20,7 +20,7 @@ from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import load_folder, load_jsonl
 from workbench.generation import assemble_context
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ORIGINAL = (ROOT / "data" / "handbook" / "docs" / "procurement.md").read_text(encoding="utf-8")
 HEAD, BODY = ORIGINAL.split("\n---\n", 1)
 CANARY = "Buying merchandise for resale is covered by the Merchandising Buying Manual"

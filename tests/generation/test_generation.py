@@ -43,7 +43,7 @@ from workbench.generation.context import (
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.retrieval.base import CallableRetriever
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -22,7 +22,7 @@ from workbench.evaluation.routing import (
 )
 from workbench.io import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "routing"
 COSTS = {"s": 1.0, "m": 3.0, "l": 10.0}
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
+from tests.gate.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
 from workbench.cli import main
 from workbench.gate import BaselineRefused, update_baseline
 from workbench.gate.history import changelog_path, git_commit, read_history

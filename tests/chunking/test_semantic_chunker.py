@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tests.test_chunking import FAST, check_invariants, documents
+from tests.chunking.test_chunking import FAST, check_invariants, documents
 from workbench.chunking import parse_chunker
 from workbench.chunking.semantic import SemanticChunker, breakpoints
 from workbench.chunking.units import sentence_units

@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
+from tests.cli.test_cli import _beir
 from tests.conftest import HANDBOOK
-from tests.test_cli import _beir
 from workbench.cli import main
 from workbench.evaluation.pipeline import Pipeline, dataset_defaults, run_pipeline
 from workbench.gate import evaluate_pipeline, gate_config

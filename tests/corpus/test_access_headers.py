@@ -32,7 +32,7 @@ from workbench.report import render_report
 from workbench.retrieval.bm25 import BM25Retriever
 from workbench.widgets.trace_viewer import trace_viewer_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "data" / "handbook" / "docs"
 GOLDEN = ROOT / "data" / "handbook" / "golden.jsonl"
 ORIGINAL = (DOCS / "procurement.md").read_text(encoding="utf-8")

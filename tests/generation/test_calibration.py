@@ -26,7 +26,7 @@ from workbench.generation.calibration import (
     rogan_gladen,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class ScriptedJudge:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import SHARED_DATASETS
 from workbench.metrics.trec_files import (
     ranked_lists,
     read_trec_qrels,
@@ -18,7 +19,7 @@ from workbench.metrics.trec_files import (
     write_trec_run,
 )
 
-TREC_TESTS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "trec_eval_tests"
+TREC_TESTS = SHARED_DATASETS / "trec_eval_tests"
 
 
 def test_read_qrels_skips_blank_and_comment_lines(tmp_path: Path) -> None:

@@ -259,7 +259,7 @@ def test_the_questions_command_merges_samples_and_writes(tmp_path):
     golden = tmp_path / "golden.jsonl"
     GoldenSet([GoldenItem("q1", "Gift card expiry", answerable=False)]).save(golden)
     out = tmp_path / "c.jsonl"
-    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-m", "workbench.cli", "questions", str(log),
                            "--field", "asked", "--golden", str(golden), "-o", str(out)],
                           capture_output=True, text=True, env=env)

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import SHARED_DATASETS
 from workbench.metrics import Metric, mean_scores, parse_metric, score_queries, trec_name
 from workbench.metrics.trec_files import ranked_lists, read_trec_qrels, read_trec_run
 
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+DATASETS = SHARED_DATASETS
 TREC_TESTS = DATASETS / "trec_eval_tests" / "test"
 
 

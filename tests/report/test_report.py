@@ -21,7 +21,7 @@ from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.report import generation_evaluation, render_report, source_slices, write_report
 from workbench.retrieval.bm25 import BM25Retriever
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "data" / "handbook"
 PWN = ('<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> '
        '<svg onload="window.__pwned = 4"></svg>')

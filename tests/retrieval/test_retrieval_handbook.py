@@ -25,7 +25,7 @@ from workbench.retrieval.hybrid import HybridRetriever, contribution_table
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METRICS = ["hit_rate@5", "recall@5", "mrr@5"]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.browser import notebook_page, run_cell
 
-HANDBOOK = Path(__file__).parents[1] / "data" / "handbook" / "docs"
+HANDBOOK = Path(__file__).resolve().parents[2] / "data" / "handbook" / "docs"
 
 CELLS = [
     "from workbench.corpus import Corpus, Document, load_folder\n"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tests.test_chunking import FAST, SLOW, check_invariants, documents
+from tests.chunking.test_chunking import FAST, SLOW, check_invariants, documents
 from workbench.chunking import parse_chunker
 from workbench.chunking.conversation import ConversationChunker, exchanges
 from workbench.chunking.glossary import GlossaryChunker, glossary_entries

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_qrels_grades import smart_records
+from tests.metrics.test_qrels_grades import smart_records
 from workbench.corpus import Chunk
 from workbench.retrieval import BM25Retriever, tokenize
 
