@@ -92,7 +92,7 @@ Why ours differ from the published numbers (read before trusting any gap):
   text; retrieved lengths summed without a union; touching chunks count for PrecisionΩ).
   PrecisionΩ needs no retriever, so it checks chunking + scoring alone: our cl100k token
   windows reproduce the report's text-embedding-3-large TokenTextSplitter rows (800/400,
-  400/200, 400/0: 4.7, 8.5, 12.7 vs 4.7, 8.4, 12.5; tests/test_span_metrics.py), yet sit
+  400/200, 400/0: 4.7, 8.5, 12.7 vs 4.7, 8.4, 12.5; tests/metrics/test_span_metrics.py), yet sit
   1-2 points above its MiniLM-table TokenTextSplitter rows with the same windows. PrecisionΩ
   does not depend on the embedding model, so the MiniLM runs must have chunked slightly
   differently (undocumented): treat ~2 points as the floor of this reproduction.

@@ -1,6 +1,6 @@
 """The package layout (docs/architecture.md): every module imports on its own, lower steps of
 the flow never import higher ones, no module imports another module's private names, and
-there are no import cycles."""
+there are no import cycles; the layout section of docs/architecture.md names every module."""
 
 from __future__ import annotations
 
@@ -359,3 +359,87 @@ def test_package_all_names_resolve():
         mod = importlib.import_module(module)
         missing = [n for n in getattr(mod, "__all__", ()) if not hasattr(mod, n)]
         assert not missing, f"{module}.__all__ lists missing names {missing}"
+
+
+def _layout_modules() -> list[str]:
+    """The files and folders that docs/architecture.md's layout section names, as paths
+    relative to the repository (``workbench/corpus/offsets.py``, ``workbench/corpus/``):
+    each entry's first word, nested by its indentation (two spaces a level)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## 3. Layout", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```", 2)[1]
+    stack: list[str] = []
+    named = []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        assert name.endswith((".py", "/")), f"layout line names no module: {line!r}"
+        del stack[depth:]
+        named.append("".join(stack) + name)
+        if name.endswith("/"):
+            stack.append(name)
+    return named
+
+
+def test_the_layout_section_names_every_module_and_only_modules_that_exist():
+    """docs/architecture.md's layout is the map: every file and folder it names exists, and
+    every module and package of workbench/ is named (a package's ``__init__.py`` may be
+    left to its folder's line)."""
+    named = _layout_modules()
+    assert named[0] == "workbench/" and len(named) == len(set(named))
+    missing = [n for n in named if not (ROOT / n).exists()]
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+    actual = {str(p.relative_to(ROOT)) for p in MODULES.values()}
+    actual |= {str(p.parent.relative_to(ROOT)) + "/" for p in MODULES.values()
+               if p.name == "__init__.py"}
+    unnamed = sorted(m for m in actual - set(named)
+                     if not (m.endswith("/__init__.py") and m[: -len("__init__.py")] in named))
+    assert not unnamed, f"modules missing from docs/architecture.md's layout: {unnamed}"
+
+
+def test_every_warning_the_package_issues_is_a_workbench_warning():
+    """The test suite turns workbench.io.WorkbenchWarning into an error (pyproject.toml), so
+    every ``warnings.warn`` in the package names its category, and the category is one."""
+    import importlib
+
+    from workbench.io import WorkbenchWarning
+
+    calls = 0
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "warn"):
+                continue
+            calls += 1
+            category = node.args[1] if len(node.args) > 1 else next(
+                (kw.value for kw in node.keywords if kw.arg == "category"), None)
+            assert isinstance(category, ast.Name), f"{module}:{node.lineno}: no category"
+            cls = getattr(importlib.import_module(module), category.id)
+            assert issubclass(cls, WorkbenchWarning), f"{module}:{node.lineno}: {cls}"
+    assert calls >= 11
+
+
+# Test files that cover several packages at once stay at the top of tests/; every other test
+# file lives in the folder of the package it tests (tests/metrics/, tests/retrieval/, ...).
+CROSS_CUTTING = {"test_bad_inputs.py", "test_benchmarks.py", "test_browser.py",
+                 "test_layout.py", "test_notebooks.py", "test_production_e2e.py",
+                 "test_protocols.py"}
+
+
+def test_tests_mirror_the_package():
+    """A test file at the top of tests/ is cross-cutting (listed above); every test folder
+    is a package of workbench/ (or io, its module of layer 0), so a new test file goes where
+    its code is, and holds an __init__.py (module names stay unique across folders)."""
+    tests = ROOT / "tests"
+    top = sorted(p.name for p in tests.glob("test_*.py"))
+    stray = [name for name in top if name not in CROSS_CUTTING]
+    assert not stray, (f"move {stray} into tests/<package>/ (the package it tests), or add "
+                       "it to CROSS_CUTTING in tests/test_layout.py if it spans packages")
+    assert set(top) >= CROSS_CUTTING, sorted(CROSS_CUTTING - set(top))
+    steps = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} | {"io"}
+    for folder in (p for p in tests.iterdir() if p.is_dir() and p.name[0] not in "._"):
+        assert folder.name in steps, f"tests/{folder.name}/ mirrors no package of workbench/"
+        assert (folder / "__init__.py").exists(), f"tests/{folder.name}/ has no __init__.py"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_sweep import HashingEncoder
+from tests.sweep.test_sweep import HashingEncoder
 from workbench import (
     BM25Retriever,
     CallableRetriever,

@@ -43,6 +43,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 __all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
+           "WorkbenchWarning",
            "atomic_write_bytes", "atomic_write_text", "decode_json_file", "decode_json_line",
            "encode_text", "find_lone_surrogate", "iter_jsonl", "lock_path", "locked",
            "read_text", "read_text_stamped", "temp_files", "write_unless_changed"]
@@ -59,6 +60,11 @@ class InputError(ValueError):
         self.where, self.field, self.reason = where, field, message
         named = f"field {field!r}: " if field else ""
         super().__init__(f"{where}: {named}{message}")
+
+
+class WorkbenchWarning(UserWarning):
+    """The base of every warning the package issues (a ``UserWarning``, so filters on that
+    still apply); the test suite turns it into an error unless a test expects it."""
 
 
 # ----------------------------------------------------------------------------- reading

@@ -26,10 +26,10 @@ Every chunker is a frozen dataclass whose ``repr`` / ``label`` is a spec string 
 Parent/child ids: :class:`ParentChildChunker` returns the *child* chunks (the ones to
 index); they are numbered ``{doc_id}#{i}`` like any chunks and carry ``parent_id``. Its
 ``parents(document)`` returns the enclosing parent chunks with ids
-``{doc_id}#parent#{j}``; ``Chunk.ordinal`` still gives ``j`` and ``Chunk.doc_id`` is the
-real document. Document ids may contain ``#``: ids stay unique within a chunking (two
-documents' ``{doc_id}#{i}`` can only meet if one ordinal is not a number), and nothing reads
-the document out of an id, because every chunk carries its ``doc_id``.
+``{doc_id}#parent#{j}``, and ``Chunk.doc_id`` is the real document. Document ids may
+contain ``#``: ids stay unique within a chunking (two documents' ``{doc_id}#{i}`` can only
+meet if one ordinal is not a number), and nothing reads the document out of an id, because
+every chunk carries its ``doc_id``.
 
 The package is split by concern: :mod:`~workbench.chunking.base` (the :class:`Chunker`
 protocol, :func:`chunk_corpus`, the chunker base and the shared option checks),

@@ -58,7 +58,7 @@ from workbench.corpus.conversations import load_conversations
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.production import DocIdRule, extracted_documents
 from workbench.corpus.types import Corpus, Document
-from workbench.io import InputError, iter_jsonl, read_text
+from workbench.io import InputError, WorkbenchWarning, iter_jsonl, read_text
 from workbench.text import normalize_text
 
 __all__ = ["HEADER_KEYS", "LIBRARY_KEYS", "STATUSES", "FrontMatterWarning", "checked_document",
@@ -81,7 +81,7 @@ LIBRARY_KEYS = ("last_accessed_date",)
 ACCESS_MODES = ("auto", "required")
 
 
-class FrontMatterWarning(UserWarning):
+class FrontMatterWarning(WorkbenchWarning):
     """A front-matter key the workbench does not know (kept in ``Document.metadata``)."""
 
 

@@ -5,7 +5,7 @@ by character, zero-width characters and soft hyphens removed, each whitespace ru
 ends stripped) together with, per character, the span of original text it came from, so a
 match maps back exactly. :class:`RawOffsets` maps offsets into a raw file (BOM, front matter,
 CRLF, invisible characters, non-NFC text) to offsets into the document text loaded from it;
-:func:`raw_texts` finds the raw file of each document of a folder. Used by
+:func:`~workbench.corpus.locate.raw_texts` finds the raw file of each document of a folder. Used by
 :mod:`~workbench.corpus.locate`.
 """
 

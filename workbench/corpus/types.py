@@ -129,10 +129,6 @@ class Chunk:
         """sha256 of ``embed_text``: the embedding-cache key (with the model id)."""
         return hashlib.sha256(self.embed_text.encode("utf-8")).hexdigest()
 
-    @property
-    def ordinal(self) -> int:
-        return int(self.id.rsplit("#", 1)[1])
-
 
 class Corpus(Mapping[str, Document]):
     """An ordered, id-unique collection of documents (a read-only mapping id -> Document)."""

@@ -31,6 +31,7 @@ from workbench.evaluation.stats import (
     mean_interval,
 )
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import WorkbenchWarning
 from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
     Metric,
@@ -367,7 +368,7 @@ def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
                          "known: pass chunks=... (e.g. the production chunking, located with "
                          "workbench.retrieval.adapters), or leave these metrics out")
     warnings.warn(f"{', '.join(partial)} left out: only the retrieved chunks are known, and "
-                  "the ideal ranking needs the whole chunking (pass chunks=...)", UserWarning,
+                  "the ideal ranking needs the whole chunking (pass chunks=...)", WorkbenchWarning,
                   stacklevel=3)
     return [m for m in parsed if not m.spec.needs_chunking]
 
@@ -434,7 +435,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
                                                 if given is not None else None):
         warnings.warn("the golden set's labels name documents, not chunks (document qrels, "
                       "e.g. BEIR): scoring at document level, where k counts documents (pass "
-                      "level='document' to say so)", UserWarning, stacklevel=2)
+                      "level='document' to say so)", WorkbenchWarning, stacklevel=2)
         level = "document"
     if isinstance(source, Run):
         run = source

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
-from workbench.io import InputError, decode_json_file, iter_jsonl, read_text
+from workbench.io import InputError, WorkbenchWarning, decode_json_file, iter_jsonl, read_text
 from workbench.text import normalize_text
 
 __all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
@@ -118,7 +118,7 @@ def load_beir(folder: str | Path, split: str = "test") -> tuple[Corpus, GoldenSe
         warnings.warn(f"{qrels_path}: {len(absent)} relevant judgment(s) name documents not "
                       f"in {folder / 'corpus.jsonl'} (e.g. {min(absent)[1]!r}); they count in "
                       "nDCG's ideal ranking and in recall's denominator, as trec_eval counts "
-                      "them", UserWarning, stacklevel=2)
+                      "them", WorkbenchWarning, stacklevel=2)
     return corpus, GoldenSet(items, qrels_path)
 
 

@@ -58,7 +58,8 @@ from workbench.corpus import Located
 __all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
            "cover_chunks", "metric_values", "trace_ranking"]
 
-#: Every character ``str.isspace`` calls whitespace (tests/test_evidence_metrics.py checks it).
+#: Every character ``str.isspace`` calls whitespace (checked by
+#: tests/metrics/test_evidence_metrics.py).
 WHITESPACE = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
                        "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "ap",

@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench.corpus import Chunk, Document
 from workbench.golden import GoldenItem
+from workbench.io import WorkbenchWarning
 from workbench.metrics.evidence import (
     ChunkIndex,
     EvidenceSpan,
@@ -59,7 +60,7 @@ class Relevance:
     text of evidence spans that carry no quoted text. ``evidence_threshold`` is the share of
     a span's non-whitespace characters the retrieved chunks must hold for it to count as
     found; ``grade_threshold`` the lowest grade that is relevant for chunk-id labels.
-    A chunk-id label that is not among ``chunks`` can never be retrieved: a UserWarning names
+    A chunk-id label that is not among ``chunks`` can never be retrieved: a WorkbenchWarning names
     it, unless ``chunking_complete=False`` (``chunks`` are only the retrieved ones, as from
     a production run's hits).
     """
@@ -129,7 +130,7 @@ class Relevance:
                 f"given (e.g. golden item {qid!r}, label {cid!r}): they can never be retrieved "
                 "and score as misses. Re-label against this chunking, or anchor the labels on "
                 "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
-                "chunking from the spans", UserWarning, stacklevel=3)
+                "chunking from the spans", WorkbenchWarning, stacklevel=3)
 
     def _item_evidence(self, item: GoldenItem,
                        documents: Mapping[str, Document] | None) -> ItemEvidence:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from filelock import FileLock
 
+from workbench.io import WorkbenchWarning
 from workbench.retrieval.shards import (
     SHARD_NAME,
     ShardError,
@@ -63,7 +64,7 @@ _BATCH_SECONDS = 2.0  # batches are sized to take about this long
 _FIRST_BATCH = 8
 
 
-class CorruptCacheWarning(UserWarning):
+class CorruptCacheWarning(WorkbenchWarning):
     """A cache shard failed its checksum or shape checks and was discarded."""
 
 

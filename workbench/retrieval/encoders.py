@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from workbench.io import WorkbenchWarning
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
@@ -329,7 +330,7 @@ def language_warning(encoder: Encoder, texts: Sequence[str], what: str = "corpus
             "(encoder='e5', --encoder e5)")
 
 
-class LanguageWarning(UserWarning):
+class LanguageWarning(WorkbenchWarning):
     """An encoder was chosen for a collection in a language it does not read. Shown once per
     message: building a second index over the same chunks says nothing new."""
 

@@ -14,8 +14,8 @@ torch and transformers) load on first use.
   last hidden states (``1_Pooling``: ``pooling_mode_mean_tokens``), then L2 normalisation.
 * **Precision**: ``"bf16"`` where the CPU runs bf16 (OpenVINO's ``OPTIMIZATION_CAPABILITIES``),
   ``"f32"`` otherwise; vectors agree with the torch engine at cosine >= 0.9999 per text
-  (``tests/test_openvino_minilm.py``). The engine and precision are part of ``model_id``, so
-  the embedding cache never mixes their vectors with torch's.
+  (``tests/retrieval/test_openvino_minilm.py``). The engine and precision are part of
+  ``model_id``, so the embedding cache never mixes their vectors with torch's.
 * **Batching**: texts are sorted by token length into batches of ``batch_size``
   (``benchmarks/bench_encoders.py`` measured it), so little is padding; order is restored.
 """

@@ -18,7 +18,14 @@ import pandas as pd
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run
 from workbench.golden import GoldenSet
-from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
+from workbench.io import (
+    InputError,
+    WorkbenchWarning,
+    atomic_write_text,
+    iter_jsonl,
+    locked,
+    read_text,
+)
 from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
     DEFAULT_METRICS,
@@ -105,7 +112,7 @@ def _read_state(path: Path) -> dict[str, dict[str, Any]]:
     if older:
         warnings.warn(f"{path}: {older} line(s) hold results of an older sweep format and "
                       "were skipped (their configurations run again; delete them to tidy the "
-                      "file)", UserWarning, stacklevel=3)
+                      "file)", WorkbenchWarning, stacklevel=3)
     return done
 
 
