@@ -426,7 +426,7 @@ def test_every_warning_the_package_issues_is_a_workbench_warning():
 # file lives in the folder of the package it tests (tests/metrics/, tests/retrieval/, ...).
 CROSS_CUTTING = {"test_bad_inputs.py", "test_benchmarks.py", "test_browser.py",
                  "test_layout.py", "test_notebooks.py", "test_production_e2e.py",
-                 "test_protocols.py"}
+                 "test_protocols.py", "test_setup.py"}
 
 
 def test_tests_mirror_the_package():
@@ -439,7 +439,8 @@ def test_tests_mirror_the_package():
     assert not stray, (f"move {stray} into tests/<package>/ (the package it tests), or add "
                        "it to CROSS_CUTTING in tests/test_layout.py if it spans packages")
     assert set(top) >= CROSS_CUTTING, sorted(CROSS_CUTTING - set(top))
-    steps = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} | {"io"}
+    steps = ({p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+             | {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"})  # io, ranking
     for folder in (p for p in tests.iterdir() if p.is_dir() and p.name[0] not in "._"):
         assert folder.name in steps, f"tests/{folder.name}/ mirrors no package of workbench/"
         assert (folder / "__init__.py").exists(), f"tests/{folder.name}/ has no __init__.py"

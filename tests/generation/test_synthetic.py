@@ -30,7 +30,7 @@ from workbench.generation.synthetic_filter import (
 from workbench.golden import GoldenSet
 from workbench.retrieval import BM25Retriever
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "data" / "handbook"
 
 

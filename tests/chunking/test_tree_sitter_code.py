@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_chunking import FAST, check_invariants
+from tests.chunking.test_chunking import FAST, check_invariants
 from workbench.chunking import CodeChunker, parse_chunker
 from workbench.chunking.tree_sitter_code import language_of
 from workbench.corpus import Document
