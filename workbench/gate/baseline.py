@@ -11,8 +11,11 @@ config must be a mapping whose pipeline options (:data:`DEFAULTS` plus ``corpus`
 values of the right type (``k`` a positive integer, ``level`` chunk | document, ...), and
 every recorded value must be a number in [0, 1] (all gated metrics are fractions). A config
 the gate re-runs (:func:`pipeline_config`, ``workbench gate``) may hold nothing else. Saving
-is atomic and holds the file's lock; the ratchet (:func:`workbench.gate.update_baseline`)
-holds it across its read and its write.
+is atomic and holds the file's lock, and a save over the file as it was loaded never
+overwrites a newer one (:func:`workbench.io.write_unless_changed`: a concurrent writer's
+baseline is kept and the save refused with :class:`~workbench.io.StaleFileError`); the
+ratchet (:func:`workbench.gate.update_baseline`) holds the lock across its read and its write
+and saves under the same rule.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,15 @@ from typing import Any
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, default_metrics
 from workbench.evaluation.pipeline import dataset_defaults
 from workbench.golden import GoldenSet
-from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
+from workbench.io import (
+    FileStamp,
+    InputError,
+    atomic_write_bytes,
+    decode_json_file,
+    encode_text,
+    read_text_stamped,
+    write_unless_changed,
+)
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
@@ -177,6 +188,8 @@ class Baseline:
     categories: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
     path: Path | None = None
+    #: what ``path`` held when this baseline was loaded from it (see :meth:`save`)
+    stamp: FileStamp | None = field(default=None, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -228,10 +241,29 @@ class Baseline:
             lines += [f'  "{name}": {{', ",\n".join(rows), "  }"]
         return "\n".join(line for line in lines if line) + "\n}\n"
 
-    def save(self, path: str | Path) -> Path:
-        """Write the baseline atomically, under its lock (missing folders are created)."""
-        target = Path(path)
-        atomic_write_text(target, self.to_json(target), make_parents=True)
+    def save(self, path: str | Path | None = None, *, replacing: FileStamp | None = None
+             ) -> Path:
+        """Write the baseline atomically, under its lock (missing folders are created);
+        ``path`` defaults to the file it was loaded from. A save over a file read earlier
+        (the one this baseline was loaded from, with its :attr:`stamp`, or any file whose
+        bytes were read as ``replacing``) never overwrites a newer file: when the file no
+        longer holds those bytes, :class:`~workbench.io.StaleFileError` and nothing is
+        written (:func:`~workbench.io.write_unless_changed`). A save to the file the
+        baseline was loaded from updates its :attr:`stamp` (it holds what it wrote)."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise InputError("baseline", "was not loaded from a file: give the path to save to")
+        since = replacing
+        if since is None and self.stamp is not None and self.path is not None and (
+                target.resolve() == self.path.resolve()):
+            since = self.stamp
+        data = encode_text(self.to_json(target), target)
+        if since is None:
+            atomic_write_bytes(target, data, make_parents=True)
+        else:
+            write_unless_changed(target, data, since, what="baseline")
+        if self.path is not None and target.resolve() == self.path.resolve():
+            object.__setattr__(self, "stamp", FileStamp.of(data))  # not compared, not hashed
         return target
 
     @classmethod
@@ -240,10 +272,11 @@ class Baseline:
         (the gate command) also refuses config keys that are no pipeline option."""
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: baseline not found; create it with "
-                                    "`workbench gate --baseline PATH --update-baseline`")
-        text = read_text(path, "baseline")
-        return _from_json(decode_json_file(text, path), text, path, pipeline)
+            raise InputError(str(path), "baseline not found; create it with "
+                             "`workbench gate --baseline PATH --update-baseline`")
+        text, stamp = read_text_stamped(path, "baseline")
+        return replace(_from_json(decode_json_file(text, path), text, path, pipeline),
+                       stamp=stamp)
 
 
 def _line_of(text: str, key: str) -> int | None:

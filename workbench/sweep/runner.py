@@ -18,7 +18,7 @@ import pandas as pd
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run, default_metrics
 from workbench.golden import GoldenSet
-from workbench.io import InputError, atomic_write_text, iter_jsonl, locked, read_text
+from workbench.io import InputError, append_text, iter_jsonl
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
 from workbench.retrieval.cache import EmbeddingCache
@@ -187,13 +187,10 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     def record(results: dict[str, dict[str, Any]]) -> None:
         done.update(results)
         if state is not None:  # re-read under the lock: a concurrent sweep's lines stay
-            with locked(state):
-                old = read_text(state, "sweep state") if state.exists() else ""
-                sep = "" if not old or old.endswith("\n") else "\n"
-                new = "".join(json.dumps({"key": key, "format": RESULT_FORMAT, "result": r},
-                                         ensure_ascii=False) + "\n"
-                              for key, r in results.items())
-                atomic_write_text(state, old + sep + new, make_parents=True)
+            append_text(state, "".join(json.dumps({"key": key, "format": RESULT_FORMAT,
+                                                   "result": r}, ensure_ascii=False) + "\n"
+                                       for key, r in results.items()),
+                        what="sweep state", make_parents=True)
         bar.update(len(results))
 
     try:
