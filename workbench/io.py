@@ -44,15 +44,23 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 __all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
-           "append_text", "atomic_write_bytes", "atomic_write_text", "decode_json_file",
-           "decode_json_line", "encode_text", "find_lone_surrogate", "iter_jsonl", "lock_path",
-           "locked", "read_text", "read_text_stamped", "temp_files", "write_unless_changed"]
+           "WorkbenchError", "append_text", "atomic_write_bytes", "atomic_write_text",
+           "decode_json_file", "decode_json_line", "encode_text", "find_lone_surrogate",
+           "iter_jsonl", "lock_path", "locked", "read_text", "read_text_stamped", "temp_files",
+           "write_unless_changed"]
 
 #: Seconds a writer waits for another writer's lock before giving up with an InputError.
 LOCK_TIMEOUT_S = 120.0
 
 
-class InputError(ValueError):
+class WorkbenchError(ValueError):
+    """The package's own error: a bad input or a request it cannot do, in one line that says
+    what to do. Every check of user input raises it (or a subclass); the ``workbench``
+    command prints it as one line and exits 2, while any other exception is a bug and keeps
+    its traceback. A ValueError, so ``except ValueError`` still catches it."""
+
+
+class InputError(WorkbenchError):
     """Bad input or an impossible write, in one line: the file (line, field) and what to do.
     ``where`` is ``file`` or ``file:line``; ``field`` the field at fault, if any."""
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 __all__ = ["DEFAULT_COUNTER", "UNITS", "Chunker", "ChunkerBase", "Docs", "check_budget",
            "check_overlap", "chunk_corpus", "unit_spec"]
@@ -48,17 +49,17 @@ def check_budget(kind: str, size: int, unit: str, counter: str) -> None:
     """Refuse a budget that is not a positive integer, an unknown unit or an empty counter
     name (``kind`` names the chunker in the message)."""
     if not isinstance(size, int) or size < 1:
-        raise ValueError(f"{kind}: size must be a positive integer, got {size!r}")
+        raise WorkbenchError(f"{kind}: size must be a positive integer, got {size!r}")
     if unit not in UNITS:
-        raise ValueError(f"{kind}: unit must be one of {', '.join(UNITS)}, got {unit!r}")
+        raise WorkbenchError(f"{kind}: unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if not isinstance(counter, str) or not counter:
-        raise ValueError(f"{kind}: counter must be a counter name such as 'minilm'")
+        raise WorkbenchError(f"{kind}: counter must be a counter name such as 'minilm'")
 
 
 def check_overlap(kind: str, overlap: Any, size: int) -> None:
     """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker)."""
     if not isinstance(overlap, int) or not 0 <= overlap < size:
-        raise ValueError(
+        raise WorkbenchError(
             f"{kind}: overlap must satisfy 0 <= overlap < size ({size}), got {overlap!r}"
         )
 

@@ -18,6 +18,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.io import WorkbenchError
+
 __all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "cutoff", "non_negative_int",
            "probability", "require_answerable", "share"]
 
@@ -86,9 +88,9 @@ def check_cutoffs(k: int | None, metrics: Sequence[str] | None, ranked: int | No
         if value is None or value <= limit:
             continue
         if ranked is None or limit == MAX_CUTOFF:
-            raise ValueError(f"{option}: cutoff {value} is more than {MAX_CUTOFF}; use at most "
+            raise WorkbenchError(f"{option}: cutoff {value} is more than {MAX_CUTOFF}; use at most "
                              f"{limit}")
-        raise ValueError(f"{option}: cutoff {value} is more than the {ranked} {what} and "
+        raise WorkbenchError(f"{option}: cutoff {value} is more than the {ranked} {what} and "
                          f"more than {FREE_CUTOFF}; use at most {limit}")
 
 

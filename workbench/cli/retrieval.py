@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from workbench.cli.args import check_cutoffs, require_answerable
+from workbench.io import WorkbenchError
 
 __all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
            "run_validate_command"]
@@ -35,10 +36,10 @@ def run_trec_command(args: argparse.Namespace) -> int:
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
     if not run:
-        raise ValueError(f"{args.run}: the run holds no results; nothing to score")
+        raise WorkbenchError(f"{args.run}: the run holds no results; nothing to score")
     shared = set(qrels) & set(run)
     if not shared:
-        raise ValueError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
+        raise WorkbenchError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
                          f"(e.g. run topic {next(iter(run))!r}, qrels topic "
                          f"{next(iter(qrels), None)!r}); check that the files belong together")
     _warn_unjudged(args, qrels, run, shared)
@@ -218,7 +219,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         from workbench.evaluation.run_files import read_chunks
 
         if args.chunker:
-            raise ValueError("give --chunks (the production chunking) or --chunker, not both")
+            raise WorkbenchError("give --chunks (the production chunking) or --chunker, not both")
         chunks = read_chunks(args.chunks, corpus)
         spec, note = f"the chunks of {args.chunks}", ""
     else:
@@ -320,7 +321,7 @@ def _loggable(metrics: list[str], given: bool) -> list[str]:
 
     needs = [m for m in metrics if parse_metric(m).spec.needs_chunking]
     if needs and given:
-        raise ValueError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
+        raise WorkbenchError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
                          "ranking needs the production system's whole chunking, and a log "
                          "holds only the chunks it retrieved. Score the log on the other "
                          "metrics, or wrap the retriever (workbench.retrieval.adapters) and "
@@ -342,7 +343,7 @@ def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
     raw = None
     if args.run_offsets == "raw":
         if not Path(args.corpus).is_dir():
-            raise ValueError(f"--run-offsets raw needs --corpus to be the folder of the raw "
+            raise WorkbenchError(f"--run-offsets raw needs --corpus to be the folder of the raw "
                              f"files, not {args.corpus}")
         raw = raw_texts(args.corpus, corpus.documents)
     return read_run(args.run, corpus, chunks=chunking, scores=args.run_scores, raw=raw)

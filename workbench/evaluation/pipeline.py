@@ -27,7 +27,7 @@ from workbench.corpus import Chunk, Corpus
 from workbench.evaluation.evaluation import Evaluation, default_metrics, evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
-from workbench.io import InputError
+from workbench.io import InputError, WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever
 
@@ -102,7 +102,7 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
     every question and score them. The golden set must hold answerable questions
     (:func:`require_answerable`, naming ``source``) and match the corpus."""
     if pipeline.chunker is None or pipeline.level is None:
-        raise ValueError("resolve the pipeline first: pipeline.for_dataset(corpus, golden)")
+        raise WorkbenchError("resolve the pipeline first: pipeline.for_dataset(corpus, golden)")
     require_answerable(golden, source)
     golden.validate(corpus)
     if chunks is None:

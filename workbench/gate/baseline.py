@@ -36,6 +36,7 @@ from workbench.golden import GoldenSet
 from workbench.io import (
     FileStamp,
     InputError,
+    WorkbenchError,
     atomic_write_bytes,
     decode_json_file,
     encode_text,
@@ -148,7 +149,7 @@ def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict
     """The per-question values of a one-configuration Evaluation, ``qid -> metric -> value``,
     and each question's category (what a baseline records and the gate compares)."""
     if len(ev.configs()) != 1:
-        raise ValueError(f"the gate scores one configuration, this Evaluation holds "
+        raise WorkbenchError(f"the gate scores one configuration, this Evaluation holds "
                          f"{len(ev.configs())}: {ev.configs()}; select one first")
     values: dict[str, dict[str, float]] = {}
     cats: dict[str, str] = {}
@@ -166,7 +167,7 @@ def metric_relevance(ev: Evaluation) -> dict[str, str]:
     out: dict[str, str] = {}
     for metric, labels in ev.frame.groupby("metric")["relevance"].unique().items():
         if len(labels) > 1:
-            raise ValueError(
+            raise WorkbenchError(
                 f"metric {metric!r} mixes relevance kinds in this evaluation "
                 f"({', '.join(sorted(str(x) for x in labels))}); gate a golden set labelled "
                 "one way")

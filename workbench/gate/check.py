@@ -55,7 +55,7 @@ from workbench.gate.baseline import (
 )
 from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
-from workbench.io import FileStamp, InputError, locked
+from workbench.io import FileStamp, InputError, WorkbenchError, locked
 from workbench.retrieval import EmbeddingCache
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
@@ -64,7 +64,7 @@ __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evalua
 _EPS = 1e-12
 
 
-class BaselineRefused(ValueError):
+class BaselineRefused(WorkbenchError):
     """The gate or the ratchet refuses: ``reason`` is ``"golden_changed"`` (acknowledge with
     ``allow_golden_change`` / ``golden_changed`` / ``--golden-changed``), ``"lower"`` (the
     ratchet only moves up; ``force=True``), ``"metrics"`` (a gated metric is missing) or
@@ -329,9 +329,9 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     the p-values over the gated metrics.
     ``config`` (the current pipeline's) only feeds the report's list of config changes."""
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise WorkbenchError(f"alpha must be in (0, 1), got {alpha}")
     if correction not in (None, "holm"):
-        raise ValueError(f"correction must be None or 'holm', not {correction!r}")
+        raise WorkbenchError(f"correction must be None or 'holm', not {correction!r}")
     base = baseline if isinstance(baseline, Baseline) else Baseline.load(baseline)
     values, cats = question_outcomes(current)
     gated = list(metrics or base.metrics)
@@ -345,7 +345,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     changed = _golden_check(base, golden, set(values), allow_golden_change)
     common = sorted(set(values) & set(base.outcomes))
     if not common:
-        raise ValueError("the evaluation and the baseline share no questions")
+        raise WorkbenchError("the evaluation and the baseline share no questions")
     n = len(common)
     checks = []
     for m in gated:

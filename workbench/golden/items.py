@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Chunk, Document, Span, can_read, can_read_chunk, user_groups_of
-from workbench.io import find_lone_surrogate
+from workbench.io import WorkbenchError, find_lone_surrogate
 from workbench.text import normalize_text
 
 __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "can_read_item",
@@ -86,7 +86,7 @@ class GoldenItem:
         relevant = {c: g for c, g in grades.items() if g > 0}
         missing = [c for c in relevant if c not in by_id]
         if missing and not labels_may_name_documents:
-            raise ValueError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
+            raise WorkbenchError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
                              "given; pass the chunks the labels were made on")
         out: dict[str, int] = {}
         for c, g in relevant.items():
@@ -173,7 +173,7 @@ class Problem:
         return f"{self.where}: field {self.field!r}: {self.message}"
 
 
-class GoldenSetError(ValueError):
+class GoldenSetError(WorkbenchError):
     """Raised with every problem found (not just the first)."""
 
     def __init__(self, problems: Sequence[Problem]):

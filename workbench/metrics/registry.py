@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from workbench.io import WorkbenchError
+
 __all__ = [
     "DEFAULT_EVIDENCE_THRESHOLD",
     "DEFAULT_GRADE_THRESHOLD",
@@ -118,13 +120,13 @@ class Metric:
     def of(cls, kind: str, k: int | None = None) -> Metric:
         spec = KINDS.get(kind)
         if spec is None:
-            raise ValueError(f"unknown metric kind {kind!r}; valid forms: {VALID_FORMS}")
+            raise WorkbenchError(f"unknown metric kind {kind!r}; valid forms: {VALID_FORMS}")
         if spec.cutoff == "required" and k is None:
-            raise ValueError(f"{kind} needs a cutoff, e.g. {kind}@10")
+            raise WorkbenchError(f"{kind} needs a cutoff, e.g. {kind}@10")
         if spec.cutoff == "none" and k is not None:
-            raise ValueError(f"{kind} takes no cutoff")
+            raise WorkbenchError(f"{kind} takes no cutoff")
         if k is not None and k < 1:
-            raise ValueError(f"the cutoff of {kind} must be a positive integer, got {k}")
+            raise WorkbenchError(f"the cutoff of {kind} must be a positive integer, got {k}")
         return cls(name=spec.uncut_name if k is None else f"{kind}@{k}", kind=kind, k=k)
 
     @property
@@ -162,7 +164,7 @@ def parse_metric(name: str | Metric) -> Metric:
     if isinstance(name, Metric):
         return name
     if not isinstance(name, str):
-        raise ValueError(f"a metric name must be a string such as 'recall@5', "
+        raise WorkbenchError(f"a metric name must be a string such as 'recall@5', "
                          f"not {type(name).__name__}")
     text = name.strip()
     if m := _TREC_RE.fullmatch(text):
@@ -171,7 +173,7 @@ def parse_metric(name: str | Metric) -> Metric:
         return Metric.of(_TREC_PLAIN[text])
     m = _OURS_RE.fullmatch(text.lower())
     if m is None or m[1] not in _ALIASES:
-        raise ValueError(f"unknown metric {name!r}; valid forms: {VALID_FORMS}")
+        raise WorkbenchError(f"unknown metric {name!r}; valid forms: {VALID_FORMS}")
     return Metric.of(_ALIASES[m[1]], None if m[2] is None else int(m[2]))
 
 
@@ -182,13 +184,13 @@ def trec_name(metric: str | Metric) -> str:
     m = parse_metric(metric)
     fmt = m.spec.trec_uncut if m.k is None else m.spec.trec_cut
     if fmt is None:
-        raise ValueError(f"{m.name} has no trec_eval equivalent")
+        raise WorkbenchError(f"{m.name} has no trec_eval equivalent")
     return fmt.format(k=m.k)
 
 
 def relevance_label(kind: str, threshold: float) -> str:
     """The label every number carries: ``evidence>=0.75``, ``chunk_id>=1``, ``document>=1``."""
     if kind not in RELEVANCE_KINDS:
-        raise ValueError(f"relevance must be one of {RELEVANCE_KINDS}, not {kind!r}")
+        raise WorkbenchError(f"relevance must be one of {RELEVANCE_KINDS}, not {kind!r}")
     value = f"{threshold:g}" if kind == "evidence" else f"{int(threshold)}"
     return f"{kind}>={value}"

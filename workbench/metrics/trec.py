@@ -57,6 +57,7 @@ from typing import Literal
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.metrics.registry import Metric, parse_metric
 
 __all__ = ["PerQueryScores", "mean_scores", "score_queries"]
@@ -102,7 +103,7 @@ def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
     total = int(lens.sum())
     flat = np.fromiter(chain.from_iterable(m.values() for m in scored), np.float64, total)
     if np.isnan(flat).any():
-        raise ValueError("the run contains NaN scores, which cannot be ranked")
+        raise WorkbenchError("the run contains NaN scores, which cannot be ranked")
     if lens.min() == lens.max():  # fixed-depth runs: no padding needed
         mat = flat.reshape(len(scored), int(lens[0]))
     else:
@@ -216,18 +217,18 @@ def score_queries(
     ``missing="zero"`` scores qrels queries absent from the run as 0 (trec_eval ``-c``);
     ``no_relevant="zero"`` keeps queries without a relevant document, scored 0 (trec_eval)."""
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
-        raise ValueError(f"threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
+        raise WorkbenchError(f"threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
                          f"got {threshold!r}")
     if missing not in ("ignore", "zero"):
-        raise ValueError(f"missing must be 'ignore' or 'zero', got {missing!r}")
+        raise WorkbenchError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
-        raise ValueError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
+        raise WorkbenchError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}
     for m in parsed.values():
         if not m.defined_for("chunk_id"):
-            raise ValueError(f"{m.name} needs evidence spans; chunk-id and document "
+            raise WorkbenchError(f"{m.name} needs evidence spans; chunk-id and document "
                              "relevance define it nowhere (score it with evaluate())")
 
     absent = sorted((q for q in qrels if q not in run), key=str)
@@ -298,7 +299,7 @@ def score_queries(
             top = gains[:, : min(k, width)]
             v = _safe_div(_dcg(top, k), _dcg(-np.sort(-top, axis=1), k))
         else:  # pragma: no cover - Metric.of only builds the kinds above
-            raise ValueError(f"unsupported metric kind {m.kind!r}")
+            raise WorkbenchError(f"unsupported metric kind {m.kind!r}")
         values[key] = v
 
     return PerQueryScores(

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Sequence
 
 from workbench.corpus import Chunk
+from workbench.io import WorkbenchError
 from workbench.retrieval.adapters import wrap
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
 from workbench.retrieval.bm25 import (
@@ -96,7 +97,8 @@ def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | 
     if spec == "bm25":
         return BM25Retriever(chunks)
     if spec not in RETRIEVER_NAMES:
-        raise ValueError(f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
+        raise WorkbenchError(
+            f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
     if encoder is None:
         encoder = choose_encoder([c.embed_text for c in chunks], queries)[0]
     enc = get_encoder(encoder) if isinstance(encoder, str) else encoder

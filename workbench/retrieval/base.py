@@ -47,6 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
+from workbench.io import WorkbenchError
 
 __all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
@@ -92,7 +93,7 @@ def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[
     return [Hit(cid, float(score), rank, source) for rank, (cid, score) in enumerate(ordered, 1)]
 
 
-class UnreadableHit(ValueError):
+class UnreadableHit(WorkbenchError):
     """A production hit that cannot be read or located (the message names the retriever,
     the question and the hit's position)."""
 
@@ -264,7 +265,7 @@ class _Resolver:
     def __init__(self, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
                  doc_id: DocIdRule, unlocated: str):
         if unlocated not in ("raise", "keep"):
-            raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
+            raise WorkbenchError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
         self.locator = (documents if isinstance(documents, Locator) or documents is None
                         else Locator(documents))
         self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
@@ -385,7 +386,7 @@ class CallableRetriever:
                  scores: str = "similarity", doc_id: DocIdRule = None,
                  unlocated: str = "raise"):
         if scores not in SCORE_KINDS:
-            raise ValueError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
+            raise WorkbenchError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
         self.fn = fn
         self.name = name
         self.scores = scores

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.io import InputError, atomic_write_bytes, temp_files
+from workbench.io import InputError, WorkbenchError, atomic_write_bytes, temp_files
 
 __all__ = [
     "CACHE_ENV",
@@ -84,7 +84,7 @@ MODEL_SOURCE_FILE = "workbench-source.json"
 _TEMP_OF = re.compile(r"^\.(?P<target>.+)\.[^.]+\.tmp$")
 
 
-class ShardError(ValueError):
+class ShardError(WorkbenchError):
     """A shard that must not be served: its ``reason`` says why."""
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from workbench.corpus import Corpus, Document
 from workbench.evaluation import Run, default_metrics
 from workbench.golden import GoldenSet
-from workbench.io import InputError, append_text, iter_jsonl
+from workbench.io import InputError, WorkbenchError, append_text, iter_jsonl
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, parse_metric
 from workbench.retrieval.base import Hit
 from workbench.retrieval.cache import EmbeddingCache
@@ -134,7 +134,7 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     configs, skipped = expand_grid(grid, k)
     if not configs:
         reasons = "; ".join(sorted({s["reason"] for s in skipped}))
-        raise ValueError(f"the grid has no valid configuration ({reasons})")
+        raise WorkbenchError(f"the grid has no valid configuration ({reasons})")
     ks = sorted({c.k for c in configs})
     names = ([canonical_metric(m) for m in metrics] if metrics
              else default_metrics(ks[0]) if len(ks) == 1
@@ -150,7 +150,7 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     if cache is None:
         cache = EmbeddingCache()
     elif not isinstance(cache, EmbeddingCache | str | Path):
-        raise ValueError(f"cache must be an EmbeddingCache or a folder, not {type(cache)}")
+        raise WorkbenchError(f"cache must be an EmbeddingCache or a folder, not {type(cache)}")
     folder = cache.root if isinstance(cache, EmbeddingCache) else Path(cache)
     cache_ref = cache if in_process else str(folder.resolve())
     encoders: dict[str, Any] = {}
@@ -276,19 +276,19 @@ def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], No
         except ValueError:
             n = 0
         if n < 1:
-            raise ValueError(f"--executor {spec!r}: give processes:N with N >= 1")
+            raise WorkbenchError(f"--executor {spec!r}: give processes:N with N >= 1")
         pool = cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
         return pool, lambda: pool.shutdown(cancel_futures=True)
     if spec.startswith("dask://"):
         try:
             from distributed import Client
         except ImportError:
-            raise ValueError("--executor dask://...: install dask[distributed] "
+            raise WorkbenchError("--executor dask://...: install dask[distributed] "
                              "(pip install 'workbench[scale]')") from None
         try:
             client = Client("tcp://" + spec[len("dask://"):], timeout="20s")
         except OSError as exc:
-            raise ValueError(f"--executor {spec!r}: cannot reach the Dask scheduler ({exc})")\
+            raise WorkbenchError(f"--executor {spec!r}: cannot reach the Dask scheduler ({exc})")\
                 from None
         return client.get_executor(), client.close
-    raise ValueError(f"--executor {spec!r}: give dask://HOST:PORT or processes:N")
+    raise WorkbenchError(f"--executor {spec!r}: give dask://HOST:PORT or processes:N")

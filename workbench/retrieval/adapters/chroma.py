@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus import Chunk, Document, Locator
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import get_encoder
 
@@ -43,7 +44,7 @@ def hits_from_query_result(result: Mapping[str, Any], query: int = 0) -> list[di
         metas = (result.get("metadatas") or [[None] * len(ids)])[query]
         dists = (result.get("distances") or [[None] * len(ids)])[query]
     except (KeyError, IndexError, TypeError) as exc:
-        raise ValueError(f"not a Chroma query result with query {query} ({exc!r}): pass what "
+        raise WorkbenchError(f"not a Chroma query result with query {query} ({exc!r}): pass what "
                          "collection.query(...) returned") from None
     hits = []
     for cid, text, meta, dist in zip(ids, texts, metas, dists, strict=True):
