@@ -40,7 +40,7 @@ import inspect
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -186,6 +186,10 @@ def _score_value(raw: Any) -> float:
                         ) from None
 
 
+#: The fields of a hit dict (any other key that folds to an access word is access metadata).
+_HIT_FIELDS = ("chunk_id", "doc_id", "text", "start", "end", "id", "score", "metadata")
+
+
 def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
     raw_score = item.get("score", score)
     if raw_score is not None and (isinstance(raw_score, bool)
@@ -200,15 +204,21 @@ def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
         v = fields[name]
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise TypeError(f"field {name!r} must be an integer offset")
+    meta = item.get("metadata") or {}
+    if not isinstance(meta, Mapping):  # never dropped: it may say who may read the chunk
+        raise TypeError(f"field 'metadata' is a {type(meta).__name__}: give an object")
+    top = {k: v for k, v in item.items() if k not in _HIT_FIELDS and access_word(k)}
+    if top:  # access given beside the metadata: read (acl) or refused, as in it
+        if "acl" in top and "acl" in meta:
+            raise TypeError("'acl' given both on the hit and in its metadata: give it once")
+        meta = {**meta, **top}
     if fields["chunk_id"] is not None and fields["doc_id"] is None and fields["text"] is None:
-        return _Read(chunk_id=fields["chunk_id"], score=value)
+        return _Read(chunk_id=fields["chunk_id"], score=value, metadata=meta)
     if fields["doc_id"] is None and fields["text"] is None:
         raise TypeError("a hit dict needs 'chunk_id', 'text', or 'doc_id' with 'start' and "
                         "'end'")
     if fields["text"] is None and (fields["start"] is None or fields["end"] is None):
         raise TypeError("a hit dict with 'doc_id' and no 'text' needs 'start' and 'end'")
-    meta = item.get("metadata") or {}
-    meta = meta if isinstance(meta, Mapping) else {}
     start = fields["start"] if fields["start"] is not None else _offset(meta, _START_KEYS)
     end = fields["end"] if fields["start"] is not None else _offset(meta, _END_KEYS)
     return _Read(chunk_id=fields["chunk_id"] or fields["id"], doc_id=fields["doc_id"],
@@ -281,8 +291,14 @@ class _Resolver:
         if r.chunk is not None:
             return r.chunk, {}
         by_id = r.text is None and r.doc_id is None
+        access = _access_of(r.metadata, where)
         if r.chunk_id is not None and (by_id or self.locator is None):
             if self.chunks is None:
+                if access:  # fail closed: the access list would be lost with the chunk
+                    raise UnreadableHit(
+                        f"{where}: chunk id {r.chunk_id!r} carries acl {access['acl']} but no "
+                        "chunks were given to carry it: pass chunks= (or return the chunk's "
+                        "text and document with documents=)")
                 return None, {}
             chunk = self.chunks.get(r.chunk_id)
             if chunk is None:
@@ -290,12 +306,11 @@ class _Resolver:
                     f"{where}: chunk id {r.chunk_id!r} is not among the chunks given "
                     f"({len(self.chunks)}): return the chunk's text and document (or pass "
                     "documents=) instead")
-            return chunk, {}
+            return self._with_access(chunk, access, where), {}
         if self.locator is None:
             raise UnreadableHit(f"{where}: a hit given as text or offsets needs the documents: "
                                 "pass documents= (the corpus the production system indexed)")
         doc_id = r.doc_id or self._doc_id(r.metadata)
-        access = _access_of(r.metadata, where)
         key = (r.chunk_id, doc_id, r.text, r.start, r.end, access.get("acl"))
         if key in self.located:
             chunk = self.located[key]
@@ -331,6 +346,24 @@ class _Resolver:
                                 "chunk ids must name one passage")
         self.located[key] = before
         return before, {}
+
+    def _with_access(self, chunk: Chunk, access: Mapping[str, Any], where: str) -> Chunk:
+        """A given chunk with the acl its hit carries (``can_read_chunk`` then applies it);
+        an acl other than the chunk's own, or than the same id's earlier hit, is refused."""
+        if not access:
+            return self.by_id.get(chunk.id, chunk)
+        own = chunk.metadata.get("acl")
+        if own is not None and parse_acl(own, where, "acl") != access["acl"]:
+            raise UnreadableHit(f"{where}: chunk id {chunk.id!r} has acl {own} but its hit "
+                                f"carries {access['acl']}: a production chunk has one access "
+                                "list")
+        carried = replace(chunk, metadata=MappingProxyType({**chunk.metadata, **access}))
+        before = self.by_id.setdefault(chunk.id, carried)
+        if before.metadata.get("acl") != carried.metadata.get("acl"):
+            raise UnreadableHit(f"{where}: chunk id {chunk.id!r} came with acl "
+                                f"{before.metadata.get('acl')} before and {access['acl']} now: "
+                                "a production chunk has one access list")
+        return before
 
     def _doc_id(self, meta: Mapping[str, Any]) -> str | None:
         if callable(self.doc_id):
