@@ -9,6 +9,7 @@ counter (``counter``, default :data:`DEFAULT_COUNTER`).
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -56,8 +57,14 @@ def check_budget(kind: str, size: int, unit: str, counter: str) -> None:
         raise WorkbenchError(f"{kind}: counter must be a counter name such as 'minilm'")
 
 
-def check_overlap(kind: str, overlap: Any, size: int) -> None:
-    """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker)."""
+def check_overlap(kind: str, overlap: Any, size: int, default: Any = None) -> None:
+    """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker); an
+    overlap left at its ``default`` is named as such, with the fix."""
+    if isinstance(overlap, int) and overlap == default and not 0 <= overlap < size:
+        raise WorkbenchError(
+            f"{kind}: size={size} is not above the default overlap of {default} (the overlap "
+            f"must be below the size): give an overlap too, e.g. {kind}:size={size},"
+            f"overlap={size // 4}, or overlap=0")
     if not isinstance(overlap, int) or not 0 <= overlap < size:
         raise WorkbenchError(
             f"{kind}: overlap must satisfy 0 <= overlap < size ({size}), got {overlap!r}"
@@ -110,7 +117,9 @@ class BudgetedChunker(ChunkerBase):
     def __post_init__(self) -> None:
         check_budget(self.kind, self.size, self.unit, self.counter)
         if "overlap" in self.spec_params:
-            check_overlap(self.kind, getattr(self, "overlap"), self.size)  # noqa: B009
+            default = next((f.default for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                            if f.name == "overlap"), None)
+            check_overlap(self.kind, getattr(self, "overlap"), self.size, default)  # noqa: B009
 
     @property
     def label(self) -> str:

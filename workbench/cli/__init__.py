@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from workbench.cli.args import cutoff, non_negative_int, probability, share
+from workbench.cli.args import chunker_spec, cutoff, non_negative_int, probability, share
 from workbench.io import WorkbenchError
 from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
 
@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a golden set against a corpus")
     p.add_argument("golden")
     p.add_argument("--corpus", required=True)
-    p.add_argument("--chunker", help="also check chunk ids against this chunking")
+    p.add_argument("--chunker", type=chunker_spec,
+                   help="also check chunk ids against this chunking")
     p.set_defaults(fn=_validate)
 
     def corpus_args(p: argparse.ArgumentParser) -> None:
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate a retriever on a golden set")
     corpus_args(p)
-    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
+    p.add_argument("--chunker", type=chunker_spec, default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")
@@ -177,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("chunks", help="chunking diagnostics: chunks, cost, split rate")
     corpus_args(p)
-    p.add_argument("--chunker", action="append", required=True, help="chunker spec; repeatable")
+    p.add_argument("--chunker", type=chunker_spec, action="append", required=True,
+                   help="chunker spec; repeatable")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=_chunks)
 
@@ -185,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", required=True, help="baseline JSON, e.g. evals/baseline.json")
     p.add_argument("--corpus", help="default for this and the options below: the baseline's")
     p.add_argument("--golden")
-    p.add_argument("--chunker")
+    p.add_argument("--chunker", type=chunker_spec)
     p.add_argument("--retriever")
     p.add_argument("--encoder")
     p.add_argument("-k", type=cutoff)
@@ -225,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="one standalone HTML report: retrieval metrics, answers "
                                       "(extractive reader), triage and failing traces")
     corpus_args(p)
-    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
+    p.add_argument("--chunker", type=chunker_spec, default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")

@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.io import WorkbenchError
+from workbench.retrieval.base import MAX_K
 
-__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "cutoff", "non_negative_int",
-           "probability", "require_answerable", "share"]
+__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "chunker_spec", "cutoff",
+           "non_negative_int", "probability", "require_answerable", "share"]
 
 FREE_CUTOFF = 1000
-MAX_CUTOFF = 10_000
+MAX_CUTOFF = MAX_K
 
 
 def _integer(text: str) -> int:
@@ -41,6 +42,16 @@ def cutoff(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive integer of at most {MAX_CUTOFF},"
                                          f" got {text!r}")
     return value
+
+
+def chunker_spec(text: str) -> str:
+    """An argparse type: a chunker spec that is not blank (a blank one is refused, never read
+    as the default; the spec itself is parsed by the command)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give a chunker spec such as "
+                                         "fixed:size=400, or leave the option out for the "
+                                         "default")
+    return text
 
 
 def non_negative_int(text: str) -> int:

@@ -50,17 +50,18 @@ r_precision) is requested.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from workbench.io import WorkbenchError
 from workbench.metrics.registry import Metric, parse_metric
 
-__all__ = ["PerQueryScores", "mean_scores", "score_queries"]
+__all__ = ["PerQueryScores", "check_rankings", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 #: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
@@ -203,6 +204,42 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _number(value: Any, finite: bool = True) -> bool:
+    """A real number (not a bool), not NaN; finite unless ``finite=False``."""
+    return (not isinstance(value, bool) and isinstance(value, int | float | np.number)
+            and not math.isnan(float(value)) and (not finite or math.isfinite(float(value))))
+
+
+def check_rankings(qrels: Any, run: Any) -> None:
+    """Refuse inputs that would score silently wrong: qrels that are not ``qid -> doc ->
+    integer grade`` (a NaN, None or fractional grade), and a run that is not ``qid ->
+    ranked ids`` or ``qid -> id -> score`` (a string, which would rank its letters;
+    a None or NaN score, which would sort anywhere). The error names the query and id."""
+    if not isinstance(qrels, Mapping):
+        raise WorkbenchError(f"qrels must be a mapping qid -> doc -> grade, not "
+                             f"{type(qrels).__name__}")
+    for q, judged in qrels.items():
+        if not isinstance(judged, Mapping):
+            raise WorkbenchError(f"qrels[{q!r}] must be a mapping doc -> grade, not "
+                                 f"{type(judged).__name__}")
+        for d, g in judged.items():
+            if not _number(g) or float(g) != int(g):
+                raise WorkbenchError(f"qrels[{q!r}][{d!r}]: grade must be an integer (not NaN, "
+                                     f"None or a fraction), got {g!r}; give 0 for non-relevant")
+    if not isinstance(run, Mapping):
+        raise WorkbenchError(f"run must be a mapping qid -> ranked ids (or id -> score), not "
+                             f"{type(run).__name__}")
+    for q, ranked in run.items():
+        if isinstance(ranked, Mapping):
+            bad = next(((d, v) for d, v in ranked.items() if not _number(v, False)), None)
+            if bad is not None:
+                raise WorkbenchError(f"run[{q!r}][{bad[0]!r}]: score must be a number "
+                                     f"(not NaN or None), got {bad[1]!r}")
+        elif isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence):
+            raise WorkbenchError(f"run[{q!r}] must be a list of ranked ids (or a mapping id "
+                                 f"-> score), not {type(ranked).__name__} {ranked!r:.40}")
+
+
 def score_queries(
     qrels: Qrels,
     run: Rankings,
@@ -223,6 +260,7 @@ def score_queries(
         raise WorkbenchError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
         raise WorkbenchError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
+    check_rankings(qrels, run)
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}

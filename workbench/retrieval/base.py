@@ -49,10 +49,12 @@ from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, p
 from workbench.corpus.access import access_word
 from workbench.io import WorkbenchError
 
-__all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
+__all__ = ["MAX_K", "SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
 
 SCORE_KINDS = ("similarity", "distance", "ignore")
+#: The deepest ranking a run asks for (``workbench eval -k``, a sweep grid's ``k``).
+MAX_K = 10_000
 _DOC_KEYS = ("doc_id", "document_id", "ref_doc_id")
 _PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
 _START_KEYS = ("start_index", "start_char_idx", "start")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.io import InputError, WorkbenchError, read_text
 from workbench.metrics import parse_metric
+from workbench.retrieval.base import MAX_K
 
 if TYPE_CHECKING:
     from workbench.retrieval import Encoder
@@ -34,7 +35,7 @@ VALID = {
     "header": "true, false, or fields joined by '+' from title, section, date",
     "retriever": f"one of {', '.join(SWEEP_RETRIEVERS)}",
     "encoder": "minilm, e5 or a sentence-transformers model name or path",
-    "k": "a positive integer",
+    "k": f"a positive integer of at most {MAX_K:,}",
     "metrics": "metric names such as recall@5, mrr@5, hit_rate@k (k = each config's k)",
 }
 
@@ -53,7 +54,8 @@ def check_value(key: str, value: Any) -> str | None:
             except ValueError as exc:
                 return str(exc)
     elif key in ("size", "k"):
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1 and (
+            key == "size" or value <= MAX_K)
     elif key == "overlap":
         ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
             isinstance(value, str) and bool(PERCENT.match(value)))
