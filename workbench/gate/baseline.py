@@ -44,6 +44,7 @@ from workbench.io import (
     write_unless_changed,
 )
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
+from workbench.retrieval.base import MAX_K
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2
@@ -71,7 +72,7 @@ _CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
     "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
     "retriever": (lambda v: isinstance(v, str), "a retriever name"),
     "encoder": (_text_or_none, "an encoder name or null"),
-    "k": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+    "k": (lambda v: _is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
     "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
                                         and all(isinstance(m, str) for m in v)),
                 "a non-empty list of metric names or null"),
@@ -229,7 +230,7 @@ class Baseline:
                     rel = "../../../"
                 config[key] = rel if rel.split("/").count("..") <= 2 else str(
                     Path(config[key]).resolve())
-        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.gate.baseline",
+        head = {"schema_version": SCHEMA_VERSION, "kind": _KIND,
                 "created": self.created, "config": config,
                 "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
                 "n": self.n, "interval": INTERVAL_NOTE, "metrics": dict(self.summary)}
@@ -286,6 +287,12 @@ def _line_of(text: str, key: str) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
+_KIND = "workbench.gate.baseline"
+#: The keys of a baseline file (:meth:`Baseline.to_json`); any other is refused.
+_TOP_KEYS = ("schema_version", "kind", "created", "config", "golden", "n", "interval",
+             "metrics", "categories", "questions")
+
+
 def _fraction(value: Any) -> bool:
     return (isinstance(value, int | float) and not isinstance(value, bool)
             and math.isfinite(value) and 0 <= value <= 1)
@@ -305,9 +312,22 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
             raise InputError(str(path), f"is missing; {redo}", field=key)
         if not isinstance(data[key], kind):
             raise InputError(where(key), f"must be an object, not {data[key]!r:.60}", field=key)
+    unknown = sorted(set(data) - set(_TOP_KEYS), key=str)
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _TOP_KEYS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(where(unknown[0]), f"unknown key; {hint}a baseline holds "
+                         f"{', '.join(_TOP_KEYS)}", field=str(unknown[0]))
+    if data.get("kind", _KIND) != _KIND:
+        raise InputError(where("kind"), f"must be {_KIND!r}, not {data['kind']!r:.60}; {redo}",
+                         field="kind")
+    if "n" in data and (not _is_int(data["n"]) or data["n"] != len(data["questions"])):
+        raise InputError(where("n"), f"is {data['n']!r:.40} but the file records "
+                         f"{len(data['questions'])} questions; {redo}", field="n")
     check_config(data["config"], where("config"), pipeline, locate=where)
     golden = data["golden"]
-    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")):
+    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")) \
+            or golden["items"] < 0:
         raise InputError(where("golden"), "must be {content_hash: text, items: integer}; "
                          f"{redo}", field="golden")
     outcomes: dict[str, dict[str, float]] = {}
@@ -325,9 +345,11 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
     for metric, stats in data["metrics"].items():
         ok = isinstance(stats, dict) and all(_fraction(stats.get(s)) for s in ("mean", "ci_low",
                                                                              "ci_high"))
-        if not ok or not _is_int(stats.get("n")) or stats["n"] < 0:
-            raise InputError(where(metric), "must be {mean, n, ci_low, ci_high} with fractions "
-                             f"and a count; {redo}", field=f"metrics.{metric}")
+        ok = ok and not set(stats) - {"mean", "n", "ci_low", "ci_high", "relevance"}
+        if not ok or not _is_int(stats.get("n")) or not 0 <= stats["n"] <= len(outcomes):
+            raise InputError(where(metric), "must be {mean, n, ci_low, ci_high, relevance} with "
+                             "fractions and a count of at most the questions recorded; "
+                             f"{redo}", field=f"metrics.{metric}")
         summary[str(metric)] = dict(stats)
     categories = data.get("categories", {})
     if not isinstance(categories, dict) or not all(isinstance(c, str)
