@@ -112,6 +112,14 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
                     disable=not progress, dynamic_ncols=True)
         chunks = chunk_corpus(parse_chunker(pipeline.chunker), docs)
     chunks = list(chunks)
+    if not chunks:
+        empty = [str(d.metadata.get("source", d.id)) for d in corpus.documents
+                 if not d.text.strip()]
+        raise InputError(empty[0] if empty else "corpus", f"no chunk to index: "
+                         f"{len(empty)} of {len(corpus.documents)} document(s) have no text "
+                         f"({', '.join(empty[:3])}{', ...' if len(empty) > 3 else ''}): an "
+                         "empty or script-only HTML file, or an image-only PDF (run OCR first); "
+                         "add documents with text", field="text")
     retriever = make_retriever(pipeline.retriever, chunks, encoder=pipeline.encoder,
                                cache=cache, queries=[i.question for i in golden],
                                progress=progress)

@@ -107,6 +107,11 @@ def read_run(path: str | Path,
         hits[qid] = tuple(ranker.rank(items, None, where))
     if not hits:
         raise WorkbenchError(f"{path}: no lines: a run file has one JSON object per question")
+    if not any(hits.values()):
+        raise InputError(str(path), f"every one of the {len(hits)} question(s) has an empty hit "
+                         "list, so there is nothing to score: check that the log records what "
+                         "was retrieved (each line's hits, as text with doc_id, offsets or "
+                         "chunk ids), or that the right file was given", field="hits")
     name = system or (names.pop() if len(names) == 1 else path.stem)
     renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
                for q, hs in hits.items()}

@@ -113,8 +113,9 @@ class Relevance:
         if needs_chunks and self.index is None:
             raise WorkbenchError(
                 f"{len(needs_chunks)} golden item(s) are labelled with evidence spans (e.g. "
-                f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=...), "
-                "so the spans can be found in them")
+                f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=... in "
+                "Python, --chunks CHUNKS.jsonl or --chunker SPEC on the command line), so the "
+                "spans can be found in them")
         for qid in needs_chunks:
             self._evidence[qid] = self._item_evidence(self.items[qid], documents)
 
