@@ -17,8 +17,9 @@ behind, and removes its own on failure. A folder where the file belongs, a missi
 folder (a typo'd path; callers that own their folders, such as caches, pass
 ``make_parents=True``), a full disk or a read-only target raise :class:`InputError`; the old
 file is then unchanged. A read-modify-write (append a
-golden case, ratchet a baseline, extend the sweep state) holds :func:`locked` around the
-read and the write, so concurrent writers lose nothing. A writer that rewrites a whole file it
+golden case, ratchet a baseline) holds :func:`locked` around the read and the write, so
+concurrent writers lose nothing; :func:`append_text` is that for a log that only grows (the
+sweep state, the baseline changelog). A writer that rewrites a whole file it
 read earlier (``GoldenSet.save``) goes through :func:`write_unless_changed`: a save never
 overwrites a newer file. The lock is a ``filelock`` lock on the sibling ``.{name}.lock``
 (an empty file that stays; the kernel releases the lock when a holder dies).
@@ -43,16 +44,23 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 __all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
-           "WorkbenchWarning",
-           "atomic_write_bytes", "atomic_write_text", "decode_json_file", "decode_json_line",
-           "encode_text", "find_lone_surrogate", "iter_jsonl", "lock_path", "locked",
-           "read_text", "read_text_stamped", "temp_files", "write_unless_changed"]
+           "WorkbenchError", "WorkbenchWarning", "append_text", "atomic_write_bytes",
+           "atomic_write_text", "decode_json_file", "decode_json_line", "encode_text",
+           "find_lone_surrogate", "iter_jsonl", "lock_path", "locked", "read_text",
+           "read_text_stamped", "temp_files", "write_unless_changed"]
 
 #: Seconds a writer waits for another writer's lock before giving up with an InputError.
 LOCK_TIMEOUT_S = 120.0
 
 
-class InputError(ValueError):
+class WorkbenchError(ValueError):
+    """The package's own error: a bad input or a request it cannot do, in one line that says
+    what to do. Every check of user input raises it (or a subclass); the ``workbench``
+    command prints it as one line and exits 2, while any other exception is a bug and keeps
+    its traceback. A ValueError, so ``except ValueError`` still catches it."""
+
+
+class InputError(WorkbenchError):
     """Bad input or an impossible write, in one line: the file (line, field) and what to do.
     ``where`` is ``file`` or ``file:line``; ``field`` the field at fault, if any."""
 
@@ -329,6 +337,17 @@ def atomic_write_text(path: str | Path, text: str, *, make_parents: bool = False
     atomic_write_bytes(path, encode_text(text, path), make_parents=make_parents, lock=lock)
 
 
+def append_text(path: str | Path, text: str, *, what: str, make_parents: bool = False) -> None:
+    """Append ``text`` to the file ``path`` (created when missing) as one atomic rewrite,
+    under the file's lock: the file is re-read under the lock, so whatever another writer
+    put there before (appended lines, a rewrite) is kept and ``text`` follows it on a line
+    of its own."""
+    with locked(path):
+        old = read_text(path, what) if Path(path).exists() else ""
+        sep = "" if not old or old.endswith("\n") else "\n"
+        atomic_write_text(path, old + sep + text, make_parents=make_parents, lock=False)
+
+
 def encode_text(text: str, path: str | Path) -> bytes:
     """``text`` as the UTF-8 bytes to write to ``path``; a lone surrogate is an
     :class:`InputError`."""
@@ -361,10 +380,11 @@ def write_unless_changed(path: str | Path, data: bytes, since: FileStamp, *, wha
                          merge_appended: Callable[[bytes], bytes] | None = None) -> None:
     """Replace the file ``path``, read earlier as ``since``, with ``data``, only if it still
     holds those bytes: checked under the file's lock, so a save never overwrites a newer
-    file. When the file only grew since (its first ``since.size`` bytes unchanged) and
-    ``merge_appended`` is given, the data written is ``merge_appended(appended bytes)``
-    (which raises :class:`StaleFileError` when the merge is ambiguous); otherwise
-    :class:`StaleFileError` says what changed, and nothing is written."""
+    file (a file that already holds ``data`` is left as it is). When the file only grew
+    since (its first ``since.size`` bytes unchanged) and ``merge_appended`` is given, the
+    data written is ``merge_appended(appended bytes)`` (which raises
+    :class:`StaleFileError` when the merge is ambiguous); otherwise :class:`StaleFileError`
+    says what changed, and nothing is written."""
     path = Path(path)
     with locked(path):
         try:
@@ -374,6 +394,8 @@ def write_unless_changed(path: str | Path, data: bytes, since: FileStamp, *, wha
         except OSError as exc:
             raise InputError(str(path), f"cannot read the {what} file before saving "
                              f"({exc.strerror or exc}); nothing written") from None
+        if now == data:
+            return
         if now is not None and FileStamp.of(now) != since:
             grew = (len(now) > since.size
                     and FileStamp.of(now[:since.size]) == since)

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from workbench.io import WorkbenchError
+
 __all__ = ["id_ranks", "top_k"]
 
 
@@ -52,13 +54,14 @@ def top_k(ids: Sequence[str], scores: ArrayLike, k: int | None = None, *,
     if values.dtype.kind != "f":
         values = values.astype(np.float64)
     if values.ndim != 1 or len(values) != len(ids):
-        raise ValueError(f"top_k needs one score per id: {len(ids)} ids, scores of shape "
+        raise WorkbenchError(f"top_k needs one score per id: {len(ids)} ids, scores of shape "
                          f"{values.shape}")
     n = len(values)
     k = n if k is None else min(int(k), n)
     if np.isnan(values).any():
-        raise ValueError(f"a score is NaN (id {ids[int(np.flatnonzero(np.isnan(values))[0])]!r}):"
-                         " NaN cannot be ranked; fix the scores or drop the entry")
+        bad = ids[int(np.flatnonzero(np.isnan(values))[0])]
+        raise WorkbenchError(f"a score is NaN (id {bad!r}): NaN cannot be ranked; fix the scores "
+                             "or drop the entry")
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
     if k < n:  # the k-th best score (partitioned from the top: fast on many equal scores)

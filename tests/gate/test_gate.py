@@ -19,6 +19,7 @@ from workbench.gate import (
 )
 from workbench.gate.pytest_plugin import assert_no_regression
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import InputError
 
 QIDS = [f"q{i:02d}" for i in range(60)]
 
@@ -223,7 +224,7 @@ def test_baseline_round_trip_and_atomic_write(baseline, tmp_path, monkeypatch):
 
 
 def test_bad_baseline_files_are_clear_errors(tmp_path, baseline):
-    with pytest.raises(FileNotFoundError, match="--update-baseline"):
+    with pytest.raises(InputError, match=r"none\.json: baseline not found.*--update-baseline"):
         Baseline.load(tmp_path / "none.json")
     bad = tmp_path / "b.json"
     bad.write_text("{oops")

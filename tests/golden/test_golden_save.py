@@ -50,7 +50,7 @@ def test_an_appended_qid_this_set_holds_is_refused(tmp_path):
     gs = GoldenSet.load(path)
     mine = GoldenSet([*gs.items, _item("same")], path)
     mine._stamp = gs._stamp  # the set a notebook derived from the loaded one
-    add_case(_item("same"), path)
+    add_case(GoldenItem("same", "another question?", relevant_chunk_ids=("x#0",)), path)
     before = path.read_bytes()
     with pytest.raises(wio.StaleFileError, match=r"reuse qids.*same"):
         mine.save()
@@ -66,6 +66,8 @@ def test_write_unless_changed_is_the_one_rule(tmp_path):
     with pytest.raises(wio.StaleFileError, match=r"1 line\(s\) were appended"):
         path.write_bytes(b"b\nc\n")
         wio.write_unless_changed(path, b"x\n", wio.FileStamp.of(b"b\n"), what="test")
+    assert path.read_bytes() == b"b\nc\n"
+    wio.write_unless_changed(path, b"b\nc\n", stamp, what="test")  # already holds it: kept
     assert path.read_bytes() == b"b\nc\n"
 
 

@@ -15,6 +15,7 @@ import pytest
 from workbench.corpus import Chunk
 from workbench.evaluation import Run
 from workbench.golden import GoldenItem
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import Retriever
 from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.dense import DenseRetriever
@@ -225,7 +226,7 @@ def test_bad_arguments():
 @pytest.mark.slow
 def test_missing_model_fails_with_a_hint(tmp_path: Path):
     enc = get_encoder(str(tmp_path / "no-such-model"))
-    with pytest.raises(OSError, match="offline"):
+    with pytest.raises(WorkbenchError, match="offline"):  # one line in the CLI
         enc.encode_documents(["x"])
 
 

@@ -116,3 +116,95 @@ def test_a_yaml_alias_bomb_is_one_short_line(tmp_path):
     with pytest.raises(ValueError, match="expands to over 10,000 values") as exc:
         load_folder(tmp_path)
     assert len(str(exc.value)) < 300
+
+
+# ----------------------------------------------------------------------------- bare chunk ids
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.test_access_shapes import LETTERS  # noqa: E402
+from workbench.corpus import Chunk  # noqa: E402
+
+CHUNKS = [Chunk("memo#0", "memo", 0, len(SECRET), SECRET),
+          Chunk("memo#1", "memo", len(SECRET) + 1, len(SECRET) + 1 + len(OPEN), OPEN)]
+ACCESS_KEYS = st.one_of(
+    st.sampled_from(["acl", "ACL", "acls", "groups", "Groups", "access", "permissions",
+                     "permission"]),
+    st.tuples(*[st.sampled_from(LETTERS[ch]) for ch in "acl"]).map("".join))
+GROUPS = st.sampled_from([["finance"], "finance", ["finance", "managers"], ["FINANCE "]])
+ACCESS_META = st.one_of(
+    st.builds(lambda k, g: {k: g}, ACCESS_KEYS, GROUPS),
+    st.builds(lambda outer, k, g: {outer: {k: g}},
+              st.sampled_from(["meta", "metadata", "Metadata", "extra"]), ACCESS_KEYS, GROUPS),
+    st.builds(lambda k, g: {"tags": [{k: g}]}, ACCESS_KEYS, GROUPS))
+
+
+def _bare(meta):
+    return lambda q: [{"chunk_id": "memo#0", "metadata": meta},
+                      {"chunk_id": "memo#1", "metadata": {}}]
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(meta=ACCESS_META)
+def test_a_bare_chunk_id_hit_carries_its_access_or_is_refused(meta):
+    retriever = CallableRetriever(_bare(meta), "prod", chunks=CHUNKS)
+    try:
+        prompt, hits = _prompt(retriever, ["engineering"])
+    except UnreadableHit as exc:
+        assert "\n" not in str(exc)
+        return
+    assert SECRET not in prompt and OPEN in prompt, meta
+    assert hits[0].chunk.metadata["acl"] and SECRET in _prompt(retriever, ["finance"])[0]
+
+
+def test_a_bare_chunk_id_hit_with_acl_loads_restricted_and_a_member_sees_it():
+    retriever = CallableRetriever(_bare({"acl": ["finance"]}), "prod", chunks=CHUNKS)
+    prompt, hits = _prompt(retriever, ["engineering"])
+    assert hits[0].chunk.metadata["acl"] == ("finance",) and SECRET not in prompt
+    assert SECRET in _prompt(retriever, ["finance"])[0]
+    open_retriever = CallableRetriever(_bare({}), "prod", chunks=CHUNKS)  # no access: public
+    assert SECRET in _prompt(open_retriever, ["engineering"])[0]
+
+
+def test_a_bare_chunk_id_with_acl_and_no_chunks_fails_closed():
+    retriever = CallableRetriever(_bare({"acl": ["finance"]}), "prod")
+    with pytest.raises(UnreadableHit, match=r"memo#0.*acl.*pass chunks="):
+        retriever.search("q", 2)
+    assert [h.chunk_id for h in CallableRetriever(_bare({}), "prod").search("q", 2)] == [
+        "memo#0", "memo#1"]  # without access, ids alone still score
+
+
+def test_a_bare_chunk_id_whose_acl_contradicts_its_chunk_is_refused():
+    own = [Chunk(c.id, c.doc_id, c.start, c.end, c.text, metadata={"acl": ("hr",)})
+           for c in CHUNKS]
+    with pytest.raises(UnreadableHit, match="one access list"):
+        CallableRetriever(_bare({"acl": ["finance"]}), "prod", chunks=own).search("q", 2)
+    flip = iter([{"acl": ["finance"]}, {"acl": ["hr"]}])
+    retriever = CallableRetriever(lambda q: [{"chunk_id": "memo#0", "metadata": next(flip)}],
+                                  "prod", chunks=CHUNKS)
+    retriever.search("q", 1)
+    with pytest.raises(UnreadableHit, match="one access list"):
+        retriever.search("q", 1)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(key=ACCESS_KEYS, groups=GROUPS, text=st.booleans())
+def test_access_given_on_the_hit_itself_is_read_or_refused(key, groups, text):
+    hit = ({"doc_id": "memo", "text": SECRET} if text else {"chunk_id": "memo#0"})
+    retriever = CallableRetriever(lambda q: [{**hit, key: groups},
+                                             {"chunk_id": "memo#1"} if not text else
+                                             {"doc_id": "memo", "text": OPEN}],
+                                  "prod", chunks=CHUNKS, documents=CORPUS)
+    try:
+        prompt, _ = _prompt(retriever, ["engineering"])
+    except UnreadableHit:
+        return
+    assert SECRET not in prompt and OPEN in prompt, (key, groups)
+
+
+def test_metadata_that_is_not_an_object_is_refused():
+    retriever = CallableRetriever(lambda q: [{"chunk_id": "memo#0", "metadata": "acl=finance"}],
+                                  "prod", chunks=CHUNKS)
+    with pytest.raises(UnreadableHit, match="'metadata' is a str"):
+        retriever.search("q", 1)

@@ -9,11 +9,13 @@ counter (``counter``, default :data:`DEFAULT_COUNTER`).
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 __all__ = ["DEFAULT_COUNTER", "UNITS", "Chunker", "ChunkerBase", "Docs", "check_budget",
            "check_overlap", "chunk_corpus", "unit_spec"]
@@ -48,17 +50,23 @@ def check_budget(kind: str, size: int, unit: str, counter: str) -> None:
     """Refuse a budget that is not a positive integer, an unknown unit or an empty counter
     name (``kind`` names the chunker in the message)."""
     if not isinstance(size, int) or size < 1:
-        raise ValueError(f"{kind}: size must be a positive integer, got {size!r}")
+        raise WorkbenchError(f"{kind}: size must be a positive integer, got {size!r}")
     if unit not in UNITS:
-        raise ValueError(f"{kind}: unit must be one of {', '.join(UNITS)}, got {unit!r}")
+        raise WorkbenchError(f"{kind}: unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if not isinstance(counter, str) or not counter:
-        raise ValueError(f"{kind}: counter must be a counter name such as 'minilm'")
+        raise WorkbenchError(f"{kind}: counter must be a counter name such as 'minilm'")
 
 
-def check_overlap(kind: str, overlap: Any, size: int) -> None:
-    """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker)."""
+def check_overlap(kind: str, overlap: Any, size: int, default: Any = None) -> None:
+    """Refuse an overlap outside ``0 <= overlap < size`` (``kind`` names the chunker); an
+    overlap left at its ``default`` is named as such, with the fix."""
+    if isinstance(overlap, int) and overlap == default and not 0 <= overlap < size:
+        raise WorkbenchError(
+            f"{kind}: size={size} is not above the default overlap of {default} (the overlap "
+            f"must be below the size): give an overlap too, e.g. {kind}:size={size},"
+            f"overlap={size // 4}, or overlap=0")
     if not isinstance(overlap, int) or not 0 <= overlap < size:
-        raise ValueError(
+        raise WorkbenchError(
             f"{kind}: overlap must satisfy 0 <= overlap < size ({size}), got {overlap!r}"
         )
 
@@ -109,7 +117,9 @@ class BudgetedChunker(ChunkerBase):
     def __post_init__(self) -> None:
         check_budget(self.kind, self.size, self.unit, self.counter)
         if "overlap" in self.spec_params:
-            check_overlap(self.kind, getattr(self, "overlap"), self.size)  # noqa: B009
+            default = next((f.default for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                            if f.name == "overlap"), None)
+            check_overlap(self.kind, getattr(self, "overlap"), self.size, default)  # noqa: B009
 
     @property
     def label(self) -> str:

@@ -35,6 +35,7 @@ from workbench.chunking.units import (
     word_units,
 )
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 
 @dataclass(frozen=True, repr=False)
@@ -53,7 +54,7 @@ class DocumentChunker(ChunkerBase):
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, bool):
-            raise ValueError(f"document: title must be true or false, got {self.title!r}")
+            raise WorkbenchError(f"document: title must be true or false, got {self.title!r}")
 
     @property
     def label(self) -> str:
@@ -113,7 +114,7 @@ class SentenceChunker(BudgetedChunker):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.overlap_sentences, int) or self.overlap_sentences < 0:
-            raise ValueError(
+            raise WorkbenchError(
                 "sentence: overlap_sentences must be an integer >= 0, "
                 f"got {self.overlap_sentences!r}"
             )

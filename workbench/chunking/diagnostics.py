@@ -16,6 +16,7 @@ from workbench.chunking.chunkers import FixedChunker, RecursiveChunker, Sentence
 from workbench.chunking.specs import parse_chunker
 from workbench.chunking.structured import ContextualHeader, ParentChildChunker
 from workbench.corpus import Chunk, Span
+from workbench.io import WorkbenchError
 from workbench.text import TokenCounter, get_counter
 
 
@@ -145,7 +146,7 @@ def diagnose_chunking(
     known = {d.id for d in documents}
     missing = sorted({s.doc_id for s in spans} - known)
     if missing:
-        raise ValueError(
+        raise WorkbenchError(
             f"answer spans refer to documents not given: {', '.join(missing[:5])}"
             + (" ..." if len(missing) > 5 else "")
         )

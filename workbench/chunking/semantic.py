@@ -25,6 +25,7 @@ from workbench.chunking.base import DEFAULT_COUNTER, BudgetedChunker
 from workbench.chunking.packing import Piece, Ruler, descend, pack, settle, to_chunks
 from workbench.chunking.units import sentence_units, word_units
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 __all__ = ["RULES", "Embedder", "SemanticChunker", "breakpoints"]
 
@@ -54,7 +55,7 @@ def breakpoints(distances: Sequence[float], rule: str, amount: float) -> list[in
         values = np.gradient(d) if d.size > 1 else d
         limit = float(np.percentile(values, amount))
     else:
-        raise ValueError(f"semantic: rule must be one of {', '.join(RULES)}, got {rule!r}")
+        raise WorkbenchError(f"semantic: rule must be one of {', '.join(RULES)}, got {rule!r}")
     return [int(i) for i in np.flatnonzero(values > limit)]
 
 
@@ -82,16 +83,16 @@ class SemanticChunker(BudgetedChunker):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.rule not in RULES:
-            raise ValueError(f"semantic: rule must be one of {', '.join(RULES)}, got "
+            raise WorkbenchError(f"semantic: rule must be one of {', '.join(RULES)}, got "
                              f"{self.rule!r}")
         if not isinstance(self.window, int) or self.window < 0:
-            raise ValueError(f"semantic: window must be an integer >= 0, got {self.window!r}")
+            raise WorkbenchError(f"semantic: window must be an integer >= 0, got {self.window!r}")
         if not isinstance(self.encoder, str) or not self.encoder.strip() or any(
                 ch in self.encoder for ch in ",=()"):
-            raise ValueError(f"semantic: encoder must be an encoder name such as 'minilm', "
+            raise WorkbenchError(f"semantic: encoder must be an encoder name such as 'minilm', "
                              f"got {self.encoder!r}")
         if not 0 <= float(self.amount) <= (100 if self.rule != "stdev" else 1e6):
-            raise ValueError(f"semantic: amount must be a percentile in 0..100 (or a number "
+            raise WorkbenchError(f"semantic: amount must be a percentile in 0..100 (or a number "
                              f"of standard deviations), got {self.amount!r}")
         object.__setattr__(self, "amount", float(self.amount) or RULES[self.rule])
 
@@ -101,7 +102,7 @@ class SemanticChunker(BudgetedChunker):
 
     def chunk(self, document: Document) -> list[Chunk]:
         if self.embedder is None:
-            raise ValueError(f"{self.label}: the semantic chunker needs an embedder; attach "
+            raise WorkbenchError(f"{self.label}: the semantic chunker needs an embedder; attach "
                              "its encoder with workbench.retrieval.with_embedder(chunker) (or "
                              "chunker.using(lambda texts: cache.embed(encoder, texts)))")
         text = document.text

@@ -22,6 +22,7 @@ from workbench.chunking.packing import Piece, Ruler, descend, pack, settle, to_c
 from workbench.chunking.tree_sitter_code import language_of, tree_sitter_pieces
 from workbench.chunking.units import line_units, paragraph_units, trim_span, word_units
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 __all__ = ["CodeChunker"]
 
@@ -96,7 +97,7 @@ class CodeChunker(BudgetedChunker):
             return to_chunks(document, found)
         try:
             if language:
-                raise ValueError(f"no parser for {language} (pip install workbench[code])")
+                raise WorkbenchError(f"no parser for {language} (pip install workbench[code])")
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):  # or another language, no parser
             pieces = descend(r, 0, len(text), self.size, 0,

@@ -23,6 +23,7 @@ from workbench.chunking.structured import (
     MarkdownChunker,
     ParentChildChunker,
 )
+from workbench.io import WorkbenchError
 
 #: the content-type chunkers, which take only a budget: kind -> class(size, unit, counter)
 CONTENT_KINDS: dict[str, Callable[[int, str, str], Chunker]] = {
@@ -58,20 +59,20 @@ def _split_params(spec: str, body: str) -> dict[str, str]:
         elif ch == ")":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"chunker spec {spec!r}: unbalanced ')'; {SPEC_HELP}")
+                raise WorkbenchError(f"chunker spec {spec!r}: unbalanced ')'; {SPEC_HELP}")
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
         else:
             cur += ch
     if depth:
-        raise ValueError(f"chunker spec {spec!r}: unbalanced '('; {SPEC_HELP}")
+        raise WorkbenchError(f"chunker spec {spec!r}: unbalanced '('; {SPEC_HELP}")
     parts.append(cur)
     params: dict[str, str] = {}
     if len(parts) > 1 or parts[0].strip():
         empty = [n for n, part in enumerate(parts, start=1) if not part.strip()]
         if empty:
-            raise ValueError(f"chunker spec {spec!r}: parameter {empty[0]} is empty (a stray "
+            raise WorkbenchError(f"chunker spec {spec!r}: parameter {empty[0]} is empty (a stray "
                              f"','); {SPEC_HELP}")
     for part in parts:
         if not part.strip():
@@ -79,11 +80,11 @@ def _split_params(spec: str, body: str) -> dict[str, str]:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
         if not eq or not key or not value.strip():
-            raise ValueError(
+            raise WorkbenchError(
                 f"chunker spec {spec!r}: {part.strip()!r} is not key=value; {SPEC_HELP}"
             )
         if key in params:
-            raise ValueError(f"chunker spec {spec!r}: {key!r} given twice")
+            raise WorkbenchError(f"chunker spec {spec!r}: {key!r} given twice")
         params[key] = value.strip()
     return params
 
@@ -101,7 +102,7 @@ class _Params:
                 try:
                     return int(raw)
                 except ValueError:
-                    raise ValueError(
+                    raise WorkbenchError(
                         f"chunker spec {self.spec!r}: {name} must be an integer, got {raw!r}"
                     ) from None
         return default
@@ -111,7 +112,7 @@ class _Params:
 
     def done(self, allowed: str) -> None:
         if self.params:
-            raise ValueError(
+            raise WorkbenchError(
                 f"chunker spec {self.spec!r}: unknown parameter(s) "
                 f"{', '.join(sorted(self.params))} for '{self.kind}' (it takes {allowed}); "
                 f"{SPEC_HELP}"
@@ -127,12 +128,13 @@ def _build(kind: str, p: _Params) -> Chunker:
         title = p.text("title", "false").lower()
         p.done("title, header")
         if title not in _BOOLEANS:
-            raise ValueError(f"chunker spec {p.spec!r}: title must be true or false, got {title!r}")
+            raise WorkbenchError(
+                f"chunker spec {p.spec!r}: title must be true or false, got {title!r}")
         return DocumentChunker(_BOOLEANS[title])
     unit = p.text("unit", "chars").lower()
     counter = p.text("counter", DEFAULT_COUNTER)
     if unit not in UNITS:
-        raise ValueError(f"chunker spec {p.spec!r}: unit must be chars or tokens, got {unit!r}")
+        raise WorkbenchError(f"chunker spec {p.spec!r}: unit must be chars or tokens, got {unit!r}")
     chunker: Chunker
     if kind == "fixed":
         size = p.integer("size", 800)
@@ -172,7 +174,7 @@ def _build(kind: str, p: _Params) -> Chunker:
         elif parent_spec == "fixed":
             parent = FixedChunker(size, 0, unit, counter)
         else:
-            raise ValueError(
+            raise WorkbenchError(
                 f"chunker spec {p.spec!r}: parent must be recursive, sentence, markdown, fixed "
                 f"or a parenthesised spec, got {parent_spec!r}"
             )
@@ -187,7 +189,7 @@ def _build(kind: str, p: _Params) -> Chunker:
         try:
             amount = float(raw)
         except ValueError:
-            raise ValueError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
+            raise WorkbenchError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
                 from None
         chunker = SemanticChunker(size, rule, amount, window, unit, counter, encoder=encoder)
     elif kind in CONTENT_KINDS:
@@ -195,7 +197,7 @@ def _build(kind: str, p: _Params) -> Chunker:
         p.done("size, unit, counter, header")
         chunker = CONTENT_KINDS[kind](size, unit, counter)
     else:
-        raise ValueError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
+        raise WorkbenchError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
     return chunker
 
 
@@ -228,12 +230,13 @@ def parse_chunker(spec: str | Chunker) -> Chunker:
     if not isinstance(spec, str):
         if isinstance(spec, Chunker):
             return spec
-        raise ValueError(f"expected a chunker spec string, got {type(spec).__name__}; {SPEC_HELP}")
+        raise WorkbenchError(
+            f"expected a chunker spec string, got {type(spec).__name__}; {SPEC_HELP}")
     text = spec.strip()
     kind, _, body = text.partition(":")
     kind = kind.strip().lower()
     if not kind:
-        raise ValueError(f"chunker spec {spec!r} is empty; {SPEC_HELP}")
+        raise WorkbenchError(f"chunker spec {spec!r} is empty; {SPEC_HELP}")
     params = _Params(spec, kind, _split_params(spec, body))
     header = params.params.pop("header", "false").lower()
     try:
@@ -242,14 +245,14 @@ def parse_chunker(spec: str | Chunker) -> Chunker:
         msg = str(exc)
         if not msg.startswith("chunker spec"):
             msg = f"chunker spec {spec!r}: {msg}"
-        raise ValueError(msg) from None
+        raise WorkbenchError(msg) from None
     if header in ("false", "no", "0", "off"):
         return chunker
     if header in ("true", "yes", "1", "on"):
         return ContextualHeader(chunker)
     fields = tuple(f.strip() for f in header.split("+"))
     if any(f not in HEADER_FIELDS for f in fields):
-        raise ValueError(
+        raise WorkbenchError(
             f"chunker spec {spec!r}: header must be true, false or fields joined by '+' from "
             f"{', '.join(HEADER_FIELDS)}, got {header!r}"
         )

@@ -40,6 +40,7 @@ from workbench.chunking.units import (
     word_units,
 )
 from workbench.corpus import Chunk, Document
+from workbench.io import WorkbenchError
 
 HEADER_FIELDS = ("title", "section", "date")
 
@@ -229,7 +230,7 @@ class ContextualHeader(ChunkerBase):
         object.__setattr__(self, "fields", tuple(self.fields))
         bad = [f for f in self.fields if f not in HEADER_FIELDS]
         if bad or not self.fields:
-            raise ValueError(
+            raise WorkbenchError(
                 f"header fields must be some of {', '.join(HEADER_FIELDS)}, got {self.fields!r}"
             )
 
@@ -311,7 +312,7 @@ class ParentChildChunker(ChunkerBase):
                 .replace("overlap", "child_overlap")
                 .replace("< size (", "< child_size (")
             )
-            raise ValueError(f"parent: {msg.removeprefix('recursive: ')}") from None
+            raise WorkbenchError(f"parent: {msg.removeprefix('recursive: ')}") from None
 
     def _children_chunker(self) -> RecursiveChunker:
         return RecursiveChunker(self.child_size, self.child_overlap, self.unit, self.counter)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workbench.io import WorkbenchError
+
 __all__ = ["Block", "Heading", "heading_at", "is_blank", "line_spans", "line_units",
            "markdown_blocks", "markdown_headings", "paragraph_units", "section_path_at",
            "section_paths", "sentence_spans", "sentence_units", "trim_span", "window_spans",
@@ -32,11 +34,11 @@ def window_spans(n_tokens: int, size: int, overlap: int = 0) -> list[tuple[int, 
     no windows.
     """
     if size < 1:
-        raise ValueError(f"window size must be >= 1, got {size}")
+        raise WorkbenchError(f"window size must be >= 1, got {size}")
     if not 0 <= overlap < size:
-        raise ValueError(f"overlap must satisfy 0 <= overlap < size ({size}), got {overlap}")
+        raise WorkbenchError(f"overlap must satisfy 0 <= overlap < size ({size}), got {overlap}")
     if n_tokens < 0:
-        raise ValueError(f"n_tokens must be >= 0, got {n_tokens}")
+        raise WorkbenchError(f"n_tokens must be >= 0, got {n_tokens}")
     spans: list[tuple[int, int]] = []
     start = 0
     while start < n_tokens:

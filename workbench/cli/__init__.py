@@ -1,8 +1,9 @@
 """The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report, cache.
 
-Errors never show a traceback. A user error (a bad file, a bad spec, a value out of range,
-a folder where a file belongs, a full disk or read-only target) prints one line naming the
-file, line and field and what to do (a golden set's problems one per line) and exits 2;
+A user error (a bad file, a bad spec, a value out of range, a folder where a file belongs, a
+full disk or read-only target) is the package's own :class:`~workbench.io.WorkbenchError`:
+it prints one line naming the file, line and field and what to do (a golden set's problems
+one per line) and exits 2. Any other exception is a bug and shows its traceback;
 ``validate`` exits 1 when the golden set has problems. A reader that closes the pipe early
 (``workbench eval | head``) ends the command quietly with exit status 141, as a process
 killed by SIGPIPE would (so a gate whose report was cut short never reads as passed). torch
@@ -27,7 +28,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from workbench.cli.args import cutoff, non_negative_int, probability, share
+from workbench.cli.args import chunker_spec, cutoff, non_negative_int, probability, share
+from workbench.io import WorkbenchError
 from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
 
 __all__ = ["build_parser", "main"]
@@ -129,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a golden set against a corpus")
     p.add_argument("golden")
     p.add_argument("--corpus", required=True)
-    p.add_argument("--chunker", help="also check chunk ids against this chunking")
+    p.add_argument("--chunker", type=chunker_spec,
+                   help="also check chunk ids against this chunking")
     p.add_argument("--reanchor", action="store_true", help=REANCHOR_HELP)
     p.set_defaults(fn=_validate)
 
@@ -140,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate a retriever on a golden set")
     corpus_args(p)
-    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
+    p.add_argument("--chunker", type=chunker_spec, default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")
@@ -184,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("chunks", help="chunking diagnostics: chunks, cost, split rate")
     corpus_args(p)
-    p.add_argument("--chunker", action="append", required=True, help="chunker spec; repeatable")
+    p.add_argument("--chunker", type=chunker_spec, action="append", required=True,
+                   help="chunker spec; repeatable")
     p.add_argument("--json", action="store_true")
     cache_arg(p)  # a semantic chunker embeds its sentences through the cache
     p.set_defaults(fn=_chunks)
@@ -193,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", required=True, help="baseline JSON, e.g. evals/baseline.json")
     p.add_argument("--corpus", help="default for this and the options below: the baseline's")
     p.add_argument("--golden")
-    p.add_argument("--chunker")
+    p.add_argument("--chunker", type=chunker_spec)
     p.add_argument("--retriever")
     p.add_argument("--encoder")
     p.add_argument("-k", type=cutoff)
@@ -233,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="one standalone HTML report: retrieval metrics, answers "
                                       "(extractive reader), triage and failing traces")
     corpus_args(p)
-    p.add_argument("--chunker", default=None, help=CHUNKER_HELP)
+    p.add_argument("--chunker", type=chunker_spec, default=None, help=CHUNKER_HELP)
     p.add_argument("--retriever", default="bm25", help="bm25 | dense | hybrid | hybrid+rerank")
     p.add_argument("--encoder", default=None, help=ENCODER_HELP)
     p.add_argument("-k", type=cutoff, default=5, help="chunks the generator receives (default 5)")
@@ -298,17 +302,6 @@ def _route(args: argparse.Namespace) -> int:
     return run_route_command(args)
 
 
-def _message(exc: BaseException) -> str:
-    """The one-line message of a user error (a golden set's problems one per line)."""
-    if isinstance(exc, KeyError) and exc.args:
-        return str(exc.args[0])
-    if isinstance(exc, OSError) and exc.filename:
-        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions"
-    if isinstance(exc, RecursionError):
-        return "input nested too deeply to read"
-    return str(exc) or type(exc).__name__
-
-
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,  # noqa: ARG001
                       lineno: int, line: str | None = None) -> str:  # noqa: ARG001
     """``warnings.formatwarning`` (its signature): the message alone, on one line."""
@@ -326,8 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-    except (ValueError, OSError, KeyError, RecursionError) as exc:
-        print(f"workbench {args.command}: error: {_message(exc)}", file=sys.stderr)
+    except WorkbenchError as exc:  # anything else is a bug: its traceback shows
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = saved

@@ -18,11 +18,14 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "cutoff", "non_negative_int",
-           "probability", "require_answerable", "share"]
+from workbench.io import WorkbenchError
+from workbench.retrieval.base import MAX_K
+
+__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "chunker_spec", "cutoff",
+           "non_negative_int", "probability", "require_answerable", "share"]
 
 FREE_CUTOFF = 1000
-MAX_CUTOFF = 10_000
+MAX_CUTOFF = MAX_K
 
 
 def _integer(text: str) -> int:
@@ -39,6 +42,16 @@ def cutoff(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive integer of at most {MAX_CUTOFF},"
                                          f" got {text!r}")
     return value
+
+
+def chunker_spec(text: str) -> str:
+    """An argparse type: a chunker spec that is not blank (a blank one is refused, never read
+    as the default; the spec itself is parsed by the command)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give a chunker spec such as "
+                                         "fixed:size=400, or leave the option out for the "
+                                         "default")
+    return text
 
 
 def non_negative_int(text: str) -> int:
@@ -86,9 +99,9 @@ def check_cutoffs(k: int | None, metrics: Sequence[str] | None, ranked: int | No
         if value is None or value <= limit:
             continue
         if ranked is None or limit == MAX_CUTOFF:
-            raise ValueError(f"{option}: cutoff {value} is more than {MAX_CUTOFF}; use at most "
+            raise WorkbenchError(f"{option}: cutoff {value} is more than {MAX_CUTOFF}; use at most "
                              f"{limit}")
-        raise ValueError(f"{option}: cutoff {value} is more than the {ranked} {what} and "
+        raise WorkbenchError(f"{option}: cutoff {value} is more than the {ranked} {what} and "
                          f"more than {FREE_CUTOFF}; use at most {limit}")
 
 

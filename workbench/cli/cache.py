@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.io import WorkbenchError
+
 __all__ = ["run_cache_command"]
 
 
@@ -127,13 +129,13 @@ def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
     rows = embeddings.inventory()
     if args.model:
         if args.only not in (None, "embeddings"):
-            raise ValueError(f"--model names an embedding model: it cannot go with "
+            raise WorkbenchError(f"--model names an embedding model: it cannot go with "
                              f"--only {args.only}")
         model_id = _model_id(args.model, rows)
         gone = [r for r in rows if r["model_id"] == model_id]
         if not gone:
             known = ", ".join(sorted({r["model_id"] for r in rows})) or "none"
-            raise ValueError(f"no embeddings of {model_id!r} in {embeddings.root} "
+            raise WorkbenchError(f"no embeddings of {model_id!r} in {embeddings.root} "
                              f"(models there: {known})")
         embeddings.clear(model_id)
         print(f"removed {sum(r['vectors'] for r in gone):,} vectors of {model_id} "

@@ -13,6 +13,7 @@ from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import Baseline, pipeline_config
 from workbench.gate.history import changelog_path, read_history
+from workbench.io import InputError
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
@@ -28,8 +29,8 @@ def run_gate_command(args: argparse.Namespace) -> int:
         return _generation_gate(args, path)
     check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:
-        raise FileNotFoundError(f"{path}: baseline not found; create it with "
-                                f"`workbench gate --baseline {path} --update-baseline`")
+        raise InputError(str(path), "baseline not found; create it with "
+                         f"`workbench gate --baseline {path} --update-baseline`")
     base = Baseline.load(path, pipeline=True) if path.exists() else None
     given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
                                                  "encoder", "k", "level")}
@@ -82,9 +83,8 @@ def _generation_gate(args: argparse.Namespace, path: Path) -> int:
     from workbench.runtime import GENERATIONS_DIR, cache_dir
 
     if not path.exists() and not args.update_baseline:
-        raise FileNotFoundError(f"{path}: generation baseline not found; create it with "
-                                f"`workbench gate --generation --baseline {path} "
-                                "--update-baseline`")
+        raise InputError(str(path), "generation baseline not found; create it with "
+                         f"`workbench gate --generation --baseline {path} --update-baseline`")
     base = Baseline.load(path) if path.exists() else None
     given = {k: getattr(args, k, None) for k in ("corpus", "golden", "chunker", "retriever",
                                                  "encoder", "k", "level")}

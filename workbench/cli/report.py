@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.args import check_cutoffs, require_answerable
+from workbench.io import WorkbenchError
 
 __all__ = ["run_report_command"]
 
@@ -35,7 +36,7 @@ def run_report_command(args: argparse.Namespace) -> int:
     restricted = restricted_ids(chunks, corpus)
     if restricted and args.user_group is None and not args.unrestricted \
             and not args.no_generation:
-        raise ValueError(f"{args.corpus}: {len(restricted)} document(s) or chunk(s) are "
+        raise WorkbenchError(f"{args.corpus}: {len(restricted)} document(s) or chunk(s) are "
                          "restricted (acl); give --user-group GROUP to report as a user, or "
                          "--unrestricted to show every document to whoever reads the report")
     retriever, _ = build_retriever(args, chunks, golden)

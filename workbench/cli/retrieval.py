@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from workbench.cli.args import check_cutoffs, require_answerable
+from workbench.io import WorkbenchError
 
 __all__ = ["DEFAULT_TREC_MEASURES", "run_chunks_command", "run_eval_command", "run_trec_command",
            "run_validate_command"]
@@ -35,10 +36,10 @@ def run_trec_command(args: argparse.Namespace) -> int:
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
     if not run:
-        raise ValueError(f"{args.run}: the run holds no results; nothing to score")
+        raise WorkbenchError(f"{args.run}: the run holds no results; nothing to score")
     shared = set(qrels) & set(run)
     if not shared:
-        raise ValueError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
+        raise WorkbenchError(f"{args.run}: none of its {len(run)} topics is in {args.qrels} "
                          f"(e.g. run topic {next(iter(run))!r}, qrels topic "
                          f"{next(iter(qrels), None)!r}); check that the files belong together")
     _warn_unjudged(args, qrels, run, shared)
@@ -173,7 +174,7 @@ def reanchored(args: argparse.Namespace, golden: Any, corpus: Any) -> Any:
     print(f"--reanchor: {report.summary()}", file=sys.stderr)
     if report.review:
         first = report.review[0]
-        raise ValueError(f"--reanchor: {len(report.review)} evidence span(s) need review, the "
+        raise WorkbenchError(f"--reanchor: {len(report.review)} evidence span(s) need review, the "
                          f"first {first.qid} in {first.doc_id!r} ({first.reason}): re-anchor "
                          "them with workbench.golden.reanchor and save the golden set")
     return report.golden
@@ -236,7 +237,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         from workbench.evaluation.run_files import read_chunks
 
         if args.chunker:
-            raise ValueError("give --chunks (the production chunking) or --chunker, not both")
+            raise WorkbenchError("give --chunks (the production chunking) or --chunker, not both")
         located = read_chunks(args.chunks, corpus)
         print(f"{args.chunks}: {located.report.summary()}", file=sys.stderr)
         chunks: list[Any] = located
@@ -340,7 +341,7 @@ def _loggable(metrics: list[str], given: bool) -> list[str]:
 
     needs = [m for m in metrics if parse_metric(m).spec.needs_chunking]
     if needs and given:
-        raise ValueError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
+        raise WorkbenchError(f"{', '.join(needs)} cannot be scored from a run log: the ideal "
                          "ranking needs the production system's whole chunking, and a log "
                          "holds only the chunks it retrieved. Score the log on the other "
                          "metrics, or wrap the retriever (workbench.retrieval.adapters) and "
@@ -367,7 +368,7 @@ def _logged_run(args: argparse.Namespace, corpus: Any, chunking: Any) -> Any:
         offsets = parse_convention(offsets)
     raw = raw_texts(args.corpus, corpus.documents) if Path(args.corpus).is_dir() else {}
     if offsets != "auto" and offsets.reference != "text" and not raw:
-        raise ValueError(f"--run-offsets {args.run_offsets} needs --corpus to be the folder of "
+        raise WorkbenchError(f"--run-offsets {args.run_offsets} needs --corpus to be the folder of "
                          f"the raw files, not {args.corpus}")
     run, report = read_log(args.run, corpus, chunks=chunking, scores=args.run_scores,
                            raw=raw, offsets=offsets,

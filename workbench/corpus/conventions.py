@@ -26,6 +26,7 @@ import numpy as np
 
 from workbench.corpus.offsets import LocateError, RawOffsets, find_spans, matching_form
 from workbench.corpus.types import Document
+from workbench.io import WorkbenchError
 
 __all__ = ["BODY", "CONVENTIONS", "RAW", "REFERENCES", "UNITS", "Convention", "Detection",
            "OffsetSample", "detect_convention", "parse_convention"]
@@ -97,9 +98,9 @@ def parse_convention(spec: str | Convention) -> Convention:
         elif word in REFERENCES:
             out["reference"] = word
         else:
-            raise ValueError(f"offset convention {spec!r}: unknown word {word!r}; use body, raw "
-                             f"or words among {', '.join(UNITS)}, 0-based, 1-based, exclusive, "
-                             f"inclusive, {', '.join(REFERENCES)}")
+            raise WorkbenchError(f"offset convention {spec!r}: unknown word {word!r}; use body, "
+                                 f"raw or words among {', '.join(UNITS)}, 0-based, 1-based, "
+                                 f"exclusive, inclusive, {', '.join(REFERENCES)}")
     return Convention(**out)  # type: ignore[arg-type]
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from workbench.corpus.access import acl_of
 from workbench.corpus.types import Corpus, Document
-from workbench.io import InputError, iter_jsonl
+from workbench.io import InputError, WorkbenchError, iter_jsonl
 from workbench.text import normalize_text
 
 __all__ = ["Turn", "document_turns", "load_conversations", "parse_turns"]
@@ -83,7 +83,7 @@ def document_turns(document: Document) -> list[Turn]:
     for n, row in enumerate(recorded):
         ok = isinstance(row, Mapping) and all(isinstance(row.get(k), int) for k in ("start", "end"))
         if not ok or not last <= row["start"] < row["end"] <= len(document.text):
-            raise ValueError(f"document {document.id!r}: metadata turns[{n}] must be "
+            raise WorkbenchError(f"document {document.id!r}: metadata turns[{n}] must be "
                              f"{{'speaker', 'start', 'end'}} in order inside the text, got {row!r}")
         turns.append(Turn(str(row.get("speaker", "")), str(row.get("time", "")),
                           row["start"], row["end"]))

@@ -8,6 +8,15 @@ its cells joined by ``" | "`` (a merged cell, which python-docx repeats, is writ
 nested tables are read in place. Page headers and footers are left out (page furniture).
 A file whose parts unpack to more than :data:`MAX_UNPACKED_BYTES` is refused before reading
 (a zip bomb), and a part that is not well-formed XML is an error naming the file.
+
+Access (deny by default, :func:`docx_access`): the text-valued core properties (keywords,
+category, subject, content status, comments, ...) and custom properties are kept in
+``metadata["properties"]``. One of them may declare the readers as ``acl: finance,
+managers`` (a custom property named ``acl``: the groups alone). Any other property line
+``WORD: ...`` whose word folds to an access word, and any access word or sensitivity label
+(``Confidential``) in a labelling property (keywords, category, content status, custom
+properties), refuses the document, naming the property: it cannot be read as readers, and
+the document must never load as public.
 """
 
 from __future__ import annotations
@@ -17,10 +26,27 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from workbench.corpus.access import access_word, fold_key, parse_acl
 from workbench.corpus.blocks import TextBuilder
 from workbench.io import InputError
 
-__all__ = ["MAX_UNPACKED_BYTES", "read_docx"]
+__all__ = ["CORE_PROPERTIES", "LABEL_PROPERTIES", "MAX_UNPACKED_BYTES", "SENSITIVITY_WORDS",
+           "docx_access", "read_docx"]
+
+#: The text-valued DOCX core properties (python-docx's names) read for access.
+CORE_PROPERTIES = ("author", "category", "comments", "content_status", "identifier",
+                   "keywords", "language", "last_modified_by", "subject", "title", "version")
+#: The properties that label a document (any access or sensitivity word in them refuses it);
+#: in the others (title, subject, comments, ...) only an ``access-word: ...`` line does.
+LABEL_PROPERTIES = ("category", "content_status", "keywords")
+#: Labels that say a document is not for everyone; in a property, they refuse the document
+#: unless it declares its readers (``acl: ...``).
+SENSITIVITY_WORDS = ("confidential", "restricted", "internal", "private", "secret",
+                     "sensitive", "classified")
+_CUSTOM = re.compile(r"<(?:\w+:)?property\b[^>]*\bname\s*=\s*[\"']([^\"']*)[\"'][^>]*>(.*?)"
+                     r"</(?:\w+:)?property>", re.S)
+_TAGS = re.compile(r"<[^>]*>")
+_DECLARED = re.compile(r"^\s*([^:=]{1,40}?)\s*[:=]\s*(.*?)\s*$", re.S)
 
 #: The most a DOCX file may unpack to (all its parts together).
 MAX_UNPACKED_BYTES = 256_000_000
@@ -67,6 +93,9 @@ def read_docx(path: Path) -> tuple[str, str, dict[str, Any]]:
     try:
         with zipfile.ZipFile(path) as zf:
             unpacked = sum(info.file_size for info in zf.infolist())
+            custom = (zf.read("docProps/custom.xml").decode("utf-8", "replace")
+                      if "docProps/custom.xml" in zf.namelist()
+                      and unpacked <= MAX_UNPACKED_BYTES else "")
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputError(str(path), f"cannot be read as a DOCX file ({exc})") from None
     if unpacked > MAX_UNPACKED_BYTES:
@@ -97,6 +126,39 @@ def read_docx(path: Path) -> tuple[str, str, dict[str, Any]]:
     title = (document.core_properties.title or "").strip()
     if not title and out.headings:
         title = out.headings[0]["text"]
+    props = document.core_properties
+    properties = {name: " ".join(str(getattr(props, name) or "").split())
+                  for name in CORE_PROPERTIES}
+    for name, value in _CUSTOM.findall(custom):
+        properties[f"custom:{name}"] = " ".join(_TAGS.sub(" ", value).split())
     meta = {"format": "docx", "headings": out.headings,
+            "properties": {k: v for k, v in properties.items() if v},
             "extraction": {"extractor": "python-docx", "warnings": []}}
     return title, out.text, meta
+
+
+def docx_access(properties: Any, path: Path) -> dict[str, Any]:
+    """``{"acl": groups}`` from the one property that reads ``acl: group, ...`` (a custom
+    property named ``acl`` holds the groups alone), else ``{}``; a property that names access
+    any other way, or a second declaration, raises :class:`InputError` naming the file and
+    the property (see the module doc)."""
+    found: dict[str, Any] = {}
+    for name, value in dict(properties or {}).items():
+        key, groups = (name[len("custom:"):], value) if name.startswith("custom:") else (
+            None, value)
+        declared = _DECLARED.match(value) if key is None else None
+        if declared is not None and access_word(declared[1]) is not None:
+            key, groups = declared[1], declared[2]
+        if key is not None and key.strip().casefold() == "acl" and "acl" not in found:
+            found["acl"] = parse_acl(groups.split(","), str(path), field=name)
+            continue
+        words = [w for w in re.split(r"[\W_]+", f"{key or ''} {value}") if w]
+        label = name in LABEL_PROPERTIES or name.startswith("custom:")
+        if (key is not None and access_word(key) is not None) or (label and any(
+                access_word(w) is not None or fold_key(w) in SENSITIVITY_WORDS for w in words)):
+            raise InputError(str(path), f"DOCX property {name!r} ({value[:60]!r}) looks like "
+                             "access information that is not read as readers, so the document "
+                             "is refused rather than loaded as public: write the readers as "
+                             "'acl: group, ...' in one property, or in a sidecar "
+                             f"{path.stem}.meta.yaml ('acl: public' for everyone)", field=name)
+    return found

@@ -32,6 +32,7 @@ from typing import Any
 
 from workbench.corpus.blocks import warning
 from workbench.corpus.types import Document
+from workbench.io import WorkbenchError
 from workbench.text import normalize_text
 
 __all__ = ["EXTRACTED_SUFFIXES", "WARNING_KINDS", "ExtractionWarning", "extraction_warnings",
@@ -93,9 +94,9 @@ def load_document(path: str | Path, doc_id: str | None = None) -> Document:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in EXTRACTED_SUFFIXES:
-        raise ValueError(f"{path}: not a PDF, HTML or DOCX file (suffix {path.suffix!r})")
+        raise WorkbenchError(f"{path}: not a PDF, HTML or DOCX file (suffix {path.suffix!r})")
     if not path.is_file():
-        raise ValueError(f"{path}: not a file")
+        raise WorkbenchError(f"{path}: not a file")
     reader: Callable[[Path], tuple[str, str, dict[str, Any]]]
     if suffix == ".pdf":
         from workbench.corpus.pdf_text import read_pdf as reader

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus.blocks import TextBuilder
+from workbench.io import WorkbenchError
 
 __all__ = ["FURNITURE_CLASSES", "PERMALINK_CLASSES", "PERMALINK_TEXT", "SKIPPED", "SKIPPED_ROLES",
            "html_to_text", "read_html"]
@@ -226,7 +227,7 @@ def read_html(path: Path) -> tuple[str, str, dict[str, Any]]:
         try:
             markup = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not valid {charset} text (byte {exc.start}); save the "
+            raise WorkbenchError(f"{path}: not valid {charset} text (byte {exc.start}); save the "
                              "page as UTF-8") from None
     title, text, headings = html_to_text(markup)
     if not title and headings:

@@ -55,6 +55,7 @@ from workbench.corpus.access import (
     parse_acl,
 )
 from workbench.corpus.conversations import load_conversations
+from workbench.corpus.docx_text import docx_access
 from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document
 from workbench.corpus.production import DocIdRule, extracted_documents
 from workbench.corpus.types import Corpus, Document
@@ -339,12 +340,15 @@ def _html_acl(path: Path) -> dict[str, Any]:
 
 def _sidecar(doc: Document, path: Path, unknown: dict[str, list[str]]) -> Document:
     """An extracted document with the keys of its sidecar ``NAME.meta.yaml``, if any, and
-    for HTML its ``<meta name="acl">`` (declaring access in both is refused)."""
+    for HTML its ``<meta name="acl">``, for DOCX its properties
+    (:func:`~workbench.corpus.docx_text.docx_access`); declaring access in both is refused."""
     side = path.with_name(f"{path.stem}.meta.yaml")
-    tagged = _html_acl(path) if path.suffix.lower() in (".html", ".htm") else {}
+    suffix = path.suffix.lower()
+    tagged = (_html_acl(path) if suffix in (".html", ".htm") else
+              docx_access(doc.metadata.get("properties"), path) if suffix == ".docx" else {})
     if tagged and side.is_file():
-        raise InputError(str(path), f"declares access in a <meta> tag and has a sidecar "
-                         f"{side.name}: keep one", field="acl")
+        raise InputError(str(path), f"declares access in the file (a <meta> tag or a DOCX "
+                         f"property) and has a sidecar {side.name}: keep one", field="acl")
     if tagged:
         return Document(doc.id, doc.text, doc.title,
                         MappingProxyType({**doc.metadata, **tagged}))

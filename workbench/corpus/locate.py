@@ -57,6 +57,7 @@ from workbench.corpus.offsets import (
     occurrences,
 )
 from workbench.corpus.types import Corpus, Document
+from workbench.io import WorkbenchError
 from workbench.text import normalize_text
 
 __all__ = ["HOW", "PROBLEMS", "LocateError", "Location", "Locator", "RawOffsets", "matching_form",
@@ -115,7 +116,7 @@ class Locator:
                  raw: Mapping[str, str] | None = None,
                  align: float | None = ALIGN_THRESHOLD):
         if align is not None and not 0 < align <= 100:
-            raise ValueError(f"align must be a score in (0, 100] or None, not {align!r}")
+            raise WorkbenchError(f"align must be a score in (0, 100] or None, not {align!r}")
         self.align = align
         if isinstance(documents, Corpus):  # already id-unique
             corpus = documents

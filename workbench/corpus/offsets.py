@@ -16,6 +16,7 @@ import unicodedata
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.text import INVISIBLE
 
 __all__ = ["FENCE", "MAX_CANDIDATES", "PROBLEMS", "LocateError", "Normalised", "RawOffsets",
@@ -31,7 +32,7 @@ _WS_TABLE[[c for c in range(0x3001) if chr(c).isspace()]] = True
 FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
 
-class LocateError(ValueError):
+class LocateError(WorkbenchError):
     """A hit that cannot be located; ``kind`` is one of ``PROBLEMS``."""
 
     def __init__(self, kind: str, message: str):

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from workbench.corpus.access import acl_of, is_superseded
 from workbench.corpus.offsets import find_spans
+from workbench.io import WorkbenchError
 from workbench.text import normalize_text
 
 __all__ = ["Chunk", "Corpus", "Document", "Located", "Span"]
@@ -68,7 +69,7 @@ class Span:
 
     def __post_init__(self) -> None:
         if not (0 <= self.start < self.end):
-            raise ValueError(
+            raise WorkbenchError(
                 f"Span {self.doc_id}[{self.start}:{self.end}] is empty or negative: "
                 "start must be >= 0 and end > start"
             )
@@ -92,13 +93,13 @@ class Span:
         offsets."""
         quote = normalize_text(quote)
         if not quote.strip():
-            raise ValueError("quote is empty: give the exact words of the evidence")
+            raise WorkbenchError("quote is empty: give the exact words of the evidence")
         _, spans = find_spans(doc.text, quote, limit=2)
         if not spans:
-            raise ValueError(f"quote {quote[:60]!r} not found in document {doc.id!r} "
+            raise WorkbenchError(f"quote {quote[:60]!r} not found in document {doc.id!r} "
                              "(exactly or with its whitespace and Unicode normalised)")
         if len(spans) > 1:
-            raise ValueError(f"quote {quote[:60]!r} occurs more than once in document "
+            raise WorkbenchError(f"quote {quote[:60]!r} occurs more than once in document "
                              f"{doc.id!r}: quote more words so it is unique")
         return cls(doc.id, *spans[0])
 
@@ -138,7 +139,7 @@ class Corpus(Mapping[str, Document]):
         self.source = source
         for doc in documents:
             if doc.id in self._docs:
-                raise ValueError(
+                raise WorkbenchError(
                     f"{source}: duplicate document id {doc.id!r}: every document needs a unique id"
                 )
             self._docs[doc.id] = doc

@@ -32,6 +32,7 @@ from workbench.corpus import Chunk, Document, is_superseded
 from workbench.diagnose.traces import Trace
 from workbench.generation.grading import answer_tokens, grade_answer, missing_mentions
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, DEFAULT_GRADE_THRESHOLD, Relevance
 
 __all__ = ["FACT_STATUSES", "LABELS", "Diagnosis", "FactCheck", "diagnose_trace", "diagnosis_table",
@@ -108,19 +109,19 @@ def _check_relevance(relevance: Relevance, item: GoldenItem, by_id: Mapping[str,
     where = "diagnose_trace(relevance=...)"
     fix = "build it with trace_relevance(traces, golden, chunks, evidence_threshold)"
     if relevance.evidence_threshold != float(evidence_threshold):
-        raise ValueError(f"{where}: built with evidence_threshold "
+        raise WorkbenchError(f"{where}: built with evidence_threshold "
                          f"{relevance.evidence_threshold:g}, the diagnosis asks "
                          f"{float(evidence_threshold):g}; {fix}")
     if relevance.grade_threshold != DEFAULT_GRADE_THRESHOLD:
-        raise ValueError(f"{where}: built with grade threshold {relevance.grade_threshold}, "
+        raise WorkbenchError(f"{where}: built with grade threshold {relevance.grade_threshold}, "
                          f"the diagnosis judges at {DEFAULT_GRADE_THRESHOLD}; {fix}")
     known = item.qid in relevance.items or any(item.qid in q for q in relevance.excluded.values())
     if not known or relevance.items.get(item.qid, item) != item:
-        raise ValueError(f"{where}: it does not hold golden item {item.qid!r} as given; {fix}")
+        raise WorkbenchError(f"{where}: it does not hold golden item {item.qid!r} as given; {fix}")
     index = relevance.index
     if index is None or len(index.where) != len(by_id) or any(
             index.where.get(cid) != (c.doc_id, c.start, c.end) for cid, c in by_id.items()):
-        raise ValueError(f"{where}: it was built over another chunking than the chunks "
+        raise WorkbenchError(f"{where}: it was built over another chunking than the chunks "
                          f"given; {fix}")
 
 

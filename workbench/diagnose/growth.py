@@ -11,6 +11,7 @@ from typing import Any
 from workbench.corpus import Document, Span
 from workbench.diagnose.traces import Trace
 from workbench.golden import Evidence, GoldenItem
+from workbench.io import WorkbenchError
 
 __all__ = ["case_from_bug_report", "case_from_trace"]
 
@@ -28,12 +29,12 @@ def case_from_bug_report(question: str, quotes: Sequence[tuple[str, str]],
     for doc_id, quote in quotes:
         doc = corpus.get(doc_id)
         if doc is None:
-            raise ValueError(f"document {doc_id!r} is not in the corpus: quote evidence from "
+            raise WorkbenchError(f"document {doc_id!r} is not in the corpus: quote evidence from "
                              "one of its documents")
         span = Span.locate(doc, quote)
         evidence.append(Evidence(span.doc_id, span.start, span.end, span.text_in(doc)))
     if answerable and not evidence:
-        raise ValueError("an answerable case needs at least one (doc_id, quote) of evidence")
+        raise WorkbenchError("an answerable case needs at least one (doc_id, quote) of evidence")
     digest = hashlib.sha1(question.strip().casefold().encode("utf-8")).hexdigest()[:8]
     return GoldenItem(qid or f"real-{digest}", question.strip(), evidence=tuple(evidence),
                       answer_must_mention=tuple(must_mention), category=category,

@@ -21,6 +21,7 @@ import pandas as pd
 
 from workbench.evaluation import FrameField, format_p, sign_test
 from workbench.generation.oracle import GenerationResult
+from workbench.io import WorkbenchError
 from workbench.text import escape_html, frame_html
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
@@ -104,7 +105,7 @@ def triage(result: GenerationResult, k: int | None = None, alpha: float = 0.05) 
     retriever gave them), answer ok = the live grade. The verdict: see the module doc."""
     k = k or result.k
     if k > result.k:
-        raise ValueError(f"the generation run kept the top {result.k} hits; triage at k <= "
+        raise WorkbenchError(f"the generation run kept the top {result.k} hits; triage at k <= "
                          f"{result.k}, or rerun run_generation_eval with k={k}")
     frame = result.frame
     live = frame[frame["mode"] == "live"]

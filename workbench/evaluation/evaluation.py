@@ -31,7 +31,7 @@ from workbench.evaluation.stats import (
     mean_interval,
 )
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.io import WorkbenchWarning
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
     Metric,
@@ -95,9 +95,9 @@ class Evaluation:
                  runs: Mapping[str, Run] | None = None):
         missing = [c for c in self.COLUMNS if c not in frame.columns]
         if missing:
-            raise ValueError(f"Evaluation table lacks columns {missing}")
+            raise WorkbenchError(f"Evaluation table lacks columns {missing}")
         if frame["relevance"].isna().any():
-            raise ValueError("every row of an Evaluation says which relevance judged it: the "
+            raise WorkbenchError("every row of an Evaluation says which relevance judged it: the "
                              "'relevance' column has empty cells")
         self._frame = frame.reset_index(drop=True).copy()
         self._excluded = {k: tuple(v) for k, v in (excluded or {}).items()}
@@ -162,7 +162,7 @@ class Evaluation:
     def by(self, column: str = "category", confidence: float = 0.95) -> pd.DataFrame:
         """The summary split by a column such as ``category`` or ``source``."""
         if column not in self._frame.columns:
-            raise ValueError(f"no column {column!r}; choose one of {list(self._frame.columns)}")
+            raise WorkbenchError(f"no column {column!r}; choose one of {list(self._frame.columns)}")
         return self._summarise(["system", *self.params, column, "metric", "relevance"], confidence)
 
     def table(self, column: str | None = "category", digits: int = 3) -> pd.DataFrame:
@@ -210,7 +210,7 @@ class Evaluation:
         ``relevance`` name what was compared. Both sides must use the same relevance."""
         if isinstance(baseline, Evaluation):
             if len(baseline.configs()) != 1:
-                raise ValueError(f"the baseline Evaluation holds {len(baseline.configs())} "
+                raise WorkbenchError(f"the baseline Evaluation holds {len(baseline.configs())} "
                                  "configurations; compare against one (e.g. "
                                  "ev.compare(old.subset(...)) or a label of ev.configs())")
             base_name = baseline.configs()[0]
@@ -222,7 +222,7 @@ class Evaluation:
             names = self.configs()
             base_name = names[0] if baseline is None else baseline
             if base_name not in names:
-                raise ValueError(f"baseline {base_name!r} is not one of the configurations "
+                raise WorkbenchError(f"baseline {base_name!r} is not one of the configurations "
                                  f"{names}")
             base_source = self
             candidates_from = self
@@ -238,7 +238,7 @@ class Evaluation:
                 continue
             for name, (_, rel) in candidates.items():
                 if rel != base[1]:
-                    raise ValueError(f"{metric}: {name!r} uses relevance {sorted(rel)} and the "
+                    raise WorkbenchError(f"{metric}: {name!r} uses relevance {sorted(rel)} and the "
                                      f"baseline {sorted(base[1])}; compare numbers judged the "
                                      "same way")
             table = comparison_table(compare_many(base[0], {n: v for n, (v, _) in
@@ -246,7 +246,7 @@ class Evaluation:
             rows.append(table.assign(metric=metric, baseline_config=base_name,
                                      relevance=", ".join(sorted(base[1]))))
         if not rows:
-            raise ValueError("nothing to compare: the baseline and at least one other "
+            raise WorkbenchError("nothing to compare: the baseline and at least one other "
                              "configuration must share a metric")
         return pd.concat(rows).reset_index().set_index(["metric", "name"])
 
@@ -261,7 +261,7 @@ class Evaluation:
         :mod:`workbench.evaluation.failures`."""
         system = system or next(iter(self._runs), "")
         if system not in self._runs:
-            raise ValueError(f"no run named {system!r}; runs: {list(self._runs)}")
+            raise WorkbenchError(f"no run named {system!r}; runs: {list(self._runs)}")
         if k is None:
             k = next((m.k for m in map(parse_metric, self.metrics)
                       if m.kind == "recall" and m.k is not None), 5)
@@ -275,7 +275,7 @@ class Evaluation:
         per = self._per_config(metric)
         for name in (baseline, candidate):
             if name not in per:
-                raise ValueError(f"{name!r} is not a configuration here: {list(per)}")
+                raise WorkbenchError(f"{name!r} is not a configuration here: {list(per)}")
         a, b = per[baseline][0], per[candidate][0]
         common = sorted(set(a) & set(b))
         return flipped({q: a[q] for q in common}, {q: b[q] for q in common}, metric,
@@ -309,7 +309,7 @@ class Evaluation:
 
 def _check_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive integer (the number of chunks the generator "
+        raise WorkbenchError(f"k must be a positive integer (the number of chunks the generator "
                          f"receives), got {k!r}")
     return int(k)
 
@@ -318,13 +318,13 @@ def _golden_items(golden: GoldenSet | Iterable[GoldenItem]) -> list[GoldenItem]:
     items = list(golden)
     bad = [type(i).__name__ for i in items if not isinstance(i, GoldenItem)]
     if bad:
-        raise ValueError(f"the golden set holds {bad[0]} objects: pass a GoldenSet or "
+        raise WorkbenchError(f"the golden set holds {bad[0]} objects: pass a GoldenSet or "
                          "GoldenItems (GoldenSet.load('golden.jsonl'))")
     if not items:
-        raise ValueError("the golden set is empty: add labelled questions first "
+        raise WorkbenchError("the golden set is empty: add labelled questions first "
                          "(GoldenSet.load, add_case)")
     if not any(i.answerable for i in items):
-        raise ValueError(f"all {len(items)} golden questions are unanswerable: retrieval "
+        raise WorkbenchError(f"all {len(items)} golden questions are unanswerable: retrieval "
                          "metrics need questions whose answer is in the corpus")
     return items
 
@@ -334,7 +334,7 @@ def _chunk_map(chunks: Sequence[Chunk] | None, run: Run) -> dict[str, Chunk] | N
     by_id: dict[str, Chunk] = {}
     for c in chunks or ():
         if not isinstance(c, Chunk):
-            raise ValueError(f"chunks must be Chunk objects (chunk_corpus(...)), "
+            raise WorkbenchError(f"chunks must be Chunk objects (chunk_corpus(...)), "
                              f"not {type(c).__name__}")
         by_id[c.id] = c
     carried = [h.chunk for hs in run.hits.values() for h in hs if h.chunk is not None]
@@ -347,7 +347,7 @@ def _refuse_unknown(run: Run, by_id: Mapping[str, Chunk]) -> None:
     unknown = list(dict.fromkeys(h.chunk_id for hs in run.hits.values() for h in hs
                                  if h.chunk_id not in by_id))
     if unknown:
-        raise ValueError(
+        raise WorkbenchError(
             f"run {run.system!r} returned {len(unknown)} chunk id(s) that are not among the "
             f"{len(by_id)} chunks given (e.g. {unknown[0]!r}); they would all score as misses. "
             "Pass the chunks your retriever returns, or wrap it so its hits carry their "
@@ -363,7 +363,7 @@ def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
     if not partial:
         return parsed
     if explicit:
-        raise ValueError(f"{', '.join(partial)} need(s) the whole chunking (the ideal ranking "
+        raise WorkbenchError(f"{', '.join(partial)} need(s) the whole chunking (the ideal ranking "
                          "is the best the chunking allows), and only the retrieved chunks are "
                          "known: pass chunks=... (e.g. the production chunking, located with "
                          "workbench.retrieval.adapters), or leave these metrics out")
@@ -382,7 +382,7 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
     by_doc = [i.qid for i in answerable if i.judged_by_document]
     if by_doc:
         if len(by_doc) < len(answerable):
-            raise ValueError(f"{len(by_doc)} golden item(s) label whole documents (e.g. "
+            raise WorkbenchError(f"{len(by_doc)} golden item(s) label whole documents (e.g. "
                              f"{by_doc[0]!r}) and {len(answerable) - len(by_doc)} label chunks "
                              "or evidence: score the document-labelled ones apart, with "
                              "level='document'")
@@ -421,9 +421,9 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     # one column per metric, however it was spelled (span_recall@5 is coverage@5)
     parsed = list({m.name: m for m in map(parse_metric, metrics or default_metrics(k))}.values())
     if level not in ("chunk", "document"):
-        raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
+        raise WorkbenchError(f"level must be 'chunk' or 'document', not {level!r}")
     if relevance is not None and (level == "document" or documents is not None):
-        raise ValueError("relevance=... is for chunk-level scoring and already holds the "
+        raise WorkbenchError("relevance=... is for chunk-level scoring and already holds the "
                          "evidence text: pass documents=... to Relevance, not to evaluate, and "
                          "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
@@ -452,17 +452,17 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         parsed = _without_the_chunking(parsed, explicit=metrics is not None)
     missing = [i.qid for i in items if i.answerable and i.qid not in run.hits]
     if missing:
-        raise ValueError(f"run {run.system!r} has no results for {len(missing)} golden "
+        raise WorkbenchError(f"run {run.system!r} has no results for {len(missing)} golden "
                          f"question(s), e.g. {missing[:5]}; search every question")
     extra = dict(run.params) | dict(params or {})
     cats = {i.qid: (i.category, i.source) for i in items}
     if level == "document":
         if by_id is None:
-            raise ValueError("document-level scoring needs the chunks (chunks=...): the "
+            raise WorkbenchError("document-level scoring needs the chunks (chunks=...): the "
                              "document of a chunk is taken from the chunk, never its id")
         spans_only = [m.name for m in parsed if not m.defined_for("document")]
         if spans_only:
-            raise ValueError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
+            raise WorkbenchError(f"{', '.join(spans_only)}: coverage@k and the span_* metrics "
                              "need evidence items scored at level='chunk'; documents have no "
                              "spans, so leave them out at level='document'")
         frame, excluded = _score_documents(run, items, by_id, parsed, grade_threshold)
@@ -494,19 +494,19 @@ def _check_relevance(relevance: Relevance, items: Sequence[GoldenItem],
     """Refuse judgments made for other thresholds, another chunking or other golden items."""
     if (relevance.grade_threshold, relevance.evidence_threshold) != (grade_threshold,
                                                                      float(evidence_threshold)):
-        raise ValueError(f"relevance=... was judged at grade_threshold="
+        raise WorkbenchError(f"relevance=... was judged at grade_threshold="
                          f"{relevance.grade_threshold}, "
                          f"evidence_threshold={relevance.evidence_threshold:g}, and evaluate was "
                          f"asked for grade_threshold={grade_threshold}, evidence_threshold="
                          f"{evidence_threshold:g}: pass the same thresholds to both")
     where = None if by_id is None else {c.id: (c.doc_id, c.start, c.end) for c in by_id.values()}
     if where != (None if relevance.index is None else relevance.index.where):
-        raise ValueError("relevance=... was judged under another chunking than the chunks "
+        raise WorkbenchError("relevance=... was judged under another chunking than the chunks "
                          "given: build it from the same chunks (Relevance(golden, chunks))")
     judged = {q for reason in relevance.excluded.values() for q in reason} | set(relevance.qids)
     if {i.qid for i in items} != judged \
             or any(relevance.items[i.qid] != i for i in items if i.qid in relevance.items):
-        raise ValueError("relevance=... was judged for other golden items: build it from the "
+        raise WorkbenchError("relevance=... was judged for other golden items: build it from the "
                          "golden set you evaluate (Relevance(golden, chunks))")
 
 

@@ -27,7 +27,7 @@ from workbench.corpus import Chunk, Corpus
 from workbench.evaluation.evaluation import Evaluation, evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
-from workbench.io import InputError
+from workbench.io import InputError, WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever, with_embedder
 
@@ -102,7 +102,7 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
     every question and score them. The golden set must hold answerable questions
     (:func:`require_answerable`, naming ``source``) and match the corpus."""
     if pipeline.chunker is None or pipeline.level is None:
-        raise ValueError("resolve the pipeline first: pipeline.for_dataset(corpus, golden)")
+        raise WorkbenchError("resolve the pipeline first: pipeline.for_dataset(corpus, golden)")
     require_answerable(golden, source)
     golden.validate(corpus)
     if chunks is None:
@@ -112,6 +112,14 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
                     disable=not progress, dynamic_ncols=True)
         chunks = chunk_corpus(with_embedder(pipeline.chunker, cache), docs)
     chunks = list(chunks)
+    if not chunks:
+        empty = [str(d.metadata.get("source", d.id)) for d in corpus.documents
+                 if not d.text.strip()]
+        raise InputError(empty[0] if empty else "corpus", f"no chunk to index: "
+                         f"{len(empty)} of {len(corpus.documents)} document(s) have no text "
+                         f"({', '.join(empty[:3])}{', ...' if len(empty) > 3 else ''}): an "
+                         "empty or script-only HTML file, or an image-only PDF (run OCR first); "
+                         "add documents with text", field="text")
     retriever = make_retriever(pipeline.retriever, chunks, encoder=pipeline.encoder,
                                cache=cache, queries=[i.question for i in golden],
                                progress=progress)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.evaluation.stats import PairedComparison, compare_paired, mean_interval
-from workbench.io import InputError, decode_json_file, iter_jsonl, read_text
+from workbench.io import InputError, WorkbenchError, decode_json_file, iter_jsonl, read_text
 from workbench.metrics.trec import score_queries
 
 __all__ = ["RouterEvaluation", "RoutingRequest", "compare_routers", "evaluate_router",
@@ -149,21 +149,21 @@ def evaluate_router(requests: Sequence[RoutingRequest], routes: Mapping[str, Seq
     Every request must be routed, every routed or passing model priced, and a ranking must
     not repeat a model (ValueError naming the request)."""
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise WorkbenchError(f"k must be >= 1, got {k}")
     if not costs:
-        raise ValueError("costs is empty")
+        raise WorkbenchError("costs is empty")
     base = baseline if baseline is not None else max(sorted(costs), key=lambda m: costs[m])
     if base not in costs:
-        raise ValueError(f"baseline model {base!r} has no cost")
+        raise WorkbenchError(f"baseline model {base!r} has no cost")
     for r in requests:
         ranked = routes.get(r.id)
         if not ranked:
-            raise ValueError(f"request {r.id!r} has no route")
+            raise WorkbenchError(f"request {r.id!r} has no route")
         if len(set(ranked)) != len(ranked):
-            raise ValueError(f"request {r.id!r}: the route repeats a model: {list(ranked)}")
+            raise WorkbenchError(f"request {r.id!r}: the route repeats a model: {list(ranked)}")
         unpriced = sorted((set(ranked) | r.passes) - set(costs))
         if unpriced:
-            raise ValueError(f"request {r.id!r}: no cost for models {unpriced}")
+            raise WorkbenchError(f"request {r.id!r}: no cost for models {unpriced}")
     qrels = {r.id: dict.fromkeys(sorted(r.passes), 1) for r in requests}
     run = {r.id: list(routes[r.id]) for r in requests}
     recall = f"recall@{k}"

@@ -45,7 +45,7 @@ from workbench.corpus import (
 from workbench.corpus.conventions import BODY, Convention
 from workbench.evaluation.run import Run
 from workbench.evaluation.run_log import LogLocator, LogReport, default_offsets, inspect_log
-from workbench.io import InputError, atomic_write_text, iter_jsonl
+from workbench.io import InputError, WorkbenchError, atomic_write_text, iter_jsonl
 from workbench.metrics.trec_files import trec_sorted, write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
@@ -60,32 +60,32 @@ _HIT_KEYS = frozenset({"chunk_id", "doc_id", "text", "start", "end", "score", "i
 
 def _line(where: str, row: Any) -> tuple[str, list[Any]]:
     if not isinstance(row, dict):
-        raise ValueError(f"{where}: each line must be a JSON object "
+        raise WorkbenchError(f"{where}: each line must be a JSON object "
                          '{"qid": ..., "hits": [...]}')
     unknown = sorted(set(row) - _LINE_KEYS)
     if unknown:
-        raise ValueError(f"{where}: unknown field(s) {unknown}: a line has "
+        raise WorkbenchError(f"{where}: unknown field(s) {unknown}: a line has "
                          f"{', '.join(sorted(_LINE_KEYS))}")
     qid = row.get("qid")
     if not isinstance(qid, str) or not qid.strip() or qid != qid.strip():
         given = (f"is {type(qid).__name__} {json.dumps(qid)}" if qid is not None
                  and not isinstance(qid, str) else "is empty or padded")
-        raise ValueError(f"{where}: field 'qid' {given}: it must be a non-empty string "
+        raise WorkbenchError(f"{where}: field 'qid' {given}: it must be a non-empty string "
                          "without surrounding spaces (quote it)")
     hits = row.get("hits")
     if not isinstance(hits, list):
-        raise ValueError(f"{where}: field 'hits' must be a list (empty when nothing was "
+        raise WorkbenchError(f"{where}: field 'hits' must be a list (empty when nothing was "
                          "retrieved)")
     if len(hits) > MAX_HITS:
-        raise ValueError(f"{where}: {len(hits):,} hits, over the limit of {MAX_HITS:,} per "
+        raise WorkbenchError(f"{where}: {len(hits):,} hits, over the limit of {MAX_HITS:,} per "
                          "question; log the top hits only")
     for n, hit in enumerate(hits, start=1):
         if not isinstance(hit, dict):
-            raise ValueError(f"{where}: hit {n} must be an object such as "
+            raise WorkbenchError(f"{where}: hit {n} must be an object such as "
                              '{"doc_id": ..., "text": ...}')
         extra = sorted(set(hit) - _HIT_KEYS)
         if extra:
-            raise ValueError(f"{where}: hit {n} has unknown field(s) {extra}: a hit has "
+            raise WorkbenchError(f"{where}: hit {n} has unknown field(s) {extra}: a hit has "
                              f"{', '.join(sorted(_HIT_KEYS))}")
     return qid, hits
 
@@ -121,14 +121,14 @@ def read_log(path: str | Path,
     what the scores are (``similarity``, ``distance`` or ``ignore``)."""
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{path}: is a folder; give the run JSONL file")
+        raise WorkbenchError(f"{path}: is a folder; give the run JSONL file")
 
     def lines() -> Iterator[tuple[str, Any, list[Any]]]:
         first: dict[str, str] = {}
         for where, row in iter_jsonl(path):
             qid, items = _line(where, row)
             if qid in first:
-                raise ValueError(f"{where}: qid {qid!r} is already on {first[qid]}: one line "
+                raise WorkbenchError(f"{where}: qid {qid!r} is already on {first[qid]}: one line "
                                  "per question")
             first[qid] = where
             yield where, row, items
@@ -151,7 +151,12 @@ def read_log(path: str | Path,
             names.add(row["system"])
         hits[row["qid"]] = tuple(ranker.rank(items, None, where))
     if not hits:
-        raise ValueError(f"{path}: no lines: a run file has one JSON object per question")
+        raise WorkbenchError(f"{path}: no lines: a run file has one JSON object per question")
+    if not any(hits.values()):
+        raise InputError(str(path), f"every one of the {len(hits)} question(s) has an empty hit "
+                         "list, so there is nothing to score: check that the log records what "
+                         "was retrieved (each line's hits, as text with doc_id, offsets or "
+                         "chunk ids), or that the right file was given", field="hits")
     name = system or (names.pop() if len(names) == 1 else path.stem)
     renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
                for q, hs in hits.items()}
@@ -215,7 +220,7 @@ def _documents_of(run: Run, by_id: Mapping[str, Chunk]) -> dict[str, str]:
         for h in hs:
             chunk = h.chunk or by_id.get(h.chunk_id)
             if chunk is None:
-                raise ValueError(f"run {run.system!r}, question {qid!r}: hit {h.chunk_id!r} "
+                raise WorkbenchError(f"run {run.system!r}, question {qid!r}: hit {h.chunk_id!r} "
                                  "carries no chunk and is not among the chunks given: its "
                                  "document is unknown; pass chunks=...")
             out[h.chunk_id] = chunk.doc_id
@@ -236,16 +241,16 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
     ``workbench trec`` scores the same ranking."""
     path = Path(path)
     if level not in ("chunk", "document"):
-        raise ValueError(f"level must be 'chunk' or 'document', not {level!r}")
+        raise WorkbenchError(f"level must be 'chunk' or 'document', not {level!r}")
     fmt = format or ("trec" if path.suffix in (".trec", ".txt", ".run") else "jsonl")
     if fmt not in RUN_FORMATS:
-        raise ValueError(f"format must be one of {', '.join(RUN_FORMATS)}, not {fmt!r}")
+        raise WorkbenchError(f"format must be one of {', '.join(RUN_FORMATS)}, not {fmt!r}")
     if path.is_dir():
-        raise ValueError(f"{path}: is a folder; give the file to write")
+        raise WorkbenchError(f"{path}: is a folder; give the file to write")
     by_id = {c.id: c for c in chunks or ()}
     if level == "document":
         if fmt != "trec":
-            raise ValueError(f"{path}: a document-level run is written as a TREC run (.trec); "
+            raise WorkbenchError(f"{path}: a document-level run is written as a TREC run (.trec); "
                              "a run JSONL holds chunks")
         run = run.to_documents(_documents_of(run, by_id))
     if fmt == "trec":
@@ -254,7 +259,7 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
             seen: dict[str, float] = {}
             for h in hs:
                 if h.chunk_id in seen:
-                    raise ValueError(f"run {run.system!r} returns {h.chunk_id!r} twice for "
+                    raise WorkbenchError(f"run {run.system!r} returns {h.chunk_id!r} twice for "
                                      f"{qid!r}: a TREC run cannot hold a chunk twice; export "
                                      "it as .jsonl")
                 seen[h.chunk_id] = h.score

@@ -27,6 +27,7 @@ from workbench.corpus.conventions import (
 )
 from workbench.corpus.offsets import find_spans, matching_form
 from workbench.corpus.truncation import Truncation, detect_truncation
+from workbench.io import WorkbenchError
 from workbench.retrieval import CallableRetriever
 
 __all__ = ["LogLocator", "LogReport", "inspect_log"]
@@ -164,7 +165,7 @@ def inspect_log(lines: Callable[[], Iterator[tuple[str, Any, list[Any]]]],
     hits)``. Raises ``ValueError`` when the convention is ambiguous or no convention fits
     (naming the hit)."""
     if truncated not in ("auto", "off"):
-        raise ValueError(f"truncated must be 'auto' or 'off', not {truncated!r}")
+        raise WorkbenchError(f"truncated must be 'auto' or 'off', not {truncated!r}")
     declared = None if offsets == "auto" else parse_convention(offsets)
     recorder = _Recorder(documents)
     ranker = CallableRetriever(lambda _q: [], "log", documents=recorder, scores=scores,
@@ -191,7 +192,7 @@ def inspect_log(lines: Callable[[], Iterator[tuple[str, Any, list[Any]]]],
                                     raw if raw is not None else files.get(doc_id), cut))
     detection = detect_convention(samples)
     if detection.convention is None:
-        raise ValueError(detection.message)
+        raise WorkbenchError(detection.message)
     return LogReport(detection.convention, detection, truncation)
 
 
@@ -199,14 +200,14 @@ def _declared(where: str, value: Any, before: Convention | None) -> Convention:
     """The convention a line declares (``"offsets"``, as :func:`write_run` writes it); it
     must agree with the one declared before (by an earlier line or the caller)."""
     if not isinstance(value, str):
-        raise ValueError(f"{where}: field 'offsets' must be a convention string such as "
+        raise WorkbenchError(f"{where}: field 'offsets' must be a convention string such as "
                          f"{BODY.spec!r}")
     try:
         mine = parse_convention(value)
     except ValueError as exc:
-        raise ValueError(f"{where}: field 'offsets': {exc}") from None
+        raise WorkbenchError(f"{where}: field 'offsets': {exc}") from None
     if before is not None and mine != before:
-        raise ValueError(f"{where}: field 'offsets' declares {mine.spec} but {before.spec} "
+        raise WorkbenchError(f"{where}: field 'offsets' declares {mine.spec} but {before.spec} "
                          "was declared (by an earlier line or --run-offsets): one convention "
                          "per log")
     return mine

@@ -11,8 +11,11 @@ config must be a mapping whose pipeline options (:data:`DEFAULTS` plus ``corpus`
 values of the right type (``k`` a positive integer, ``level`` chunk | document, ...), and
 every recorded value must be a number in [0, 1] (all gated metrics are fractions). A config
 the gate re-runs (:func:`pipeline_config`, ``workbench gate``) may hold nothing else. Saving
-is atomic and holds the file's lock; the ratchet (:func:`workbench.gate.update_baseline`)
-holds it across its read and its write.
+is atomic and holds the file's lock, and a save over the file as it was loaded never
+overwrites a newer one (:func:`workbench.io.write_unless_changed`: a concurrent writer's
+baseline is kept and the save refused with :class:`~workbench.io.StaleFileError`); the
+ratchet (:func:`workbench.gate.update_baseline`) holds the lock across its read and its write
+and saves under the same rule.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,18 @@ from typing import Any
 from workbench.evaluation import INTERVAL_NOTE, Evaluation
 from workbench.evaluation.pipeline import dataset_defaults
 from workbench.golden import GoldenSet
-from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
+from workbench.io import (
+    FileStamp,
+    InputError,
+    WorkbenchError,
+    atomic_write_bytes,
+    decode_json_file,
+    encode_text,
+    read_text_stamped,
+    write_unless_changed,
+)
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
+from workbench.retrieval.base import MAX_K
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2
@@ -59,7 +72,7 @@ _CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
     "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
     "retriever": (lambda v: isinstance(v, str), "a retriever name"),
     "encoder": (_text_or_none, "an encoder name or null"),
-    "k": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+    "k": (lambda v: _is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
     "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
                                         and all(isinstance(m, str) for m in v)),
                 "a non-empty list of metric names or null"),
@@ -137,7 +150,7 @@ def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict
     """The per-question values of a one-configuration Evaluation, ``qid -> metric -> value``,
     and each question's category (what a baseline records and the gate compares)."""
     if len(ev.configs()) != 1:
-        raise ValueError(f"the gate scores one configuration, this Evaluation holds "
+        raise WorkbenchError(f"the gate scores one configuration, this Evaluation holds "
                          f"{len(ev.configs())}: {ev.configs()}; select one first")
     values: dict[str, dict[str, float]] = {}
     cats: dict[str, str] = {}
@@ -155,7 +168,7 @@ def metric_relevance(ev: Evaluation) -> dict[str, str]:
     out: dict[str, str] = {}
     for metric, labels in ev.frame.groupby("metric")["relevance"].unique().items():
         if len(labels) > 1:
-            raise ValueError(
+            raise WorkbenchError(
                 f"metric {metric!r} mixes relevance kinds in this evaluation "
                 f"({', '.join(sorted(str(x) for x in labels))}); gate a golden set labelled "
                 "one way")
@@ -177,6 +190,8 @@ class Baseline:
     categories: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
     path: Path | None = None
+    #: what ``path`` held when this baseline was loaded from it (see :meth:`save`)
+    stamp: FileStamp | None = field(default=None, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -215,7 +230,7 @@ class Baseline:
                     rel = "../../../"
                 config[key] = rel if rel.split("/").count("..") <= 2 else str(
                     Path(config[key]).resolve())
-        head = {"schema_version": SCHEMA_VERSION, "kind": "workbench.gate.baseline",
+        head = {"schema_version": SCHEMA_VERSION, "kind": _KIND,
                 "created": self.created, "config": config,
                 "golden": {"content_hash": self.golden_hash, "items": self.golden_items},
                 "n": self.n, "interval": INTERVAL_NOTE, "metrics": dict(self.summary)}
@@ -228,10 +243,29 @@ class Baseline:
             lines += [f'  "{name}": {{', ",\n".join(rows), "  }"]
         return "\n".join(line for line in lines if line) + "\n}\n"
 
-    def save(self, path: str | Path) -> Path:
-        """Write the baseline atomically, under its lock (missing folders are created)."""
-        target = Path(path)
-        atomic_write_text(target, self.to_json(target), make_parents=True)
+    def save(self, path: str | Path | None = None, *, replacing: FileStamp | None = None
+             ) -> Path:
+        """Write the baseline atomically, under its lock (missing folders are created);
+        ``path`` defaults to the file it was loaded from. A save over a file read earlier
+        (the one this baseline was loaded from, with its :attr:`stamp`, or any file whose
+        bytes were read as ``replacing``) never overwrites a newer file: when the file no
+        longer holds those bytes, :class:`~workbench.io.StaleFileError` and nothing is
+        written (:func:`~workbench.io.write_unless_changed`). A save to the file the
+        baseline was loaded from updates its :attr:`stamp` (it holds what it wrote)."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise InputError("baseline", "was not loaded from a file: give the path to save to")
+        since = replacing
+        if since is None and self.stamp is not None and self.path is not None and (
+                target.resolve() == self.path.resolve()):
+            since = self.stamp
+        data = encode_text(self.to_json(target), target)
+        if since is None:
+            atomic_write_bytes(target, data, make_parents=True)
+        else:
+            write_unless_changed(target, data, since, what="baseline")
+        if self.path is not None and target.resolve() == self.path.resolve():
+            object.__setattr__(self, "stamp", FileStamp.of(data))  # not compared, not hashed
         return target
 
     @classmethod
@@ -240,16 +274,23 @@ class Baseline:
         (the gate command) also refuses config keys that are no pipeline option."""
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: baseline not found; create it with "
-                                    "`workbench gate --baseline PATH --update-baseline`")
-        text = read_text(path, "baseline")
-        return _from_json(decode_json_file(text, path), text, path, pipeline)
+            raise InputError(str(path), "baseline not found; create it with "
+                             "`workbench gate --baseline PATH --update-baseline`")
+        text, stamp = read_text_stamped(path, "baseline")
+        return replace(_from_json(decode_json_file(text, path), text, path, pipeline),
+                       stamp=stamp)
 
 
 def _line_of(text: str, key: str) -> int | None:
     """The line of ``text`` where the JSON key ``key`` first appears."""
     at = text.find(json.dumps(key, ensure_ascii=False) + ":")
     return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+_KIND = "workbench.gate.baseline"
+#: The keys of a baseline file (:meth:`Baseline.to_json`); any other is refused.
+_TOP_KEYS = ("schema_version", "kind", "created", "config", "golden", "n", "interval",
+             "metrics", "categories", "questions")
 
 
 def _fraction(value: Any) -> bool:
@@ -271,9 +312,22 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
             raise InputError(str(path), f"is missing; {redo}", field=key)
         if not isinstance(data[key], kind):
             raise InputError(where(key), f"must be an object, not {data[key]!r:.60}", field=key)
+    unknown = sorted(set(data) - set(_TOP_KEYS), key=str)
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _TOP_KEYS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(where(unknown[0]), f"unknown key; {hint}a baseline holds "
+                         f"{', '.join(_TOP_KEYS)}", field=str(unknown[0]))
+    if data.get("kind", _KIND) != _KIND:
+        raise InputError(where("kind"), f"must be {_KIND!r}, not {data['kind']!r:.60}; {redo}",
+                         field="kind")
+    if "n" in data and (not _is_int(data["n"]) or data["n"] != len(data["questions"])):
+        raise InputError(where("n"), f"is {data['n']!r:.40} but the file records "
+                         f"{len(data['questions'])} questions; {redo}", field="n")
     check_config(data["config"], where("config"), pipeline, locate=where)
     golden = data["golden"]
-    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")):
+    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")) \
+            or golden["items"] < 0:
         raise InputError(where("golden"), "must be {content_hash: text, items: integer}; "
                          f"{redo}", field="golden")
     outcomes: dict[str, dict[str, float]] = {}
@@ -291,9 +345,11 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
     for metric, stats in data["metrics"].items():
         ok = isinstance(stats, dict) and all(_fraction(stats.get(s)) for s in ("mean", "ci_low",
                                                                              "ci_high"))
-        if not ok or not _is_int(stats.get("n")) or stats["n"] < 0:
-            raise InputError(where(metric), "must be {mean, n, ci_low, ci_high} with fractions "
-                             f"and a count; {redo}", field=f"metrics.{metric}")
+        ok = ok and not set(stats) - {"mean", "n", "ci_low", "ci_high", "relevance"}
+        if not ok or not _is_int(stats.get("n")) or not 0 <= stats["n"] <= len(outcomes):
+            raise InputError(where(metric), "must be {mean, n, ci_low, ci_high, relevance} with "
+                             "fractions and a count of at most the questions recorded; "
+                             f"{redo}", field=f"metrics.{metric}")
         summary[str(metric)] = dict(stats)
     categories = data.get("categories", {})
     if not isinstance(categories, dict) or not all(isinstance(c, str)

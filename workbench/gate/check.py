@@ -55,7 +55,7 @@ from workbench.gate.baseline import (
 )
 from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
-from workbench.io import InputError, locked
+from workbench.io import FileStamp, InputError, WorkbenchError, locked
 from workbench.retrieval import EmbeddingCache
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
@@ -64,7 +64,7 @@ __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evalua
 _EPS = 1e-12
 
 
-class BaselineRefused(ValueError):
+class BaselineRefused(WorkbenchError):
     """The gate or the ratchet refuses: ``reason`` is ``"golden_changed"`` (acknowledge with
     ``allow_golden_change`` / ``golden_changed`` / ``--golden-changed``), ``"lower"`` (the
     ratchet only moves up; ``force=True``), ``"metrics"`` (a gated metric is missing) or
@@ -329,9 +329,9 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     the p-values over the gated metrics.
     ``config`` (the current pipeline's) only feeds the report's list of config changes."""
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise WorkbenchError(f"alpha must be in (0, 1), got {alpha}")
     if correction not in (None, "holm"):
-        raise ValueError(f"correction must be None or 'holm', not {correction!r}")
+        raise WorkbenchError(f"correction must be None or 'holm', not {correction!r}")
     base = baseline if isinstance(baseline, Baseline) else Baseline.load(baseline)
     values, cats = question_outcomes(current)
     gated = list(metrics or base.metrics)
@@ -345,7 +345,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
     changed = _golden_check(base, golden, set(values), allow_golden_change)
     common = sorted(set(values) & set(base.outcomes))
     if not common:
-        raise ValueError("the evaluation and the baseline share no questions")
+        raise WorkbenchError("the evaluation and the baseline share no questions")
     n = len(common)
     checks = []
     for m in gated:
@@ -399,15 +399,28 @@ def update_baseline(path: str | Path, current: Evaluation, config: Mapping[str, 
         return _ratchet(path, new, current, golden, force, golden_changed, metrics)
 
 
+def _stamp_of(path: Path) -> FileStamp:
+    """The stamp of the bytes of a file that does not load as a baseline (a forced ratchet
+    replaces it, unless it changes meanwhile)."""
+    try:
+        return FileStamp.of(path.read_bytes())
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the baseline ({exc.strerror or exc})"
+                         ) from None
+
+
 def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet | None,
              force: bool, golden_changed: bool, metrics: Sequence[str] | None) -> Baseline:
     old: Baseline | None = None
+    seen: FileStamp | None = None  # what the file held when the ratchet read it
     if path.exists():
         try:
             old = Baseline.load(path)
-        except (InputError, ValueError):
+            seen = old.stamp
+        except InputError:
             if not force:
                 raise
+            seen = _stamp_of(path)
     if old is not None and not force:
         values, _ = question_outcomes(current)
         _golden_check(old, golden, set(values), golden_changed)
@@ -430,6 +443,6 @@ def _ratchet(path: Path, new: Baseline, current: Evaluation, golden: GoldenSet |
                 f"{path}: refusing to lower the baseline ({'; '.join(lower)} on {len(common)} "
                 "questions): the ratchet only moves up. Fix the regression, or use force=True "
                 "(--force) if the drop is deliberate, and say why in the commit.", "lower")
-    new.save(path)
+    new.save(path, replacing=seen)
     append_changelog(path, old, new, forced=force)
     return Baseline.load(path)

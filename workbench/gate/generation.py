@@ -40,6 +40,7 @@ from workbench.generation.grading import Judge
 from workbench.generation.oracle import run_generation_eval
 from workbench.generation.prompt import Generator
 from workbench.golden import GoldenSet
+from workbench.io import WorkbenchError
 
 METRIC = "answer_accuracy"
 RELEVANCE = "answer-grade"
@@ -88,7 +89,7 @@ def evaluate_generation(generator: Generator, config: Mapping[str, Any], *,
     scores = {str(q): {METRIC: float(bool(p))} for q, p in zip(decided["qid"],
                                                                decided["passed"], strict=True)}
     if not scores:
-        raise ValueError("no answer could be graded: give the questions answer_must_mention "
+        raise WorkbenchError("no answer could be graded: give the questions answer_must_mention "
                          "strings, or a judge")
     cats = {str(q): str(c) for q, c in zip(frame["qid"], frame["category"], strict=True)}
     ev = evaluation_from_scores(scores, system=cfg["retriever"], categories=cats,

@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 from workbench.gate.baseline import Baseline
-from workbench.io import atomic_write_text, locked, read_text
+from workbench.io import append_text, read_text
 
 FLIP_LIMIT = 10
 
@@ -89,10 +89,7 @@ def append_changelog(baseline: str | Path, old: Baseline | None, new: Baseline,
     """Append the line of this ratchet to the baseline's changelog; returns the line."""
     path = changelog_path(baseline)
     line = changelog_line(old, new, git_commit(path.parent.resolve()), forced)
-    with locked(path):
-        text = read_text(path, "baseline changelog") if path.exists() else ""
-        sep = "" if not text or text.endswith("\n") else "\n"
-        atomic_write_text(path, text + sep + line + "\n", make_parents=True)
+    append_text(path, line + "\n", what="baseline changelog", make_parents=True)
     return line
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
 from workbench.generation.grading import ChatJudge, Grade, answer_tokens, is_refusal
 from workbench.generation.prompt import ChatModel
+from workbench.io import WorkbenchError
 from workbench.retrieval.bm25 import STOPWORDS
 
 __all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
@@ -41,7 +42,8 @@ RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
 
 def _verdicts(values: Sequence[bool], what: str) -> np.ndarray:
     if any(v is None for v in values):
-        raise ValueError(f"{what} holds undecided verdicts (None): drop them before calibrating")
+        raise WorkbenchError(
+            f"{what} holds undecided verdicts (None): drop them before calibrating")
     return np.asarray([bool(v) for v in values], dtype=bool)
 
 
@@ -80,10 +82,10 @@ def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = 
     ``p_e = 1``). Needs at least one answer the person passed and one they failed."""
     h, j = _verdicts(human, "human"), _verdicts(judged, "judged")
     if h.shape != j.shape:
-        raise ValueError(f"human and judged differ in length: {h.size} vs {j.size}")
+        raise WorkbenchError(f"human and judged differ in length: {h.size} vs {j.size}")
     pos, neg = int(h.sum()), int((~h).sum())
     if pos == 0 or neg == 0:
-        raise ValueError(f"calibration needs answers the person passed and failed: got {pos} "
+        raise WorkbenchError(f"calibration needs answers the person passed and failed: got {pos} "
                          f"passed and {neg} failed; label more answers")
     tp, tn = int((h & j).sum()), int((~h & ~j).sum())
     sens_ci = clopper_pearson(tp, pos, confidence)
@@ -136,14 +138,14 @@ def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *
     Refuses (ValueError) when the judge is not shown to beat chance
     (:attr:`JudgeCalibration.better_than_chance`)."""
     if not calibration.better_than_chance:
-        raise ValueError(
+        raise WorkbenchError(
             f"judge {calibration.judge or '(unnamed)'} is not shown to beat chance: "
             f"sensitivity + specificity - 1 = {calibration.youden:.2f}, lower bound "
             f"{calibration.youden_low:.2f} <= 0 on {calibration.n} labelled answers; no "
             "corrected rate is reported (label more answers or use a better judge)")
     j = _verdicts(judged, "judged")
     if j.size == 0:
-        raise ValueError("judged is empty")
+        raise WorkbenchError("judged is empty")
     n, passes = j.size, int(j.sum())
     p = passes / n
     rng = np.random.default_rng(seed)
@@ -177,7 +179,7 @@ def grader_of(grade: Grade) -> str:
         return grade.method
     model, version = grade.details.get("model_id"), grade.details.get("prompt_version")
     if not model or not version:
-        raise ValueError(f"a {grade.method} grade does not record its judge's model_id and "
+        raise WorkbenchError(f"a {grade.method} grade does not record its judge's model_id and "
                          "prompt_version: grade with a Judge that records them")
     return f"{grade.method}:{model}@{version}"
 
@@ -191,17 +193,17 @@ def compare_grades(baseline: Mapping[str, Grade], candidate: Mapping[str, Grade]
     a, b = {}, {}
     for qid in sorted(set(baseline) | set(candidate)):
         if qid not in baseline or qid not in candidate:
-            raise ValueError(f"question {qid!r} is graded in only one run")
+            raise WorkbenchError(f"question {qid!r} is graded in only one run")
         ga, gb = baseline[qid], candidate[qid]
         if ga.passed is None or gb.passed is None:
             continue
         if grader_of(ga) != grader_of(gb):
-            raise ValueError(f"question {qid!r} was graded by {grader_of(ga)} in the baseline "
+            raise WorkbenchError(f"question {qid!r} was graded by {grader_of(ga)} in the baseline "
                              f"and by {grader_of(gb)} in the candidate: regrade both runs "
                              "with one judge before comparing")
         a[qid], b[qid] = float(ga.passed), float(gb.passed)
     if not a:
-        raise ValueError("no question is decided in both runs")
+        raise WorkbenchError("no question is decided in both runs")
     return compare_paired(a, b, binary=True, alpha=alpha, name=name)
 
 

@@ -27,6 +27,7 @@ from workbench.corpus import Chunk, Document
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache
 from workbench.generation.context import AssembledContext, Passage, approx_tokens
 from workbench.generation.prompt import Answer, Generator
+from workbench.io import WorkbenchError
 
 __all__ = ["CONTEXT_QUESTION", "ContextCost", "contextualize"]
 
@@ -94,7 +95,7 @@ def contextualize(chunks: Sequence[Chunk], documents: Mapping[str, Document],
     for c in chunks:
         doc = documents.get(c.doc_id)
         if doc is None:
-            raise ValueError(f"chunk {c.id!r}: its document {c.doc_id!r} is not among the "
+            raise WorkbenchError(f"chunk {c.id!r}: its document {c.doc_id!r} is not among the "
                              "documents; pass the corpus the chunks were cut from")
         passage = Passage("P1", f"{doc.id}#document", doc.id, _window(doc, c, max_document_chars),
                           doc.title)

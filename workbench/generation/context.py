@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
+from workbench.io import WorkbenchError
 from workbench.retrieval import Hit
 from workbench.text import CJK, CJK_CHAR, HANGUL, WORD, TokenCounter
 
@@ -153,7 +154,7 @@ def _as_counter(count_tokens: CountTokens) -> Callable[[str], int]:
         return count_tokens
     if callable(getattr(count_tokens, "count", None)):
         return count_tokens.count
-    raise ValueError("count_tokens must be a callable str -> int or a counter with .count()")
+    raise WorkbenchError("count_tokens must be a callable str -> int or a counter with .count()")
 
 
 def _chunk_id(hit: HitLike) -> str:
@@ -163,7 +164,7 @@ def _chunk_id(hit: HitLike) -> str:
         return hit.id
     cid = getattr(hit, "chunk_id", None)
     if not isinstance(cid, str):
-        raise ValueError(f"cannot read a chunk id from {type(hit).__name__}: pass Hits, "
+        raise WorkbenchError(f"cannot read a chunk id from {type(hit).__name__}: pass Hits, "
                          "Chunks or chunk id strings")
     return cid
 
@@ -179,7 +180,7 @@ def _readable(hits: Sequence[HitLike], by_id: Mapping[str, Chunk],
         cid = _chunk_id(hit)
         chunk = by_id.get(cid) or (getattr(hit, "chunk", None) if carried else None)
         if chunk is None:
-            raise ValueError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
+            raise WorkbenchError(f"hit {cid!r} is not among the given chunks: pass the chunks the "
                              "retriever indexed")
         doc = docs.get(chunk.doc_id)
         if not can_read_chunk(groups, chunk, doc):
@@ -203,19 +204,19 @@ def assemble_context(hits: Sequence[HitLike],
     (:func:`passthrough_context`: the hits in order, no filters but access control).
     """
     if assembly not in ASSEMBLIES:
-        raise ValueError(f"assembly must be one of {', '.join(ASSEMBLIES)}, not {assembly!r}")
+        raise WorkbenchError(f"assembly must be one of {', '.join(ASSEMBLIES)}, not {assembly!r}")
     if assembly == "passthrough":
         return passthrough_context(hits, chunks_by_id, documents, user_groups, count_tokens)
     by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
     if documents is None:
-        raise ValueError("assemble_context needs documents= (the corpus): without them no "
+        raise WorkbenchError("assemble_context needs documents= (the corpus): without them no "
                          "access or version check is possible")
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
     groups = user_groups_of(user_groups)
     counter = _as_counter(count_tokens)
     if budget_tokens is not None and budget_tokens < 0:
-        raise ValueError(f"budget_tokens must be >= 0 or None, got {budget_tokens}")
+        raise WorkbenchError(f"budget_tokens must be >= 0 or None, got {budget_tokens}")
 
     dropped: list[tuple[str, str]] = []
     kept: list[Chunk] = []

@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.generation.context import Passage
 from workbench.generation.position import PositionItem
+from workbench.io import WorkbenchError
 
 __all__ = ["NQ_ORACLE", "REFERENCE_FILE", "find_lost_in_the_middle", "load_nq_open",
            "load_reference_curves"]
@@ -77,7 +78,7 @@ def load_nq_open(path: str | Path | None = None, limit: int = 20, n_distractors:
                                 Passage("", f"nq{lineno:04d}#0", f"nq{lineno:04d}",
                                         ctx["text"], ctx.get("title", ""))))
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
-                raise ValueError(f"{file}:{lineno}: not a lost-in-the-middle QA record "
+                raise WorkbenchError(f"{file}:{lineno}: not a lost-in-the-middle QA record "
                                  f"({type(exc).__name__}: {exc})") from None
     rng = random.Random(seed)
     items = []

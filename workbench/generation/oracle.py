@@ -31,6 +31,7 @@ from workbench.generation.context import AssembledContext, CountTokens, assemble
 from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.retrieval import Retriever
 from workbench.text import escape_html, frame_html
@@ -112,7 +113,7 @@ class GenerationResult:
         wide = self.frame.pivot_table(index=["qid", "category"], columns="mode", values="passed",
                                       aggfunc="first")
         if not set(MODES) <= set(wide.columns):
-            raise ValueError("the retrieval tax needs both oracle and live modes")
+            raise WorkbenchError("the retrieval tax needs both oracle and live modes")
         wide = wide[list(MODES)].dropna().astype(float).reset_index()
         return wide
 
@@ -174,9 +175,9 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     ``documents`` is required (see :func:`~workbench.generation.context.assemble_context`)."""
     bad = [m for m in modes if m not in MODES]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}: use 'oracle' and/or 'live'")
+        raise WorkbenchError(f"unknown mode(s) {bad}: use 'oracle' and/or 'live'")
     if documents is None:  # fail closed: no document, no access or version check
-        raise ValueError("run_generation_eval needs documents= (the corpus): without them no "
+        raise WorkbenchError("run_generation_eval needs documents= (the corpus): without them no "
                          "access or version check is possible")
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     wanted = set(qids) if qids is not None else None

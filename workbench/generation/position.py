@@ -26,6 +26,7 @@ from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
 from workbench.generation.prompt import Generator, generate_all
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import Relevance
 from workbench.retrieval import Retriever
 from workbench.text import escape_html, frame_html
@@ -64,7 +65,7 @@ def default_positions(n_positions: int) -> list[int]:
     """Every slot up to 5 passages; beyond that the paper's spread: first, every fifth
     (4, 9, 14, ...) and last (0-based)."""
     if n_positions < 1:
-        raise ValueError(f"n_positions must be >= 1, got {n_positions}")
+        raise WorkbenchError(f"n_positions must be >= 1, got {n_positions}")
     if n_positions <= 5:
         return list(range(n_positions))
     return sorted({0, n_positions - 1, *range(4, n_positions, 5)})
@@ -74,7 +75,7 @@ def place_gold(gold: Passage, distractors: Sequence[Passage], position: int) -> 
     """The passage list with ``gold`` at index ``position`` and the distractors, in their
     order, around it."""
     if not 0 <= position <= len(distractors):
-        raise ValueError(f"position {position} outside 0..{len(distractors)}")
+        raise WorkbenchError(f"position {position} outside 0..{len(distractors)}")
     return [*distractors[:position], gold, *distractors[position:]]
 
 
@@ -169,11 +170,11 @@ def position_experiment(generator: Generator, items: Sequence[PositionItem], n_p
     in ``skipped``). ``closed_book=True`` also asks each question with no passages.
     """
     if distractors not in ("own", "others", "mixed"):
-        raise ValueError(f"distractors must be 'own', 'others' or 'mixed', not {distractors!r}")
+        raise WorkbenchError(f"distractors must be 'own', 'others' or 'mixed', not {distractors!r}")
     slots = list(positions) if positions is not None else default_positions(n_positions)
     bad = [p for p in slots if not 0 <= p < n_positions]
     if bad:
-        raise ValueError(f"positions {bad} outside 0..{n_positions - 1}")
+        raise WorkbenchError(f"positions {bad} outside 0..{n_positions - 1}")
     rng = random.Random(seed)
     requests, meta, skipped = [], [], []
     for item in items:

@@ -22,6 +22,7 @@ from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, evaluate
 from workbench.generation.prompt import ChatModel
 from workbench.golden import GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.retrieval import Retriever
 
 __all__ = ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
@@ -101,11 +102,11 @@ def evaluate_rewrites(retriever: Retriever, golden: GoldenSet | Iterable[GoldenI
     :func:`workbench.evaluate`."""
     items = [i for i in golden if i.history]
     if not items:
-        raise ValueError("no conversational items (with a history) to score rewrites on")
+        raise WorkbenchError("no conversational items (with a history) to score rewrites on")
     rewrites = {i.qid: rewrite(list(i.history), i.question) for i in items}
     empty = [q for q, text in rewrites.items() if not isinstance(text, str) or not text.strip()]
     if empty:
-        raise ValueError(f"the rewriter returned no query for {empty[:5]}")
+        raise WorkbenchError(f"the rewriter returned no query for {empty[:5]}")
 
     def run(variant: list[GoldenItem], name: str) -> Evaluation:
         return evaluate(retriever, variant, chunks, metrics=metrics, k=k, system=name)

@@ -41,6 +41,7 @@ from workbench.generation.answer_cache import GenerationCache
 from workbench.generation.grading import answer_tokens, must_mention
 from workbench.generation.prompt import Answer, ChatModel, ChatReply
 from workbench.golden import Evidence, GoldenItem
+from workbench.io import WorkbenchError
 from workbench.retrieval import Retriever
 from workbench.retrieval.bm25 import tokenize
 
@@ -231,7 +232,7 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
     ``chunks``) a hard question per target chunk, or the reasons they were rejected (module
     docstring)."""
     if distractors and not chunks:
-        raise ValueError("distractors need the chunks the retrievers search (chunks=...)")
+        raise WorkbenchError("distractors need the chunks the retrievers search (chunks=...)")
     by_id = {c.id: c for c in chunks}
     chat = _Chat(client, cache, max_tokens)
     items: list[GoldenItem] = []

@@ -28,6 +28,7 @@ from workbench.evaluation.stats import mean_interval
 from workbench.generation.grading import ChatJudge
 from workbench.generation.prompt import ChatModel
 from workbench.golden import GoldenItem
+from workbench.io import WorkbenchError
 from workbench.retrieval.bm25 import tokenize
 
 __all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "filter_synthetic",
@@ -51,7 +52,7 @@ class RealismJudge(ChatJudge):
     def __init__(self, client: ChatModel, examples: Sequence[tuple[str, int]],
                  prompt_version: str = REALISM_PROMPT_VERSION, max_tokens: int = 4):
         if not examples:
-            raise ValueError("the realism judge needs examples a person scored (few shots)")
+            raise WorkbenchError("the realism judge needs examples a person scored (few shots)")
         self.examples = tuple((q, int(s)) for q, s in examples)
         digest = hashlib.sha256(json.dumps(self.examples).encode()).hexdigest()[:8]
         super().__init__(client, f"{prompt_version}+{digest}", max_tokens)
@@ -78,7 +79,7 @@ class SyntheticFilter:
 
 def _check_score(qid: str, score: Any) -> int:
     if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-        raise ValueError(f"{qid}: a person's score must be an integer 1-5, got {score!r}")
+        raise WorkbenchError(f"{qid}: a person's score must be an integer 1-5, got {score!r}")
     return score
 
 
@@ -91,13 +92,13 @@ def filter_synthetic(items: Iterable[GoldenItem], human: Mapping[str, int],
     items = list(items)
     unknown = set(human) - {i.qid for i in items}
     if unknown:
-        raise ValueError(f"scores for questions not among the items: {sorted(unknown)[:5]}")
+        raise WorkbenchError(f"scores for questions not among the items: {sorted(unknown)[:5]}")
     for item in items:
         if item.qid in human:
             score: int | None = _check_score(item.qid, human[item.qid])
             by, reply = "person", ""
         elif judge is None:
-            raise ValueError(f"{item.qid} has no person's score and no judge was given")
+            raise WorkbenchError(f"{item.qid} has no person's score and no judge was given")
         else:
             score, reply = judge.score(item.question)
             by = f"judge:{judge.model_id}@{judge.prompt_version}"
@@ -157,7 +158,7 @@ def item_slices(evaluation: Evaluation, items: Iterable[GoldenItem],
     frame = evaluation.frame
     missing = sorted(set(frame["qid"]) - set(keys))
     if missing:
-        raise ValueError(f"questions scored but not among the items: {missing[:5]}")
+        raise WorkbenchError(f"questions scored but not among the items: {missing[:5]}")
     for n, name in enumerate(fields):
         frame[f"_{name}"] = [keys[q][n] for q in frame["qid"]]
     rows = []

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from workbench.golden.candidates import question_key
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
+from workbench.io import WorkbenchError
 from workbench.text import escape_html, frame_html
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     the same label to every item: agreement is total but cannot be told from chance; read
     the observed agreement instead)."""
     if len(a) != len(b):
-        raise ValueError(f"cohen_kappa: {len(a)} labels against {len(b)}")
+        raise WorkbenchError(f"cohen_kappa: {len(a)} labels against {len(b)}")
     n = len(a)
     agree = sum(x == y for x, y in zip(a, b, strict=True))
     ca, cb = Counter(a), Counter(b)
@@ -174,7 +175,7 @@ def _keyed(golden: GoldenSet, match: str) -> dict[str, GoldenItem]:
     for item in golden:
         key = item.qid if match == "qid" else question_key(item.question)
         if key in out:
-            raise ValueError(f"{golden.path or 'golden set'}: questions {out[key].qid!r} and "
+            raise WorkbenchError(f"{golden.path or 'golden set'}: questions {out[key].qid!r} and "
                              f"{item.qid!r} read the same; match by qid instead")
         out[key] = item
     return out
@@ -187,9 +188,9 @@ def agreement(a: GoldenSet, b: GoldenSet, *, match: str = "qid",
     import pandas as pd
 
     if match not in ("qid", "question"):
-        raise ValueError(f"match must be 'qid' or 'question', not {match!r}")
+        raise WorkbenchError(f"match must be 'qid' or 'question', not {match!r}")
     if len(set(names)) != 2:
-        raise ValueError(f"names must be two different names, not {names!r}")
+        raise WorkbenchError(f"names must be two different names, not {names!r}")
     ka, kb = _keyed(a, match), _keyed(b, match)
     pairs = tuple((x, kb[k]) for k, x in ka.items() if k in kb)
     rows = []

@@ -42,7 +42,7 @@ from rapidfuzz import fuzz, process
 
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.otel import read_spans
-from workbench.io import InputError, atomic_write_text, iter_jsonl, read_text
+from workbench.io import InputError, WorkbenchError, atomic_write_text, iter_jsonl, read_text
 from workbench.text import fold, normalize_text
 
 __all__ = ["FORMATS", "NEAR_THRESHOLD", "Candidate", "Candidates", "Merge", "dedupe",
@@ -199,7 +199,7 @@ def _score(value: Any, where: str, n: int) -> float | None:
 
 def _read_run(path: Path, scores: str) -> list[Candidate | str]:
     if scores not in ("similarity", "distance"):
-        raise ValueError(f"scores must be 'similarity' or 'distance', not {scores!r}")
+        raise WorkbenchError(f"scores must be 'similarity' or 'distance', not {scores!r}")
     out: list[Candidate | str] = []
     for where, row in iter_jsonl(path, "run log"):
         if not isinstance(row, dict):
@@ -297,9 +297,9 @@ def sample_candidates(candidates: Iterable[Candidate], n: int | None = None, *,
     :attr:`Candidate.confidence` first, ties in file order; candidates without a score go
     last) or ``random`` (``random.Random(seed)``: the same seed gives the same sample)."""
     if by not in ("novelty", "confidence", "random"):
-        raise ValueError(f"by must be 'novelty', 'confidence' or 'random', not {by!r}")
+        raise WorkbenchError(f"by must be 'novelty', 'confidence' or 'random', not {by!r}")
     if n is not None and n < 0:
-        raise ValueError(f"n must be >= 0, not {n}")
+        raise WorkbenchError(f"n must be >= 0, not {n}")
     known = [question_key(q.question if not isinstance(q, str) else q)
              for q in (golden or ())]
     pool = [c for c in candidates if not _known(question_key(c.question), known, threshold)]

@@ -14,7 +14,14 @@ from types import MappingProxyType
 from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
-from workbench.io import InputError, WorkbenchWarning, decode_json_file, iter_jsonl, read_text
+from workbench.io import (
+    InputError,
+    WorkbenchError,
+    WorkbenchWarning,
+    decode_json_file,
+    iter_jsonl,
+    read_text,
+)
 from workbench.text import normalize_text
 
 __all__ = ["BEIR_CHUNKER", "dataset_kind", "is_qrels_header", "load_beir", "load_dataset",
@@ -46,7 +53,7 @@ def parse_relevance(raw: str, where: str) -> int:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{where}: relevance {raw!r} is not an integer; qrels grades must be "
+        raise WorkbenchError(f"{where}: relevance {raw!r} is not an integer; qrels grades must be "
                          "integers such as 0, 1, 2 (1.000000 is read as 1)")
     return int(value)
 
@@ -209,6 +216,6 @@ def load_dataset(corpus: str | Path,
     if kind == "beir":
         return load_beir(path)
     if golden is None:
-        raise ValueError(f"{path}: give --golden GOLDEN.jsonl (only BEIR folders and SQuAD "
+        raise WorkbenchError(f"{path}: give --golden GOLDEN.jsonl (only BEIR folders and SQuAD "
                          "JSON files carry their own questions)")
     return load_corpus(path), GoldenSet.load(golden)

@@ -46,7 +46,7 @@ from workbench.corpus import Document, Located
 from workbench.golden.candidates import Candidate
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import SOURCES, Evidence, GoldenItem
-from workbench.io import InputError, atomic_write_text, decode_json_file, read_text
+from workbench.io import InputError, WorkbenchError, atomic_write_text, decode_json_file, read_text
 from workbench.text import normalize_text
 
 __all__ = ["ARGILLA_SETTINGS", "LABEL_STUDIO_CONFIG", "from_argilla", "from_label_studio",
@@ -95,7 +95,7 @@ def _passages(questions: Iterable[Question], passages: Passages,
         for rank, span in enumerate(found, start=1):
             doc = documents.get(span.doc_id)
             if doc is None:
-                raise ValueError(f"passage {rank} of {qid_of(q)!r}: document {span.doc_id!r} "
+                raise WorkbenchError(f"passage {rank} of {qid_of(q)!r}: document {span.doc_id!r} "
                                  "is not in the documents given")
             yield q, rank, doc, span
 

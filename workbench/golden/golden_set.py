@@ -26,6 +26,7 @@ from workbench.io import (
     FileStamp,
     InputError,
     StaleFileError,
+    WorkbenchError,
     atomic_write_bytes,
     atomic_write_text,
     decode_json_line,
@@ -155,7 +156,7 @@ class GoldenSet(Sequence[GoldenItem]):
         :class:`~workbench.io.StaleFileError`."""
         target = Path(path) if path is not None else self.path
         if target is None:
-            raise ValueError("GoldenSet.save(): give a path; this golden set was not loaded "
+            raise WorkbenchError("GoldenSet.save(): give a path; this golden set was not loaded "
                              "from a file")
         text = "".join(json.dumps(i.to_json(), ensure_ascii=False) + "\n" for i in self._items)
         if self._stamp is not None and self.path is not None and (

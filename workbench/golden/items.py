@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Chunk, Document, Span, can_read, can_read_chunk, user_groups_of
-from workbench.io import find_lone_surrogate
+from workbench.io import WorkbenchError, find_lone_surrogate
 from workbench.text import normalize_text
 
 __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "can_read_item",
@@ -86,7 +86,7 @@ class GoldenItem:
         relevant = {c: g for c, g in grades.items() if g > 0}
         missing = [c for c in relevant if c not in by_id]
         if missing and not labels_may_name_documents:
-            raise ValueError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
+            raise WorkbenchError(f"{self.qid}: chunk id {missing[0]!r} is not among the chunks "
                              "given; pass the chunks the labels were made on")
         out: dict[str, int] = {}
         for c, g in relevant.items():
@@ -173,7 +173,7 @@ class Problem:
         return f"{self.where}: field {self.field!r}: {self.message}"
 
 
-class GoldenSetError(ValueError):
+class GoldenSetError(WorkbenchError):
     """Raised with every problem found (not just the first)."""
 
     def __init__(self, problems: Sequence[Problem]):
@@ -241,6 +241,12 @@ def _parse_history(value: Any, where: str,
                  for t in value)
 
 
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type (``true`` is a boolean, ``1.5`` a number)."""
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "list",
+            dict: "object"}.get(type(value), type(value).__name__)
+
+
 def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | None:
     """Build one item from a decoded JSON row, appending problems instead of raising."""
     if not isinstance(row, dict):
@@ -253,13 +259,19 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
                                 "e.g. the escape \\ud800); fix the text"))
         return None
     qid, question = row.get("qid"), row.get("question")
-    if not isinstance(qid, str | int) or isinstance(qid, bool) or not str(qid).strip():
+    if qid is not None and (not isinstance(qid, str | int) or isinstance(qid, bool)):
+        problems.append(Problem(where, "qid", f"is a {_json_type(qid)} ({qid!r:.40}); give each "
+                                "question a unique id as text or an integer"))
+    elif qid is None or not str(qid).strip():
         problems.append(Problem(where, "qid", "missing or empty; give each question a unique id"))
     elif str(qid) != str(qid).strip():
         problems.append(Problem(where, "qid", f"{qid!r} has surrounding whitespace; remove it "
                                 "(it would name a different question than "
                                 f"{str(qid).strip()!r})"))
-    if not isinstance(question, str) or not question.strip():
+    if question is not None and not isinstance(question, str):
+        problems.append(Problem(where, "question", f"is a {_json_type(question)} "
+                                f"({question!r:.40}); write the question as text"))
+    elif question is None or not question.strip():
         problems.append(Problem(where, "question", "missing or empty; write the question text"))
     relevant = _str_list(row.get("relevant_chunk_ids"), "relevant_chunk_ids", where, problems)
     docs = _str_list(row.get("relevant_doc_ids"), "relevant_doc_ids", where, problems)

@@ -40,6 +40,7 @@ from workbench.corpus import Corpus, Document
 from workbench.corpus.align import ALIGN_THRESHOLD, MIN_ALIGN_CHARS, align, edges
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
+from workbench.io import WorkbenchError
 from workbench.text import fold, frame_html
 
 if TYPE_CHECKING:
@@ -259,7 +260,7 @@ def apply_confirmed(report: ReanchorReport, confirmed: Iterable[GoldenItem]) -> 
     by_qid = {item.qid: item for item in confirmed}
     stray = sorted(set(by_qid) - set(drifted))
     if stray:
-        raise ValueError(f"confirmed items {stray} are not under review in this report "
+        raise WorkbenchError(f"confirmed items {stray} are not under review in this report "
                          "(re-run reanchor on the current golden set and documents)")
     items = []
     for item in report.golden:

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from workbench.corpus import Located
+from workbench.io import WorkbenchError
 
 __all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
            "cover_chunks", "metric_values", "trace_ranking"]
@@ -83,12 +84,12 @@ class EvidenceSpan:
     @classmethod
     def of(cls, doc_id: str, start: int, end: int, text: str) -> EvidenceSpan:
         if len(text) != end - start:
-            raise ValueError(f"evidence {doc_id}[{start}:{end}]: the quoted text has "
+            raise WorkbenchError(f"evidence {doc_id}[{start}:{end}]: the quoted text has "
                              f"{len(text)} characters, the offsets {end - start}")
         blank = "".join(sorted(set(text) & WHITESPACE))
         size = len(text) - _blank_count(text, blank)
         if size == 0:
-            raise ValueError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
+            raise WorkbenchError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
                              "quote the words that answer the question")
         return cls(doc_id, start, end, text, blank, size)
 
@@ -463,6 +464,6 @@ def metric_values(specs: Sequence[tuple[str, int | None]], item: ItemEvidence,
                 held += within[-1] if within else 0
             out.append(held / sum(s.size for s in item.spans))
         else:
-            raise ValueError(f"{kind!r} is not an evidence metric; evidence metrics: "
+            raise WorkbenchError(f"{kind!r} is not an evidence metric; evidence metrics: "
                              f"{', '.join(sorted(EVIDENCE_KINDS))}")
     return out

@@ -37,6 +37,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from workbench.io import WorkbenchError
+
 __all__ = [
     "DEFAULT_EVIDENCE_THRESHOLD",
     "DEFAULT_GRADE_THRESHOLD",
@@ -70,7 +72,7 @@ Cutoff = Literal["required", "optional", "none"]
 DEFAULT_METRICS = ("recall@k", "precision@k", "hit_rate@k", "mrr@k", "ndcg@k")
 
 
-class MetricNameError(ValueError):
+class MetricNameError(WorkbenchError):
     """A metric name that is not one (the message names it and lists the valid forms)."""
 
 
@@ -240,14 +242,14 @@ def trec_name(metric: str | Metric) -> str:
     m = parse_metric(metric)
     fmt = m.spec.trec_uncut if m.k is None else m.spec.trec_cut
     if fmt is None:
-        raise ValueError(f"{m.name} has no trec_eval equivalent")
+        raise WorkbenchError(f"{m.name} has no trec_eval equivalent")
     return fmt.format(k=m.k)
 
 
 def relevance_label(kind: str, threshold: float) -> str:
     """The label every number carries: ``evidence>=0.75``, ``chunk_id>=1``, ``document>=1``."""
     if kind not in RELEVANCE_KINDS:
-        raise ValueError(f"relevance must be one of {RELEVANCE_KINDS}, not {kind!r}")
+        raise WorkbenchError(f"relevance must be one of {RELEVANCE_KINDS}, not {kind!r}")
     value = f"{threshold:g}" if kind == "evidence" else f"{int(threshold)}"
     return f"{kind}>={value}"
 
@@ -262,6 +264,6 @@ def parse_relevance_label(label: str) -> tuple[str, float]:
         threshold = math.nan
     if not sep or kind not in RELEVANCE_KINDS or math.isnan(threshold) \
             or relevance_label(kind, threshold) != label:
-        raise ValueError(f"{label!r} is not a relevance label: give kind>=threshold with kind "
+        raise WorkbenchError(f"{label!r} is not a relevance label: give kind>=threshold with kind "
                          f"one of {', '.join(RELEVANCE_KINDS)} (e.g. evidence>=0.75)")
     return kind, threshold

@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.corpus import Chunk, Document
 from workbench.golden import GoldenItem
-from workbench.io import WorkbenchWarning
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.metrics.evidence import (
     ChunkIndex,
     EvidenceSpan,
@@ -73,11 +73,12 @@ class Relevance:
         if isinstance(evidence_threshold, bool) or not isinstance(evidence_threshold,
                                                                   int | float) \
                 or not 0.0 < float(evidence_threshold) <= 1.0:
-            raise ValueError(f"evidence_threshold must be a number in (0, 1], the share of a "
+            raise WorkbenchError(f"evidence_threshold must be a number in (0, 1], the share of a "
                              f"span that must be retrieved; got {evidence_threshold!r}")
         if isinstance(grade_threshold, bool) or not isinstance(grade_threshold, int) \
                 or grade_threshold < 1:
-            raise ValueError(f"grade threshold must be an integer >= 1, got {grade_threshold!r}")
+            raise WorkbenchError(
+                f"grade threshold must be an integer >= 1, got {grade_threshold!r}")
         self.evidence_threshold = float(evidence_threshold)
         self.grade_threshold = grade_threshold
         self.items: dict[str, GoldenItem] = {}
@@ -93,7 +94,7 @@ class Relevance:
             if not item.answerable:
                 self.excluded["unanswerable"].append(item.qid)
             elif item.judged_by_document:
-                raise ValueError(f"golden item {item.qid!r} labels whole documents "
+                raise WorkbenchError(f"golden item {item.qid!r} labels whole documents "
                                  "(relevant_doc_ids): score it at document level "
                                  "(level='document')")
             elif item.evidence:
@@ -110,10 +111,11 @@ class Relevance:
         if self.index is not None and chunking_complete:
             self._warn_unknown_labels(self.index)
         if needs_chunks and self.index is None:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{len(needs_chunks)} golden item(s) are labelled with evidence spans (e.g. "
-                f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=...), "
-                "so the spans can be found in them")
+                f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=... in "
+                "Python, --chunks CHUNKS.jsonl or --chunker SPEC on the command line), so the "
+                "spans can be found in them")
         for qid in needs_chunks:
             self._evidence[qid] = self._item_evidence(self.items[qid], documents)
 
@@ -142,22 +144,22 @@ class Relevance:
             doc = documents.get(ev.doc_id) if documents is not None else None
             if doc is not None:
                 if ev.end > len(doc.text):
-                    raise ValueError(f"{where}: the offsets run past the end of document "
+                    raise WorkbenchError(f"{where}: the offsets run past the end of document "
                                      f"{ev.doc_id!r} ({len(doc.text)} characters): re-anchor "
                                      "the quote (GoldenSet.validate(corpus) lists them all)")
                 text = doc.text[ev.start:ev.end]
             if len(text) != ev.end - ev.start:
                 if documents is not None and doc is None:
-                    raise ValueError(f"{where}: document {ev.doc_id!r} is not among the "
+                    raise WorkbenchError(f"{where}: document {ev.doc_id!r} is not among the "
                                      f"{len(documents)} documents given and the evidence has "
                                      "no quoted text: pass the corpus it was labelled on, or "
                                      "add its 'text'")
-                raise ValueError(f"{where} has no quoted text to score against: add its "
+                raise WorkbenchError(f"{where} has no quoted text to score against: add its "
                                  "'text' or pass the corpus (documents=...)")
             try:
                 span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
             except ValueError as e:
-                raise ValueError(f"golden item {item.qid!r} evidence[{n}]: {e}") from e
+                raise WorkbenchError(f"golden item {item.qid!r} evidence[{n}]: {e}") from e
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
         return self.index.item(spans)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from workbench.corpus import Chunk, Span
+from workbench.io import WorkbenchError
 
 __all__ = [
     "RangeIndex",
@@ -105,12 +106,12 @@ def _located(item: RangeLike, what: str) -> Located:
     if isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 3:
         doc_id, start, end = item
         if not isinstance(doc_id, str):
-            raise ValueError(f"{what} {item!r}: the first field must be a document id string")
+            raise WorkbenchError(f"{what} {item!r}: the first field must be a document id string")
         start, end = int(start), int(end)
         if not 0 <= start <= end:
-            raise ValueError(f"{what} {item!r}: need 0 <= start <= end (half-open range)")
+            raise WorkbenchError(f"{what} {item!r}: need 0 <= start <= end (half-open range)")
         return doc_id, start, end
-    raise ValueError(
+    raise WorkbenchError(
         f"{what} {item!r}: give a Chunk, a Span, or a (doc_id, start, end) tuple"
     )
 
@@ -121,7 +122,7 @@ def _prepare(
     ret = [_located(r, "retrieved range") for r in retrieved]
     refs = [_located(g, "reference span") for g in references]
     if not refs or range_length((s, e) for _, s, e in refs) == 0:
-        raise ValueError(
+        raise WorkbenchError(
             "span metrics need at least one non-empty reference span: questions without "
             "evidence have no span recall (exclude them, as chunk metrics do)"
         )
@@ -229,7 +230,7 @@ def span_value(kind: str, retrieved: Sequence[RangeLike], references: Sequence[R
     ret, refs = _prepare(retrieved, references)
     if kind == "span_precision_omega":
         if index is None:
-            raise ValueError("span_precision_omega needs the whole chunking")
+            raise WorkbenchError("span_precision_omega needs the whole chunking")
         meeting = list(dict.fromkeys(m for d, s, e in refs for m in index.meeting(d, s, e)))
         return _omega(meeting, refs)
     numerator = _numerator(ret, refs)
@@ -239,5 +240,5 @@ def span_value(kind: str, retrieved: Sequence[RangeLike], references: Sequence[R
     if kind == "span_iou":
         denominator = total + range_length((s, e) for _, s, e in _uncovered(ret, refs))
         return numerator / denominator if denominator else 0.0
-    raise ValueError(f"{kind!r} is not a span metric (span_precision, span_iou, "
+    raise WorkbenchError(f"{kind!r} is not a span metric (span_precision, span_iou, "
                      "span_precision_omega)")

@@ -50,16 +50,18 @@ r_precision) is requested.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.metrics.registry import Metric, parse_metric
 
-__all__ = ["PerQueryScores", "mean_scores", "score_queries"]
+__all__ = ["PerQueryScores", "check_rankings", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 #: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
@@ -102,7 +104,7 @@ def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
     total = int(lens.sum())
     flat = np.fromiter(chain.from_iterable(m.values() for m in scored), np.float64, total)
     if np.isnan(flat).any():
-        raise ValueError("the run contains NaN scores, which cannot be ranked")
+        raise WorkbenchError("the run contains NaN scores, which cannot be ranked")
     if lens.min() == lens.max():  # fixed-depth runs: no padding needed
         mat = flat.reshape(len(scored), int(lens[0]))
     else:
@@ -202,6 +204,42 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _number(value: Any, finite: bool = True) -> bool:
+    """A real number (not a bool), not NaN; finite unless ``finite=False``."""
+    return (not isinstance(value, bool) and isinstance(value, int | float | np.number)
+            and not math.isnan(float(value)) and (not finite or math.isfinite(float(value))))
+
+
+def check_rankings(qrels: Any, run: Any) -> None:
+    """Refuse inputs that would score silently wrong: qrels that are not ``qid -> doc ->
+    integer grade`` (a NaN, None or fractional grade), and a run that is not ``qid ->
+    ranked ids`` or ``qid -> id -> score`` (a string, which would rank its letters;
+    a None or NaN score, which would sort anywhere). The error names the query and id."""
+    if not isinstance(qrels, Mapping):
+        raise WorkbenchError(f"qrels must be a mapping qid -> doc -> grade, not "
+                             f"{type(qrels).__name__}")
+    for q, judged in qrels.items():
+        if not isinstance(judged, Mapping):
+            raise WorkbenchError(f"qrels[{q!r}] must be a mapping doc -> grade, not "
+                                 f"{type(judged).__name__}")
+        for d, g in judged.items():
+            if not _number(g) or float(g) != int(g):
+                raise WorkbenchError(f"qrels[{q!r}][{d!r}]: grade must be an integer (not NaN, "
+                                     f"None or a fraction), got {g!r}; give 0 for non-relevant")
+    if not isinstance(run, Mapping):
+        raise WorkbenchError(f"run must be a mapping qid -> ranked ids (or id -> score), not "
+                             f"{type(run).__name__}")
+    for q, ranked in run.items():
+        if isinstance(ranked, Mapping):
+            bad = next(((d, v) for d, v in ranked.items() if not _number(v, False)), None)
+            if bad is not None:
+                raise WorkbenchError(f"run[{q!r}][{bad[0]!r}]: score must be a number "
+                                     f"(not NaN or None), got {bad[1]!r}")
+        elif isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence):
+            raise WorkbenchError(f"run[{q!r}] must be a list of ranked ids (or a mapping id "
+                                 f"-> score), not {type(ranked).__name__} {ranked!r:.40}")
+
+
 def score_queries(
     qrels: Qrels,
     run: Rankings,
@@ -217,18 +255,19 @@ def score_queries(
     ``no_relevant="zero"`` keeps queries without a relevant document, scored 0 (trec_eval)."""
     if isinstance(grade_threshold, bool) or not isinstance(grade_threshold, int) \
             or grade_threshold < 1:
-        raise ValueError(f"grade_threshold must be an integer >= 1 (grades <= 0 are non-relevant), "
-                         f"got {grade_threshold!r}")
+        raise WorkbenchError(f"grade_threshold must be an integer >= 1 (grades <= 0 are "
+                             f"non-relevant), got {grade_threshold!r}")
     if missing not in ("ignore", "zero"):
-        raise ValueError(f"missing must be 'ignore' or 'zero', got {missing!r}")
+        raise WorkbenchError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
-        raise ValueError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
+        raise WorkbenchError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
+    check_rankings(qrels, run)
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}
     for m in parsed.values():
         if not m.defined_for("chunk_id"):
-            raise ValueError(f"{m.name} needs evidence spans; chunk-id and document "
+            raise WorkbenchError(f"{m.name} needs evidence spans; chunk-id and document "
                              "relevance define it nowhere (score it with evaluate())")
 
     absent = sorted((q for q in qrels if q not in run), key=str)
@@ -301,7 +340,7 @@ def score_queries(
             top = gains[:, : min(k, width)]
             v = _safe_div(_dcg(top, k), _dcg(-np.sort(-top, axis=1), k))
         else:  # pragma: no cover - Metric.of only builds the kinds above
-            raise ValueError(f"unsupported metric kind {m.kind!r}")
+            raise WorkbenchError(f"unsupported metric kind {m.kind!r}")
         values[key] = v
 
     return PerQueryScores(

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from workbench.golden.datasets import parse_relevance, read_beir_qrels
-from workbench.io import atomic_write_text, read_text
+from workbench.io import WorkbenchError, atomic_write_text, read_text
 from workbench.ranking import top_k
 from workbench.text import normalize_text
 
@@ -87,7 +87,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
             return read_beir_qrels(p)
         cols = line.split()
         if len(cols) != 4:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{p}:{lineno}: expected 4 columns 'qid iter docno rel', got {len(cols)}: "
                 f"{' '.join(cols)!r}. Fix the line or comment it out with '#'."
             )
@@ -95,7 +95,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
         grade = parse_relevance(rel, f"{p}:{lineno}")
         judged = qrels.setdefault(qid, {})
         if judged.get(docno, grade) != grade:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{p}:{lineno}: {qid} {docno} is judged twice with different grades "
                 f"({judged[docno]} and {grade}); keep one judgment."
             )
@@ -115,7 +115,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
     run: ScoredRun = {}
     for lineno, cols in _data_lines(p):
         if len(cols) < 6:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{p}:{lineno}: expected 6 columns 'qid Q0 docno rank score tag', got "
                 f"{len(cols)}: {' '.join(cols)!r}. Fix the line or comment it out with '#'."
             )
@@ -123,12 +123,12 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
         try:
             value = float(score)
         except ValueError:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{p}:{lineno}: score {score!r} (column 5) is not a number."
             ) from None
         docs = run.setdefault(qid, {})
         if docno in docs:
-            raise ValueError(
+            raise WorkbenchError(
                 f"{p}:{lineno}: document {docno} appears twice for query {qid}; "
                 "trec_eval rejects duplicate documents, keep one line."
             )
@@ -138,7 +138,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> ScoredRun:
 
 def _check_token(kind: str, value: str) -> None:
     if not value or any(c.isspace() for c in value):
-        raise ValueError(f"{kind} {value!r} must be non-empty and contain no whitespace.")
+        raise WorkbenchError(f"{kind} {value!r} must be non-empty and contain no whitespace.")
 
 
 def write_trec_run(run: RunLike, path: str | os.PathLike[str], tag: str = "workbench") -> None:

@@ -38,7 +38,7 @@ from workbench.diagnose import LABELS, Trace, Triage, diagnose_trace
 from workbench.evaluation import Evaluation
 from workbench.generation import GenerationResult
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.io import atomic_write_text
+from workbench.io import WorkbenchError, atomic_write_text
 from workbench.sweep import SweepResult
 from workbench.text import escape_html as _esc
 from workbench.text import frame_html, neutralise_bidi
@@ -88,7 +88,7 @@ def source_slices(result: Evaluation | GenerationResult,
     if metrics:
         table = table[table["metric"].isin(list(metrics))]
     if table.empty:
-        raise ValueError("nothing to slice: no scored questions (or none of those metrics)")
+        raise WorkbenchError("nothing to slice: no scored questions (or none of those metrics)")
     wide = table.pivot_table(index="metric", columns="source",
                              values=["mean", "ci_low", "ci_high", "n"], sort=False)
     wide = wide.swaplevel(0, 1, axis=1)
@@ -258,11 +258,11 @@ def _access_note(generation: GenerationResult | None, traces: Sequence[Trace] | 
         return ""
     if None in views and not unrestricted:
         if corpus is None:
-            raise ValueError("answers or traces were produced without user_groups (the "
+            raise WorkbenchError("answers or traces were produced without user_groups (the "
                              "unrestricted view) and no corpus= was given to check that no "
                              "document is restricted: pass corpus=, or unrestricted=True")
         if restricted_ids(chunks, corpus):
-            raise ValueError("the corpus has restricted documents or chunks, and answers or "
+            raise WorkbenchError("the corpus has restricted documents or chunks, and answers or "
                              "traces were produced without user_groups, so the report would "
                              "show them to every reader: produce them as a user "
                              "(user_groups=...), or pass unrestricted=True to show everything")
@@ -283,7 +283,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     from workbench.widgets.metric_table import metric_table_html
 
     if traces is not None and (golden is None or corpus is None or chunks is None):
-        raise ValueError("traces need golden=, corpus= and chunks= (traces hold ids only; "
+        raise WorkbenchError("traces need golden=, corpus= and chunks= (traces hold ids only; "
                          "the text is re-read from the corpus)")
     access = _access_note(generation, traces, corpus, chunks, unrestricted)
     sections: list[tuple[str, str, str]] = []
@@ -321,7 +321,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
         body, _ = _traces_html(traces, list(golden), corpus, chunks, quadrants, max_traces)
         sections.append(("traces", "Failing traces", body))
     if not sections:
-        raise ValueError("nothing to report: give an evaluation, sweep, generation or traces")
+        raise WorkbenchError("nothing to report: give an evaluation, sweep, generation or traces")
     nav = " ".join(f'<a href="#{key}">{_esc(name)}</a>' for key, name, _ in sections)
     # bidi controls in any text are shown, not obeyed; figure scripts stay as hashed
     main = "".join(f'<section id="{key}"><h2>{_esc(name)}</h2>'

@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench.chunking import Chunker, attach_embedders, parse_chunker
 from workbench.corpus import Chunk
+from workbench.io import WorkbenchError
 from workbench.retrieval.adapters import wrap
 from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
 from workbench.retrieval.bm25 import (
@@ -122,7 +123,8 @@ def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | 
     if spec == "bm25":
         return BM25Retriever(chunks)
     if spec not in RETRIEVER_NAMES:
-        raise ValueError(f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
+        raise WorkbenchError(
+            f"unknown retriever {spec!r}: choose one of {', '.join(RETRIEVER_NAMES)}")
     if encoder is None:
         encoder = choose_encoder([c.embed_text for c in chunks], queries)[0]
     enc = get_encoder(encoder) if isinstance(encoder, str) else encoder

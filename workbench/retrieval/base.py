@@ -40,7 +40,7 @@ import inspect
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -48,12 +48,15 @@ from typing import Any, Protocol, runtime_checkable
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
 from workbench.corpus.location_report import UNLOCATED, LocatedChunks, LocationReport
+from workbench.io import WorkbenchError
 from workbench.ranking import top_k
 
-__all__ = ["SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
+__all__ = ["MAX_K", "SCORE_KINDS", "CallableRetriever", "Hit", "Retriever", "UnreadableHit",
            "production_chunks", "rank_hits"]
 
 SCORE_KINDS = ("similarity", "distance", "ignore")
+#: The deepest ranking a run asks for (``workbench eval -k``, a sweep grid's ``k``).
+MAX_K = 10_000
 _DOC_KEYS = ("doc_id", "document_id", "ref_doc_id")
 _PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
 _START_KEYS = ("start_index", "start_char_idx", "start")
@@ -96,7 +99,7 @@ def rank_hits(scored: Iterable[tuple[str, float]], k: int, source: str) -> list[
     return [Hit(ids[i], float(pairs[i][1]), rank, source) for rank, i in enumerate(best, 1)]
 
 
-class UnreadableHit(ValueError):
+class UnreadableHit(WorkbenchError):
     """A production hit that cannot be read or located (the message names the retriever,
     the question and the hit's position)."""
 
@@ -189,6 +192,10 @@ def _score_value(raw: Any) -> float:
                         ) from None
 
 
+#: The fields of a hit dict (any other key that folds to an access word is access metadata).
+_HIT_FIELDS = ("chunk_id", "doc_id", "text", "start", "end", "id", "score", "metadata")
+
+
 def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
     raw_score = item.get("score", score)
     if raw_score is not None and (isinstance(raw_score, bool)
@@ -203,15 +210,21 @@ def _from_mapping(item: Mapping[str, Any], score: float | None) -> _Read:
         v = fields[name]
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise TypeError(f"field {name!r} must be an integer offset")
+    meta = item.get("metadata") or {}
+    if not isinstance(meta, Mapping):  # never dropped: it may say who may read the chunk
+        raise TypeError(f"field 'metadata' is a {type(meta).__name__}: give an object")
+    top = {k: v for k, v in item.items() if k not in _HIT_FIELDS and access_word(k)}
+    if top:  # access given beside the metadata: read (acl) or refused, as in it
+        if "acl" in top and "acl" in meta:
+            raise TypeError("'acl' given both on the hit and in its metadata: give it once")
+        meta = {**meta, **top}
     if fields["chunk_id"] is not None and fields["doc_id"] is None and fields["text"] is None:
-        return _Read(chunk_id=fields["chunk_id"], score=value)
+        return _Read(chunk_id=fields["chunk_id"], score=value, metadata=meta)
     if fields["doc_id"] is None and fields["text"] is None:
         raise TypeError("a hit dict needs 'chunk_id', 'text', or 'doc_id' with 'start' and "
                         "'end'")
     if fields["text"] is None and (fields["start"] is None or fields["end"] is None):
         raise TypeError("a hit dict with 'doc_id' and no 'text' needs 'start' and 'end'")
-    meta = item.get("metadata") or {}
-    meta = meta if isinstance(meta, Mapping) else {}
     start = fields["start"] if fields["start"] is not None else _offset(meta, _START_KEYS)
     end = fields["end"] if fields["start"] is not None else _offset(meta, _END_KEYS)
     return _Read(chunk_id=fields["chunk_id"] or fields["id"], doc_id=fields["doc_id"],
@@ -268,7 +281,7 @@ class _Resolver:
     def __init__(self, documents: Docs | Locator | None, chunks: Iterable[Chunk] | None,
                  doc_id: DocIdRule, unlocated: str):
         if unlocated not in ("raise", "keep"):
-            raise ValueError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
+            raise WorkbenchError(f"unlocated must be 'raise' or 'keep', not {unlocated!r}")
         self.locator = (documents if isinstance(documents, Locator) or documents is None
                         else Locator(documents))
         self.chunks = None if chunks is None else MappingProxyType({c.id: c for c in chunks})
@@ -286,8 +299,14 @@ class _Resolver:
         if r.chunk is not None:
             return r.chunk, {}
         by_id = r.text is None and r.doc_id is None
+        access = _access_of(r.metadata, where)
         if r.chunk_id is not None and (by_id or self.locator is None):
             if self.chunks is None:
+                if access:  # fail closed: the access list would be lost with the chunk
+                    raise UnreadableHit(
+                        f"{where}: chunk id {r.chunk_id!r} carries acl {access['acl']} but no "
+                        "chunks were given to carry it: pass chunks= (or return the chunk's "
+                        "text and document with documents=)")
                 return None, {}
             chunk = self.chunks.get(r.chunk_id)
             if chunk is None:
@@ -295,7 +314,7 @@ class _Resolver:
                     f"{where}: chunk id {r.chunk_id!r} is not among the chunks given "
                     f"({len(self.chunks)}): return the chunk's text and document (or pass "
                     "documents=) instead")
-            return chunk, {}
+            return self._with_access(chunk, access, where), {}
         if self.locator is None:
             raise UnreadableHit(f"{where}: a hit given as text or offsets needs the documents: "
                                 "pass documents= (the corpus the production system indexed)")
@@ -337,6 +356,24 @@ class _Resolver:
                                 "chunk ids must name one passage")
         self.located[key] = before
         return before, {}
+
+    def _with_access(self, chunk: Chunk, access: Mapping[str, Any], where: str) -> Chunk:
+        """A given chunk with the acl its hit carries (``can_read_chunk`` then applies it);
+        an acl other than the chunk's own, or than the same id's earlier hit, is refused."""
+        if not access:
+            return self.by_id.get(chunk.id, chunk)
+        own = chunk.metadata.get("acl")
+        if own is not None and parse_acl(own, where, "acl") != access["acl"]:
+            raise UnreadableHit(f"{where}: chunk id {chunk.id!r} has acl {own} but its hit "
+                                f"carries {access['acl']}: a production chunk has one access "
+                                "list")
+        carried = replace(chunk, metadata=MappingProxyType({**chunk.metadata, **access}))
+        before = self.by_id.setdefault(chunk.id, carried)
+        if before.metadata.get("acl") != carried.metadata.get("acl"):
+            raise UnreadableHit(f"{where}: chunk id {chunk.id!r} came with acl "
+                                f"{before.metadata.get('acl')} before and {access['acl']} now: "
+                                "a production chunk has one access list")
+        return before
 
     def _doc_id(self, meta: Mapping[str, Any]) -> str | None:
         if callable(self.doc_id):
@@ -391,7 +428,7 @@ class CallableRetriever:
                  scores: str = "similarity", doc_id: DocIdRule = None,
                  unlocated: str = "raise"):
         if scores not in SCORE_KINDS:
-            raise ValueError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
+            raise WorkbenchError(f"scores must be one of {', '.join(SCORE_KINDS)}, not {scores!r}")
         self.fn = fn
         self.name = name
         self.scores = scores
@@ -508,7 +545,7 @@ def production_chunks(items: Iterable[Any], documents: Docs | Locator, *,
     naming it, ``"skip"`` leaves it out (counted), ``"keep"`` keeps it as a chunk holding no
     evidence (empty, its text in ``embed_text``, why in ``metadata["unlocated"]``)."""
     if unlocated not in UNLOCATED:
-        raise ValueError(f"unlocated must be one of {', '.join(UNLOCATED)}, not {unlocated!r}")
+        raise WorkbenchError(f"unlocated must be one of {', '.join(UNLOCATED)}, not {unlocated!r}")
     resolver = _Resolver(documents, None, doc_id, "keep")
     reads = _read_all(items, name)
     placed = [resolver.chunk(r, f"{name}, chunk {n}")[0] for n, r in enumerate(reads, 1)]

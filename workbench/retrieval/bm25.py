@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from workbench.corpus import Chunk
+from workbench.io import WorkbenchError
 from workbench.ranking import id_ranks, top_k
 from workbench.retrieval.base import Hit
 from workbench.text import CJK, HANGUL, WORD, fold, normalize_text
@@ -95,7 +96,7 @@ class BM25Retriever:
         import bm25s
 
         if not chunks:
-            raise ValueError("BM25Retriever needs at least one chunk")
+            raise WorkbenchError("BM25Retriever needs at least one chunk")
         self.name = name
         self.tokenizer = tokenizer
         self.chunk_ids = [c.id for c in chunks]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from filelock import FileLock
 
-from workbench.io import WorkbenchWarning
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.retrieval.shards import (
     SHARD_NAME,
     ShardError,
@@ -113,9 +113,9 @@ class EmbeddingCache:
         checkpoint_s: float = 30.0,
     ):
         if batch_size < 1 or shard_size < 1:
-            raise ValueError("batch_size and shard_size must be >= 1")
+            raise WorkbenchError("batch_size and shard_size must be >= 1")
         if not checkpoint_s > 0:
-            raise ValueError(f"checkpoint_s must be > 0 seconds, not {checkpoint_s!r}")
+            raise WorkbenchError(f"checkpoint_s must be > 0 seconds, not {checkpoint_s!r}")
         self.root = Path(root).expanduser() if root is not None else cache_dir() / "embeddings"
         self.batch_size = batch_size
         self.shard_size = shard_size
@@ -144,7 +144,7 @@ class EmbeddingCache:
         module docstring says.
         """
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+            raise WorkbenchError(f"kind must be one of {KINDS}, not {kind!r}")
         texts = list(texts)
         store = self._refresh(encoder.model_id, kind)
         hashes = [text_hash(t) for t in texts]
@@ -325,7 +325,7 @@ class EmbeddingCache:
                 vecs = np.asarray(encode([t for _, t in batch]), dtype=np.float32)
                 elapsed = time.monotonic() - started
                 if vecs.ndim != 2 or len(vecs) != len(batch):
-                    raise ValueError(
+                    raise WorkbenchError(
                         f"encoder {encoder.model_id} returned shape {vecs.shape} "
                         f"for {len(batch)} texts"
                     )

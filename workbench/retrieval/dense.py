@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, rank_hits
 from workbench.retrieval.encoders import (
@@ -101,12 +102,12 @@ class DenseRetriever:
         threads: int,
     ) -> None:
         if index not in ("auto", "exact", "hnsw"):
-            raise ValueError(f"index must be 'auto', 'exact' or 'hnsw', not {index!r}")
+            raise WorkbenchError(f"index must be 'auto', 'exact' or 'hnsw', not {index!r}")
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
-            raise ValueError(f"duplicate chunk id {dup!r}: chunk ids must be unique")
+            raise WorkbenchError(f"duplicate chunk id {dup!r}: chunk ids must be unique")
         if len(vectors) != len(ids):
-            raise ValueError(f"{len(vectors)} vectors for {len(ids)} chunk ids")
+            raise WorkbenchError(f"{len(vectors)} vectors for {len(ids)} chunk ids")
         self.name = name
         self.ids = ids
         dim = vectors.shape[1] if vectors.ndim == 2 else 0
@@ -183,7 +184,7 @@ class DenseRetriever:
         if memo and all(q in memo for q in queries):
             return np.stack([memo[q] for q in queries])
         if self.encoder is None:
-            raise ValueError("this retriever was built from vectors without an encoder")
+            raise WorkbenchError("this retriever was built from vectors without an encoder")
         return unit_vectors(self.encoder.encode_queries(queries))
 
     def prefetch_queries(self, queries: Sequence[str], progress: bool = False) -> None:

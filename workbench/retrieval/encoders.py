@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.io import WorkbenchWarning
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.retrieval.openvino_e5 import OPENVINO_E5_ID, OpenVinoE5Encoder, openvino_available
 from workbench.retrieval.openvino_minilm import MINILM_ID, OpenVinoMiniLMEncoder
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
@@ -122,7 +122,7 @@ class SentenceTransformerEncoder(LoadedOnFirstUse):
             with quiet_transformers():
                 model = SentenceTransformer(self.path, device=self.device)
         except OSError as exc:
-            raise OSError(
+            raise WorkbenchError(
                 f"could not load sentence-transformers model {self.path!r} ({exc}). "
                 "Give a local model folder, or a Hugging Face name already in the local "
                 "cache (HF_HUB_OFFLINE=1 forbids downloads); get_encoder('minilm') and "
@@ -265,7 +265,7 @@ def get_encoder(name: str | None = "minilm", engine: str = "auto", **kwargs: Any
     key = (name or "minilm").strip()
     lower = key.lower()
     if engine not in ("auto", "torch", "openvino"):
-        raise ValueError(f"engine must be 'auto', 'torch' or 'openvino', not {engine!r}")
+        raise WorkbenchError(f"engine must be 'auto', 'torch' or 'openvino', not {engine!r}")
     if lower in ("minilm", "all-minilm-l6-v2", MINILM_ID.lower()):
         if engine == "openvino" or (engine == "auto" and importlib.util.find_spec("openvino")):
             return OpenVinoMiniLMEncoder(**kwargs)

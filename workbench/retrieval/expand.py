@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.corpus import Chunk
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import Hit, Retriever
 
 
@@ -49,7 +50,7 @@ class ParentRetriever:
         name: str | None = None,
     ):
         if fetch < 1:
-            raise ValueError("fetch must be >= 1")
+            raise WorkbenchError("fetch must be >= 1")
         self.child_retriever = child_retriever
         self.parent_of = parent_map(parents)
         self.fetch = fetch
@@ -108,7 +109,7 @@ class NeighbourExpander:
         name: str | None = None,
     ):
         if window < 0:
-            raise ValueError("window must be >= 0")
+            raise WorkbenchError("window must be >= 0")
         self.retriever = retriever
         self.window = window
         self.name = name or f"{getattr(retriever, 'name', 'base')}+neighbours"

@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import FILTERS_KEY
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import Hit, Retriever
 
 __all__ = ["FILTER_FIELDS", "Filter", "FilteredRetriever", "chunk_fields", "filter_key",
@@ -63,7 +64,7 @@ def filter_key(where: Filter) -> tuple[tuple[str, tuple[str, ...]], ...]:
     for name in sorted(where):
         values = _values(where[name])
         if not values:
-            raise ValueError(f"filter field {name!r} has no value; give a value or leave the "
+            raise WorkbenchError(f"filter field {name!r} has no value; give a value or leave the "
                              f"field out")
         key.append((name, tuple(sorted(values))))
     return tuple(key)

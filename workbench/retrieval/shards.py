@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.io import atomic_write_bytes, temp_files
+from workbench.io import WorkbenchError, atomic_write_bytes, temp_files
 
 __all__ = [
     "SHARD_NAME",
@@ -46,7 +46,7 @@ SHARD_NAME = re.compile(r"^(?P<stem>[0-9]+-[0-9]+-[0-9a-f]+)\.(?P<sha>[0-9a-f]{6
 _TEMP_OF = re.compile(r"^\.(?P<target>.+)\.[^.]+\.tmp$")
 
 
-class ShardError(ValueError):
+class ShardError(WorkbenchError):
     """A shard that must not be served: its ``reason`` says why."""
 
 

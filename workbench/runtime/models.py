@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from workbench.io import WorkbenchError
+
 __all__ = ["THREADS_ENV", "LazyModel", "LoadedOnFirstUse", "default_threads", "quiet_transformers",
            "set_torch_threads"]
 
@@ -54,7 +56,7 @@ def default_threads(threads: int | None = None) -> int:
         try:
             chosen = min(chosen, max(1, int(cap)))
         except ValueError:
-            raise ValueError(f"{THREADS_ENV}={cap!r}: give a whole number of threads") from None
+            raise WorkbenchError(f"{THREADS_ENV}={cap!r}: give a whole number of threads") from None
     return chosen
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from workbench.io import InputError, read_text
+from workbench.io import InputError, WorkbenchError, read_text
 from workbench.metrics import canonical_name
+from workbench.retrieval.base import MAX_K
 
 if TYPE_CHECKING:
     from workbench.retrieval import Encoder
@@ -35,7 +36,7 @@ VALID = {
     "header": "true, false, or fields joined by '+' from title, section, date",
     "retriever": f"one of {', '.join(SWEEP_RETRIEVERS)}",
     "encoder": "minilm, e5 or a sentence-transformers model name or path",
-    "k": "a positive integer",
+    "k": f"a positive integer of at most {MAX_K:,}",
     "metrics": "metric names such as recall@5, mrr@5, hit_rate@k (k = each config's k)",
 }
 
@@ -54,7 +55,8 @@ def check_value(key: str, value: Any) -> str | None:
             except ValueError as exc:
                 return str(exc)
     elif key in ("size", "k"):
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1 and (
+            key == "size" or value <= MAX_K)
     elif key == "overlap":
         ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
             isinstance(value, str) and bool(PERCENT.match(value)))
@@ -95,19 +97,19 @@ def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]
 
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: grid file not found")
+        raise WorkbenchError(f"{path}: grid file not found")
     text = read_text(path, "grid")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ValueError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise WorkbenchError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     except RecursionError:
         raise InputError(str(path), _TOO_DEEP) from None
     if not isinstance(node, yaml.MappingNode):
         line = node.start_mark.line + 1 if node is not None else 1
-        raise ValueError(f"{path}:{line}: a grid file is a mapping of parameter: [values]; "
+        raise WorkbenchError(f"{path}:{line}: a grid file is a mapping of parameter: [values]; "
                          f"valid parameters: {', '.join(GRID_KEYS)}, metrics")
     problems: list[str] = []
     grid: dict[str, list[Any]] = {}
@@ -142,7 +144,7 @@ def load_grid(path: str | Path) -> tuple[dict[str, list[Any]], list[str] | None]
         else:
             grid[key] = values
     if problems:
-        raise ValueError(f"{len(problems)} problem(s) in grid file {path}:\n  "
+        raise WorkbenchError(f"{len(problems)} problem(s) in grid file {path}:\n  "
                          + "\n  ".join(problems))
     return grid, metrics
 
@@ -180,17 +182,17 @@ def _chunker_spec(p: dict[str, Any]) -> str:
     overlap = p.get("overlap")
     if isinstance(overlap, str):
         if kind in ("sentence", "markdown"):
-            raise ValueError(f"{kind} overlap cannot be a percentage")
+            raise WorkbenchError(f"{kind} overlap cannot be a percentage")
         pct = float(PERCENT.match(overlap).group(1))  # type: ignore[union-attr]
         overlap = round((size or 800) * pct / 100)
     if overlap is not None:
         if kind == "markdown" and overlap:
-            raise ValueError("the markdown chunker takes no overlap")
+            raise WorkbenchError("the markdown chunker takes no overlap")
         if kind == "sentence":
             parts.append(f"overlap_sentences={overlap}")
         elif kind != "markdown":
             if size is not None and overlap >= size:
-                raise ValueError(f"overlap {overlap} >= size {size}")
+                raise WorkbenchError(f"overlap {overlap} >= size {size}")
             parts.append(f"overlap={overlap}")
     if p.get("unit") is not None:
         parts.append(f"unit={p['unit']}")
@@ -217,7 +219,7 @@ def expand_grid(grid: Mapping[str, Any], k: int = 5
     problems = [why for key, values in grid.items() for v in as_list(values)
                 if (why := check_value(key, v))]
     if problems:
-        raise ValueError("invalid grid: " + "; ".join(problems))
+        raise WorkbenchError("invalid grid: " + "; ".join(problems))
     keys = [key for key in GRID_KEYS if key in grid]
     lists = [as_list(grid[key]) for key in keys]
     seen: set[tuple[Any, ...]] = set()

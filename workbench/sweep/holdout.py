@@ -29,7 +29,7 @@ import numpy as np
 
 from workbench.evaluation.stats import PairedComparison
 from workbench.golden import GoldenSet
-from workbench.io import InputError, atomic_write_text, locked, read_text
+from workbench.io import InputError, WorkbenchError, atomic_write_text, locked, read_text
 
 #: Bumped when the stored split's shape changes.
 SPLIT_FORMAT = 1
@@ -62,7 +62,7 @@ class HoldoutSplit:
 def _check_fraction(fraction: float) -> float:
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) \
             or not 0.0 < float(fraction) < 1.0:
-        raise ValueError(f"holdout must be a fraction between 0 and 1 (e.g. 0.3), "
+        raise WorkbenchError(f"holdout must be a fraction between 0 and 1 (e.g. 0.3), "
                          f"not {fraction!r}")
     return float(fraction)
 
@@ -75,7 +75,7 @@ def split_golden(golden: GoldenSet, fraction: float, seed: int = 0) -> HoldoutSp
     items = [i for i in golden if i.answerable]
     qids = [i.qid for i in items]
     if len(qids) < 2:
-        raise ValueError(f"a held-out split needs at least 2 answerable questions, the golden "
+        raise WorkbenchError(f"a held-out split needs at least 2 answerable questions, the golden "
                          f"set has {len(qids)}")
     strata: dict[tuple[str, str], list[str]] = {}
     for item in items:
@@ -171,7 +171,7 @@ def selection_bias(scores: np.ndarray, resamples: int = 1000, seed: int = 0) -> 
     """
     x = np.asarray(scores, dtype=float)
     if x.ndim != 2 or x.shape[1] == 0:
-        raise ValueError(f"scores must be configurations x questions, got shape {x.shape}")
+        raise WorkbenchError(f"scores must be configurations x questions, got shape {x.shape}")
     if x.shape[0] == 1:
         return 0.0
     rng = np.random.default_rng(seed)

@@ -16,6 +16,7 @@ from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.evaluation.pipeline import Pipeline
 from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, at_k
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, param_label
 from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix, selection_bias
@@ -115,7 +116,7 @@ class SweepResult(Evaluation):
             concrete = at_k(metric, int(ks[0]))
             if concrete in self.metrics:
                 return concrete
-        raise ValueError(f"metric {metric!r} is not in this sweep: {self.metrics}")
+        raise WorkbenchError(f"metric {metric!r} is not in this sweep: {self.metrics}")
 
     def _tuning(self, metric: str, category: str | None = None,
                 part: str = "tuning") -> pd.DataFrame:
@@ -163,18 +164,18 @@ class SweepResult(Evaluation):
         name; default: the first of the grid) on the held-out questions. Needs a sweep run
         with ``holdout=``."""
         if self._holdout is None:
-            raise ValueError("this sweep has no held-out part: run_sweep(..., holdout=0.3)")
+            raise WorkbenchError("this sweep has no held-out part: run_sweep(..., holdout=0.3)")
         metric = self.metric_name(metric)
         board = self.leaderboard(metric, confidence=confidence)
         winner = str(board.index[0])
         base = baseline or str(self._config_table.index[0])
         if base not in self._config_table.index:
-            raise ValueError(f"baseline {base!r} is not a configuration of this sweep: "
+            raise WorkbenchError(f"baseline {base!r} is not a configuration of this sweep: "
                              f"{list(self._config_table.index)}")
         held = self._scores(self._tuning(metric, part="heldout"))
         win_held = held.get(winner, {})
         if not win_held:
-            raise ValueError(f"no held-out question was scored on {metric}")
+            raise WorkbenchError(f"no held-out question was scored on {metric}")
         low, high, _ = mean_interval(list(win_held.values()), confidence)
         comparison = None
         if base != winner:
@@ -202,7 +203,7 @@ class SweepResult(Evaluation):
         The encoder is named by its label (an encoder object given to the sweep, by its
         ``model_id``)."""
         if config not in self._config_table.index:
-            raise ValueError(f"{config!r} is not a configuration of this sweep: "
+            raise WorkbenchError(f"{config!r} is not a configuration of this sweep: "
                              f"{list(self._config_table.index)}")
         row = self._config_table.loc[config]
         retriever = str(row["retriever_name"])
@@ -225,11 +226,12 @@ class SweepResult(Evaluation):
         mask = pd.Series(True, index=table.index)
         for key, value in params.items():
             if key not in table.columns:
-                raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
+                raise WorkbenchError(
+                    f"{key!r} is not a parameter of this sweep: {self.grid_params}")
             mask &= table[key].map(lambda v, want=value: param_label(v) == param_label(want))
         found = list(table.index[mask])
         if len(found) != 1:
-            raise ValueError(f"{len(found)} configurations match {params}; "
+            raise WorkbenchError(f"{len(found)} configurations match {params}; "
                              f"add parameters to pick one of: {found or list(table.index)}")
         return str(found[0])
 
@@ -240,12 +242,13 @@ class SweepResult(Evaluation):
         mask = pd.Series(True, index=table.index)
         for key, want in params.items():
             if key not in table.columns:
-                raise ValueError(f"{key!r} is not a parameter of this sweep: {self.grid_params}")
+                raise WorkbenchError(
+                    f"{key!r} is not a parameter of this sweep: {self.grid_params}")
             wanted = {param_label(v) for v in as_list(want)}
             mask &= table[key].map(lambda v, w=wanted: param_label(v) in w)
         keep = list(table.index[mask])
         if not keep:
-            raise ValueError(f"no configuration has {params}")
+            raise WorkbenchError(f"no configuration has {params}")
         frame = self._frame[self._frame["system"].isin(keep)]
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
                            table.loc[keep], self.skipped,
@@ -295,7 +298,7 @@ def _number(value: Any) -> float:
     if isinstance(value, str):
         match = PERCENT.match(value)
         if match is None:
-            raise ValueError(f"{value!r} is not a number or a percentage")
+            raise WorkbenchError(f"{value!r} is not a number or a percentage")
         return float(match.group(1))
     return float(value)
 
@@ -368,7 +371,7 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
     """
     system = system or next(iter(ev.runs), "")
     if system not in ev.runs:
-        raise ValueError(f"no run named {system!r}; runs: {list(ev.runs)}")
+        raise WorkbenchError(f"no run named {system!r}; runs: {list(ev.runs)}")
     frame = ev.frame
     groups = dict(zip(frame["qid"], frame[column], strict=True))
     if golden is not None:
@@ -381,7 +384,7 @@ def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
     elif isinstance(ev, SweepResult) and system in ev.found_rank:
         found = ev.found_rank[system]
     else:
-        raise ValueError("give the golden set (and the chunks) for this evaluation")
+        raise WorkbenchError("give the golden set (and the chunks) for this evaluation")
     order = [name for _, _, name in buckets] + [MISSING]
     rows = [{column: groups[q], "bucket": _bucket(rank, buckets)}
             for q, rank in found.items() if q in groups]

@@ -20,11 +20,10 @@ from workbench.evaluation import Run
 from workbench.golden import GoldenSet
 from workbench.io import (
     InputError,
+    WorkbenchError,
     WorkbenchWarning,
-    atomic_write_text,
+    append_text,
     iter_jsonl,
-    locked,
-    read_text,
 )
 from workbench.metrics import (
     DEFAULT_EVIDENCE_THRESHOLD,
@@ -146,7 +145,7 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     configs, skipped = expand_grid(grid, k)
     if not configs:
         reasons = "; ".join(sorted({s["reason"] for s in skipped}))
-        raise ValueError(f"the grid has no valid configuration ({reasons})")
+        raise WorkbenchError(f"the grid has no valid configuration ({reasons})")
     ks = sorted({c.k for c in configs})
     names = ([canonical_name(m) for m in metrics] if metrics
              else default_metrics(ks[0]) if len(ks) == 1 else list(DEFAULT_METRICS))
@@ -160,7 +159,7 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     if cache is None:
         cache = EmbeddingCache()
     elif not isinstance(cache, EmbeddingCache | str | Path):
-        raise ValueError(f"cache must be an EmbeddingCache or a folder, not {type(cache)}")
+        raise WorkbenchError(f"cache must be an EmbeddingCache or a folder, not {type(cache)}")
     folder = cache.root if isinstance(cache, EmbeddingCache) else Path(cache)
     cache_ref = cache if in_process else str(folder.resolve())
     encoders: dict[str, Any] = {}
@@ -197,13 +196,10 @@ def run_sweep(grid: Mapping[str, Any], golden: GoldenSet, corpus: Corpus | Itera
     def record(results: dict[str, dict[str, Any]]) -> None:
         done.update(results)
         if state is not None:  # re-read under the lock: a concurrent sweep's lines stay
-            with locked(state):
-                old = read_text(state, "sweep state") if state.exists() else ""
-                sep = "" if not old or old.endswith("\n") else "\n"
-                new = "".join(json.dumps({"key": key, "format": RESULT_FORMAT, "result": r},
-                                         ensure_ascii=False) + "\n"
-                              for key, r in results.items())
-                atomic_write_text(state, old + sep + new, make_parents=True)
+            append_text(state, "".join(json.dumps({"key": key, "format": RESULT_FORMAT,
+                                                   "result": r}, ensure_ascii=False) + "\n"
+                                       for key, r in results.items()),
+                        what="sweep state", make_parents=True)
         bar.update(len(results))
 
     try:
@@ -289,19 +285,19 @@ def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], No
         except ValueError:
             n = 0
         if n < 1:
-            raise ValueError(f"--executor {spec!r}: give processes:N with N >= 1")
+            raise WorkbenchError(f"--executor {spec!r}: give processes:N with N >= 1")
         pool = cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
         return pool, lambda: pool.shutdown(cancel_futures=True)
     if spec.startswith("dask://"):
         try:
             from distributed import Client
         except ImportError:
-            raise ValueError("--executor dask://...: install dask[distributed] "
+            raise WorkbenchError("--executor dask://...: install dask[distributed] "
                              "(pip install 'workbench[scale]')") from None
         try:
             client = Client("tcp://" + spec[len("dask://"):], timeout="20s")
         except OSError as exc:
-            raise ValueError(f"--executor {spec!r}: cannot reach the Dask scheduler ({exc})")\
+            raise WorkbenchError(f"--executor {spec!r}: cannot reach the Dask scheduler ({exc})")\
                 from None
         return client.get_executor(), client.close
-    raise ValueError(f"--executor {spec!r}: give dask://HOST:PORT or processes:N")
+    raise WorkbenchError(f"--executor {spec!r}: give dask://HOST:PORT or processes:N")

@@ -18,6 +18,7 @@ import numpy as np
 from workbench.corpus import Document
 from workbench.evaluation import Run
 from workbench.golden import GoldenSet, Problem, parse_item
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import Hit
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def decode_golden(rows: Sequence[dict[str, Any]]) -> GoldenSet:
     problems: list[Problem] = []
     items = [parse_item(row, f"golden[{i}]", problems) for i, row in enumerate(rows)]
     if problems:  # pragma: no cover - the rows come from valid items
-        raise ValueError("; ".join(str(p) for p in problems))
+        raise WorkbenchError("; ".join(str(p) for p in problems))
     return GoldenSet([i for i in items if i is not None])
 
 
@@ -101,7 +102,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
     chunker = with_embedder(task["spec"], cache, _LOCAL.__dict__.setdefault("encoders", {}))
     chunks = chunk_corpus(chunker, docs)
     if not chunks:
-        raise ValueError(f"chunker {task['spec']} produced no chunks")
+        raise WorkbenchError(f"chunker {task['spec']} produced no chunks")
     embed_counts = _count_tokens([c.embed_text for c in chunks])
     text_tokens = dict(zip([c.id for c in chunks], _count_tokens([c.text for c in chunks]),
                            strict=True))

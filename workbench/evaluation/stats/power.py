@@ -8,29 +8,31 @@ import math
 
 from scipy import special
 
+from workbench.io import WorkbenchError
+
 
 def one_question(n: int) -> float:
     """What one question is worth in a mean over ``n`` questions: ``1 / n`` (0.02 at n=50)."""
     if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+        raise WorkbenchError(f"n must be >= 1, got {n}")
     return 1.0 / n
 
 
 def _z_sum(alpha: float, power: float) -> float:
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise WorkbenchError(f"alpha must be in (0, 1), got {alpha}")
     if not 0.0 < power < 1.0:
-        raise ValueError(f"power must be in (0, 1), got {power}")
+        raise WorkbenchError(f"power must be in (0, 1), got {power}")
     return float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
 
 
 def _discordance(baseline_rate: float, paired_discordance: float | None) -> float:
     if paired_discordance is not None:
         if not paired_discordance > 0.0:
-            raise ValueError(f"paired_discordance must be > 0, got {paired_discordance}")
+            raise WorkbenchError(f"paired_discordance must be > 0, got {paired_discordance}")
         return float(paired_discordance)
     if not 0.0 < baseline_rate < 1.0:
-        raise ValueError(f"baseline_rate must be in (0, 1), got {baseline_rate}")
+        raise WorkbenchError(f"baseline_rate must be in (0, 1), got {baseline_rate}")
     return 2.0 * baseline_rate * (1.0 - baseline_rate)
 
 
@@ -57,7 +59,7 @@ def minimal_detectable_difference(
     detectable: for 0/1 outcomes the difference cannot exceed the discordance.
     """
     if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+        raise WorkbenchError(f"n must be >= 1, got {n}")
     z = _z_sum(alpha, power)
     return z * math.sqrt(_discordance(baseline_rate, paired_discordance) / n)
 
@@ -72,7 +74,7 @@ def questions_needed(
     """Golden-set size at which :func:`minimal_detectable_difference` falls to ``difference``:
     ``ceil((z_{1-alpha/2} + z_{power})^2 * d / difference^2)``, same conventions."""
     if not difference > 0.0:
-        raise ValueError(f"difference must be > 0, got {difference}")
+        raise WorkbenchError(f"difference must be > 0, got {difference}")
     z = _z_sum(alpha, power)
     d = _discordance(baseline_rate, paired_discordance)
     return max(1, math.ceil(z * z * d / (difference * difference) - 1e-9))

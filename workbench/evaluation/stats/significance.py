@@ -19,6 +19,7 @@ from workbench.evaluation.stats.intervals import (
     is_binary,
     paired_arrays,
 )
+from workbench.io import WorkbenchError
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -68,7 +69,7 @@ def paired_permutation_test(
     For 0/1 outcomes the exact p-value equals :func:`mcnemar_exact`'s.
     """
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(
+        raise WorkbenchError(
             f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
         )
     check_resamples(resamples)
@@ -114,7 +115,7 @@ class McNemarResult:
 
 def _binary(x: np.ndarray, what: str) -> np.ndarray:
     if not is_binary(x):
-        raise ValueError(f"{what} must contain only 0/1 (or boolean) values")
+        raise WorkbenchError(f"{what} must contain only 0/1 (or boolean) values")
     return x.astype(bool)
 
 
@@ -140,7 +141,7 @@ def sign_test(b: int, c: int) -> float:
     discordant questions; triage uses it on retrieval vs generation failures."""
     for name, value in (("b", b), ("c", c)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise ValueError(f"{name} must be a count (an integer >= 0), got {value!r}")
+            raise WorkbenchError(f"{name} must be a count (an integer >= 0), got {value!r}")
     total = int(b) + int(c)
     if not total:
         return 1.0
@@ -158,11 +159,11 @@ def holm(p_values: Sequence[float] | np.ndarray) -> list[float]:
     """
     p = np.asarray(p_values, dtype=float)
     if p.ndim != 1:
-        raise ValueError("p_values must be one-dimensional")
+        raise WorkbenchError("p_values must be one-dimensional")
     if p.size == 0:
         return []
     if not np.all((p >= 0.0) & (p <= 1.0)):
-        raise ValueError("p-values must lie in [0, 1]")
+        raise WorkbenchError("p-values must lie in [0, 1]")
     m = p.size
     order = np.argsort(p, kind="stable")
     scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])

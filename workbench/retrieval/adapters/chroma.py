@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
+from workbench.io import WorkbenchError
 from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import Encoder, get_encoder
 
@@ -45,7 +46,7 @@ def hits_from_query_result(result: Mapping[str, Any], query: int = 0) -> list[di
         metas = (result.get("metadatas") or [[None] * len(ids)])[query]
         dists = (result.get("distances") or [[None] * len(ids)])[query]
     except (KeyError, IndexError, TypeError) as exc:
-        raise ValueError(f"not a Chroma query result with query {query} ({exc!r}): pass what "
+        raise WorkbenchError(f"not a Chroma query result with query {query} ({exc!r}): pass what "
                          "collection.query(...) returned") from None
     hits = []
     for cid, text, meta, dist in zip(ids, texts, metas, dists, strict=True):
@@ -66,7 +67,7 @@ def from_chroma(collection: Any, documents: Docs, name: str | None = None, *,
     if not hasattr(collection, "query"):
         raise TypeError(f"{type(collection).__name__} is not a Chroma collection (query)")
     if embed is None and not _has_embedding_function(collection):
-        raise ValueError(f"Chroma collection {getattr(collection, 'name', '')!r} was built "
+        raise WorkbenchError(f"Chroma collection {getattr(collection, 'name', '')!r} was built "
                          "without an embedding function of its own (its vectors were given, "
                          "e.g. by LangChain's Chroma), so Chroma would embed the questions with "
                          "its default ONNX model: pass embed= (question -> vector, the model "
