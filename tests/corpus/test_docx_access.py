@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_access_shapes import CANARY, LETTERS, WORDS, _outcome
+from tests.corpus.test_access_shapes import CANARY, LETTERS, WORDS, _outcome
 from workbench.corpus import load_folder
 from workbench.corpus.docx_text import CORE_PROPERTIES, LABEL_PROPERTIES, SENSITIVITY_WORDS
 

@@ -11,7 +11,7 @@ import multiprocessing
 
 import pytest
 
-from tests.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
+from tests.gate.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
 from workbench import io as wio
 from workbench.gate import Baseline, update_baseline
 from workbench.gate import check as gate_check
