@@ -123,7 +123,7 @@ def test_a_yaml_alias_bomb_is_one_short_line(tmp_path):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests.test_access_shapes import LETTERS  # noqa: E402
+from tests.corpus.test_access_shapes import LETTERS  # noqa: E402
 from workbench.corpus import Chunk  # noqa: E402
 
 CHUNKS = [Chunk("memo#0", "memo", 0, len(SECRET), SECRET),
