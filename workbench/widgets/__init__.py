@@ -29,7 +29,7 @@ _EXPORTS = {
                                 "metric_vs_param", "pareto_front", "rank_position", "topk_view"],
     "workbench.widgets.position_plot": ["PositionPlot", "position_figure", "reference_curves"],
     "workbench.widgets.sweep_explorer": ["SweepExplorer"],
-    "workbench.widgets.trace_viewer": ["TraceViewer", "trace_viewer_html"],
+    "workbench.widgets.trace_viewer": ["TraceViewer", "trace_viewer_html", "worst_traces_html"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
