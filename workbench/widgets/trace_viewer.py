@@ -37,6 +37,7 @@ from workbench.diagnose import (
     quadrant,
     trace_relevance,
 )
+from workbench.evaluation.failures import Failures
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
@@ -333,9 +334,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         self.quadrant = widgets.Dropdown(
             options=[(NA_LABEL if q == "n/a" else q, q) for q in [ALL, *sorted(set(
                 self.quadrants))]], description="triage")
-        self.worst_n, self.worst_k = worst, k
-        self.failures = worst_traces(self.traces, self.items.values(), chunks, worst, k,
-                                     evidence_threshold)
+        self._worst_args = (list(chunks), worst, k, evidence_threshold)
+        self._failures: Failures | None = None
         self.order = widgets.Dropdown(options=[("as recorded", RECORDED), (
             f"worst {worst} failures first (k={k})", WORST)], description="order")
         cats = sorted({t.category for t in self.traces})
@@ -366,6 +366,15 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         back.on_click(lambda _: self.prev())
         forward.on_click(lambda _: self.next())
         return back, forward, widgets.HTML()
+
+    @property
+    def failures(self) -> Failures:
+        """The worst failures among the traces (computed when first asked for)."""
+        if self._failures is None:
+            chunks, n, k, threshold = self._worst_args
+            self._failures = worst_traces(self.traces, self.items.values(), chunks, n, k,
+                                          threshold)
+        return self._failures
 
     @property
     def selected_trace(self) -> Trace | None:
