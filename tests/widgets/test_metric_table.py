@@ -92,3 +92,43 @@ def test_every_view_of_an_evaluation_shows_bidi_controls_and_escapes_tags():
     for html in (metric_table_html(ev, k=1, column="category"), ev._repr_html_()):
         assert "<img" not in html and "\u202e" not in html
     assert "[U+202E]evil" in metric_table_html(ev, k=1, column="category")
+
+
+def _order(html: str) -> list[str]:
+    import re
+
+    return re.findall(r"<tr[^>]*><th>(.*?)</th>", html.split("<tbody>")[1])
+
+
+def test_sort_follows_k_and_offers_only_the_shown_metrics():
+    """Sorted by hit_rate@3, k set to 1: the sort moves to the same metric at 1 when the
+    table shows it, else falls back to the group column, and the note says which; the sort
+    list only ever offers metrics the table shows."""
+    golden = GoldenSet([*GOLDEN, GoldenItem("q4", "d", relevant_chunk_ids=("w#0",),
+                                            category="zeta")])
+    run = Run.from_ranked({"q1": ["r#3"], "q2": ["a#0", "b#0", "l#0"], "q3": ["x#1"],
+                           "q4": ["w#0"]}, "toy")
+    ev = evaluate(run, golden, metrics=["recall@1", "recall@3", "mrr", "hit_rate@3"])
+    table = MetricTable(ev)
+    table.k_select.value = 3
+    assert set(table.sort_select.options) == {"category", "n", "recall@3", "hit_rate@3", "mrr"}
+    table.sort_select.value = "recall@3"
+    table.order.value = "descending"
+    assert table.note.value == ""
+    table.k_select.value = 1
+    assert table.sort_by == "recall@1" and "the sort follows k" in table.note.value
+    assert set(table.sort_select.options) == {"category", "n", "recall@1", "mrr"}
+    assert table.view.value == table.to_html()
+    assert _order(table.view.value) == _order(metric_table_html(
+        ev, k=1, sort_by="recall@1", ascending=False))
+    # recall@1: lookup 0.5, zeta 1.0, colloquial 0.0 -> descending: zeta, lookup, colloquial
+    assert _order(table.view.value) == ["all", "zeta", "lookup", "&lt;b&gt;colloquial&lt;/b&gt;"]
+    table.k_select.value = 3
+    table.sort_select.value = "hit_rate@3"
+    table.k_select.value = 1  # no hit_rate@1: back to the group column, said in words
+    assert table.sort_by == "category" and "hit_rate@3 is not shown at k=1" in table.note.value
+    assert table.view.value == table.to_html()
+    table.sort_select.value = "mrr"  # the user's own choice clears the note
+    assert table.note.value == "" and table.sort_by == "mrr"
+    table.k_select.value = 3
+    assert table.sort_by == "mrr" and table.note.value == ""

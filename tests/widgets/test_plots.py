@@ -152,6 +152,10 @@ def test_explorer_selection_controls_and_static_form(result):
     assert "(table)" in ex.figure.layout.title.text
     ex.select("size=200 overlap=0 k=1")
     assert ex.selected_params == {"size": 200, "overlap": 0, "retriever": "bm25", "k": 1}
+    # the held parameters are said in words: where their values come from, how to change them
+    assert ("k=1 held fixed (the selected configuration's; click a point to change)"
+            in ex.figure.layout.title.text)
+    assert "(given)" not in ex.figure.layout.title.text
     assert ex.selected_config in ex.details_html()
 
     class Points:
@@ -210,7 +214,7 @@ def test_metric_vs_param_never_mixes_hidden_parameters_silently(result):
     assert "k=5 held fixed" in fig.layout.title.text
     held = metric_vs_param(result, "hit_rate@k", "size", color="overlap", hold={"k": 1})
     assert all(c[0].endswith("k=1") for t in held.data for c in t.customdata)
-    assert "k=1 held fixed (given)" in held.layout.title.text
+    assert "k=1 held fixed (the values passed as hold)" in held.layout.title.text
     with pytest.raises(ValueError, match="give a value for"):
         metric_vs_param(result, "hit_rate@k", "size", hold={"overlap": 0})
     # the old view, asked for by name, says what it is

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import ipywidgets as widgets
 import pytest
 
 from tests.browser import notebook_page, run_cell
@@ -197,13 +198,85 @@ def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
     golden, traces = make_traces()
     viewer = TraceViewer(traces, golden, CHUNKS, DOCS,
                          triage={"q1": "LUCKY", "q2": "RET_FAIL", "q3": "GEN_FAIL"})
-    assert viewer.quadrant.options == ("all", "GEN_FAIL", "LUCKY", "RET_FAIL")
+    assert tuple(v for _, v in viewer.quadrant.options) == ("all", "GEN_FAIL", "LUCKY",
+                                                            "RET_FAIL")
     viewer.quadrant.value = "LUCKY"
     assert viewer.selected_qid == "q1" and "triage <b>LUCKY</b>" in viewer.view.value
     viewer.category.value = "other"
     assert viewer.selected_qid is None and "no trace matches" in viewer.view.value
     viewer.next()
     assert viewer.selected_qid is None
+
+
+def test_passages_fold_and_prev_next_repeat_below_the_trace():
+    """Each passage is a closed <details> whose summary names it (label, chunk, a preview);
+    the citation anchor is on it; the position is shown above and below the trace, and
+    the viewer opens at the first trace."""
+    golden, traces = make_traces()
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    assert viewer.selected_qid == "q1"
+    page = viewer.view.value
+    assert re.search(r'<details id="wb-[^"]+-P1"><summary><b>\[P1\]</b> refunds#0', page)
+    assert "<details open" not in page and "click it to read it" in page
+    below = viewer.children[-2]
+    assert [b.description for b in below.children[:2]] == ["◀ prev", "next ▶"]
+    below.children[1].click()
+    assert viewer.selected_qid == "q2"
+    assert viewer.position_below.value == viewer.position.value == "2 of 3 · <b>q2</b>"
+    below.children[0].click()
+    assert viewer.selected_qid == "q1"
+
+
+def test_na_in_the_triage_filter_is_said_in_words():
+    """A trace with no verdict (here: not in the golden set) is filed under n/a, and the
+    filter's label and a note say what n/a means; without one, no note."""
+    golden, traces = make_traces()
+    viewer = TraceViewer(traces, golden[:2], CHUNKS, DOCS)
+    assert viewer.quadrants[2] == "n/a"
+    assert ("n/a (no verdict)", "n/a") in viewer.quadrant.options
+    viewer.quadrant.value = "n/a"
+    assert viewer.qids == ["q3"]
+    notes = [w.value for box in viewer.children[:2] for w in box.children
+             if isinstance(w, widgets.HTML) and "n/a" in w.value]
+    assert notes and "not in the golden set" in notes[0] and "not graded" in notes[0]
+    plain = TraceViewer(traces, golden, CHUNKS, DOCS)
+    assert "n/a" not in plain.quadrants
+    assert not [w for box in plain.children[:2] for w in box.children
+                if isinstance(w, widgets.HTML) and "n/a" in w.value]
+
+
+def test_worst_failures_first_each_with_its_trace():
+    """The viewer's "worst first" order is worst_failures over the traced retrieval: q2
+    (its evidence never retrieved) is the only failure; each shown trace carries its failure
+    (evidence, chunk boundaries, what was retrieved instead) above it."""
+    from workbench.evaluation import Run
+    from workbench.evaluation.failures import worst_failures
+    from workbench.widgets.trace_viewer import worst_traces_html
+    from workbench.widgets.trace_viewer_worst import traced_run, worst_traces
+
+    golden, traces = make_traces()
+    run = traced_run(traces)
+    assert run.ranked() == {"q1": ["refunds#0"], "q2": ["shipping#0"],
+                            "q3": ["refunds#0", "shipping#0"]}
+    direct = worst_failures(Run.from_ranked(run.ranked()), golden, CHUNKS, n=10, k=5)
+    assert [f.qid for f in worst_traces(traces, golden, CHUNKS)] == [f.qid for f in direct] \
+        == ["q2"]
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, worst=10, k=5)
+    assert viewer.qids == ["q1", "q2", "q3"]
+    viewer.order.value = "worst"
+    assert viewer.qids == ["q2"] and viewer.selected_qid == "q2"
+    page = viewer.view.value
+    assert page.index("class='wb-failure'") < page.index('class="wb-trace"')
+    assert "recall@5 0.00" in page and "shipping#0" in page
+    viewer.category.value = "other"  # filters still apply: q3 is not a failure
+    assert viewer.qids == [] and "no trace matches" in viewer.view.value
+    viewer.category.value = "all"
+    viewer.order.value = "recorded"
+    assert viewer.qids == ["q1", "q2", "q3"]
+    static = worst_traces_html(traces, golden, CHUNKS, DOCS, n=3, k=5)
+    assert "The 1 worst of 3 traced questions at k=5" in static
+    assert static.count('class="wb-trace"') == 1 and 'data-qid="q2"' in static
+    assert "no traced question fails" in worst_traces_html(traces[:1], golden, CHUNKS, DOCS)
 
 
 CELLS = [
@@ -241,11 +314,27 @@ def test_trace_viewer_in_jupyterlab(tmp_path):
         assert "<script>window.__pwned = 1</script>" in shown  # shown as text
         assert "onerror=" in shown
 
-        page.get_by_role("button", name="next ▶").click()
+        # passages are folded (the trace stays short); a click opens one
+        passage = view.locator("details").first
+        assert passage.get_attribute("open") is None
+        passage.locator("summary").click()
+        assert passage.get_attribute("open") is not None
+        # prev/next above and again below the trace
+        nexts = page.get_by_role("button", name="next ▶")
+        assert nexts.count() == 2
+        nexts.first.click()
         page.wait_for_function(
             "() => document.querySelector('.wb-trace').dataset.qid === 'q2'",
             timeout=60_000)
         assert "SELECTED q2" in run_cell(page, 1, "SELECTED")
+        nexts.last.click()  # the one below the trace (wraps to q1)
+        page.wait_for_function(
+            "() => document.querySelector('.wb-trace').dataset.qid === 'q1'",
+            timeout=60_000)
+        nexts.first.click()
+        page.wait_for_function(
+            "() => document.querySelector('.wb-trace').dataset.qid === 'q2'",
+            timeout=60_000)
 
         # the citation is a working link to the passage
         link = page.locator(".wb-answer a").first

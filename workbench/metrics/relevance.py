@@ -31,6 +31,7 @@ from workbench.metrics.evidence import (
     metric_values,
     trace_ranking,
 )
+from workbench.metrics.intervals import paused_gc
 from workbench.metrics.registry import (
     DEFAULT_EVIDENCE_THRESHOLD,
     DEFAULT_GRADE_THRESHOLD,
@@ -116,8 +117,11 @@ class Relevance:
                 f"{needs_chunks[0]!r}): pass the chunks the retriever returns (chunks=... in "
                 "Python, --chunks CHUNKS.jsonl or --chunker SPEC on the command line), so the "
                 "spans can be found in them")
-        for qid in needs_chunks:
-            self._evidence[qid] = self._item_evidence(self.items[qid], documents)
+        if needs_chunks:
+            assert self.index is not None
+            with paused_gc():
+                groups = [self._item_spans(self.items[qid], documents) for qid in needs_chunks]
+                self._evidence = dict(zip(needs_chunks, self.index.items(groups), strict=True))
 
     def _warn_unknown_labels(self, index: ChunkIndex) -> None:
         unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
@@ -134,10 +138,10 @@ class Relevance:
                 "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
                 "chunking from the spans", WorkbenchWarning, stacklevel=3)
 
-    def _item_evidence(self, item: GoldenItem,
-                       documents: Mapping[str, Document] | None) -> ItemEvidence:
-        assert self.index is not None
-        spans = []
+    @staticmethod
+    def _item_spans(item: GoldenItem,
+                    documents: Mapping[str, Document] | None) -> list[EvidenceSpan]:
+        spans: list[EvidenceSpan] = []
         for n, ev in enumerate(item.evidence):
             where = f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}])"
             text = ev.text
@@ -162,7 +166,7 @@ class Relevance:
                 raise WorkbenchError(f"golden item {item.qid!r} evidence[{n}]: {e}") from e
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
-        return self.index.item(spans)
+        return spans
 
     # ----- what each item is judged by -------------------------------------------------------
 

@@ -31,7 +31,7 @@ _EXPORTS = {
     "workbench.widgets.position_plot": ["PositionPlot", "position_figure", "reference_curves"],
     "workbench.widgets.realism_scorer": ["RealismScorer", "realism_scorer_html"],
     "workbench.widgets.sweep_explorer": ["SweepExplorer"],
-    "workbench.widgets.trace_viewer": ["TraceViewer", "trace_viewer_html"],
+    "workbench.widgets.trace_viewer": ["TraceViewer", "trace_viewer_html", "worst_traces_html"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

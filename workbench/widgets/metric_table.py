@@ -16,13 +16,28 @@ import ipywidgets as widgets
 import pandas as pd
 
 from workbench.evaluation import INTERVAL_NOTE, SMALL_MARK, Evaluation, describe_relevance
-from workbench.metrics import parse_metric
+from workbench.metrics import Metric, parse_metric
 from workbench.text import escape_html
 
 
 def available_ks(ev: Evaluation) -> list[int]:
     """The cutoffs of the evaluation's metrics (the metrics registry reads the names)."""
     return sorted({k for m in ev.metrics if (k := parse_metric(m).k) is not None})
+
+
+def shown_metrics(metrics: list[str], k: int | None) -> list[str]:
+    """The metrics a table at cut-off ``k`` shows: those at ``k`` and those without one."""
+    return [m for m in metrics if k is None or parse_metric(m).k in (k, None)]
+
+
+def sort_at(sort_by: str, k: int | None, shown: list[str]) -> str | None:
+    """The sort key ``sort_by`` at cut-off ``k``: itself when shown, else the same metric at
+    ``k`` (``hit_rate@5`` -> ``hit_rate@3``) when shown, else None."""
+    if sort_by in shown:
+        return sort_by
+    old = parse_metric(sort_by)
+    same = Metric.of(old.kind, k).name if old.k is not None and k is not None else None
+    return same if same in shown else None
 
 
 def _colour(value: float) -> str:
@@ -48,7 +63,7 @@ def table_frame(ev: Evaluation, k: int | None = None, column: str = "category",
     ``k`` (plus those without a cut-off) of one configuration (``system``: a label of
     ``ev.configs()``, default the first), including an ``all`` row per metric."""
     sub = one_config(ev, system)
-    keep = [m for m in sub.metrics if k is None or parse_metric(m).k in (k, None)]
+    keep = shown_metrics(sub.metrics, k)
     overall = sub.summary().assign(**{column: "all"})
     groups = sub.by(column)
     rows = pd.concat([overall, groups], ignore_index=True)
@@ -114,16 +129,42 @@ class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
                                          value=5 if 5 in ks else options[0][1], description="k")
         self.system_select = widgets.Dropdown(options=systems, value=system or systems[0],
                                               description="config")
-        self.sort_select = widgets.Dropdown(options=[column, "n", *ev.metrics], value=column,
+        self.sort_select = widgets.Dropdown(options=self._sort_options(), value=column,
                                             description="sort by")
         self.order = widgets.ToggleButtons(options=["ascending", "descending"],
                                            value="ascending")
+        self.note = widgets.HTML()  # what a change of k did to the sort, in words
         self.view = widgets.HTML()
         self.errors = widgets.Output()
-        for control in (self.k_select, self.system_select, self.sort_select, self.order):
+        self.k_select.observe(self._k_changed, names="value")
+        for control in (self.system_select, self.sort_select, self.order):
             control.observe(self._repaint, names="value")
         super().__init__([widgets.HBox([self.system_select, self.k_select]),
-                          widgets.HBox([self.sort_select, self.order]), self.view, self.errors])
+                          widgets.HBox([self.sort_select, self.order]), self.note, self.view,
+                          self.errors])
+        self._repaint()
+
+    def _sort_options(self) -> list[str]:
+        return [self.column, "n", *shown_metrics(self.ev.metrics, self.k)]
+
+    def _k_changed(self, _change: Any = None) -> None:
+        """Offer the metrics shown at the new k; keep the sort on the same metric at it, or
+        fall back to the group column, and say which."""
+        old = self.sort_by
+        options = self._sort_options()
+        new = sort_at(old, self.k, options)
+        self._holding = True
+        try:
+            self.sort_select.options = options
+            self.sort_select.value = new or self.column
+        finally:
+            self._holding = False
+        if new is None:
+            self.note.value = (f"<small>{escape_html(old)} is not shown at k={self.k}: "
+                               f"sorted by {escape_html(self.column)} instead</small>")
+        elif new != old:
+            self.note.value = (f"<small>sorted by {escape_html(new)}: the sort follows k "
+                               f"(it was {escape_html(old)})</small>")
         self._repaint()
 
     @property
@@ -139,6 +180,10 @@ class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         return metric_table_html(self.ev, self.k, self.column, self.sort_by,
                                  self.order.value == "ascending", self.system_select.value)
 
-    def _repaint(self, _change: Any = None) -> None:
+    def _repaint(self, change: Any = None) -> None:
+        if getattr(self, "_holding", False):
+            return
+        if change is not None and change.get("owner") is self.sort_select:
+            self.note.value = ""  # the user chose the sort: nothing to explain
         with self.errors:
             self.view.value = self.to_html()

@@ -130,12 +130,14 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
                     facet: str | None = None, category: str | None = None,
                     where: Mapping[str, Any] | None = None,
                     hold: Mapping[str, Any] | str | None = None,
-                    confidence: float = 0.95) -> go.Figure:
+                    confidence: float = 0.95, held_by: str = "the values passed as hold"
+                    ) -> go.Figure:
     """``metric`` (mean with its interval) against parameter ``x``, one line per value of
     ``color``, one panel per value of ``facet`` (e.g. ``"category"``). Every point is one
     configuration: the other parameters that vary are held fixed, at ``hold`` (a mapping)
     or, by default, at the values of the best configuration on ``metric``; the title says
-    which. ``hold="best"`` instead plots, for each point, the best configuration over the
+    which (``held_by`` names where a ``hold`` mapping's values come from, in words).
+    ``hold="best"`` instead plots, for each point, the best configuration over the
     other parameters, and says so. ``where`` keeps only rows with the given parameter
     values; ``category`` only that category's questions."""
     resolve = getattr(ev, "metric_name", None)  # a SweepResult maps recall@k -> recall@5
@@ -157,7 +159,7 @@ def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = Non
         held = _held_values(ev, metric, shown, hold, where)
         if held:
             where = {**dict(where or {}), **held}
-            which = "given" if isinstance(hold, Mapping) else "the best configuration's"
+            which = held_by if isinstance(hold, Mapping) else "the best configuration's"
             note = ", ".join(f"{p}={_param_text(v)}" for p, v in held.items()) + \
                 f" held fixed ({which})"
     data = _points(ev, metric, category, facet, where, confidence)

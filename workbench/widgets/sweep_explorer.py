@@ -94,7 +94,8 @@ class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
             hold = {p: v for p, v in self.result.params_of(config).items()
                     if p not in (x, color)}
         fig = metric_vs_param(self.result, self.metric_select.value, x, color=color,
-                              category=self.category_select.value, hold=hold)
+                              category=self.category_select.value, hold=hold,
+                              held_by="the selected configuration's; click a point to change")
         if config is not None:
             for trace in fig.data:
                 names = [row[0] for row in (trace.customdata or ())]

@@ -37,11 +37,14 @@ from workbench.diagnose import (
     quadrant,
     trace_relevance,
 )
+from workbench.evaluation.failures import Failures
 from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
+from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 from workbench.text import escape_html as _esc
+from workbench.widgets.trace_viewer_worst import worst_traces
 
-__all__ = ["TraceViewer", "trace_viewer_html"]
+__all__ = ["TraceViewer", "trace_viewer_html", "worst_traces_html"]
 
 STYLE = """<style>
 .wb-trace{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;border:1px solid #ccc;
@@ -59,6 +62,7 @@ STYLE = """<style>
 .wb-chip.wb-fine{background:#e6f4ea;color:#137333}
 .wb-answer{font-size:14px;background:#f1f3f4;padding:4px 8px}
 .wb-unknown{color:#d93025;text-decoration:line-through}
+.wb-trace summary{cursor:pointer;margin:2px 0}
 </style>"""
 
 def _uid(trace: Trace) -> str:
@@ -223,10 +227,11 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None,
         text = _text(trace, p.chunk_id, p.doc_id, p.start, p.end, by_id, corpus)
         body = (_marked(text, p.start, p.doc_id, marked_item) if text is not None
                 else "<i>(text not available)</i>")
-        passages.append(f'<div id="wb-{uid}-{_esc(p.label)}"><b>[{_esc(p.label)}]</b> '
-                        f"{_esc(p.chunk_id)} {_version(trace, p.doc_id)} "
-                        f"{star if p.chunk_id in gold else ''}"
-                        f'<div class="wb-text">{body}</div></div>')
+        first = " ".join((text or "").split())[:snippet // 2]
+        passages.append(f'<details id="wb-{uid}-{_esc(p.label)}"><summary><b>'
+                        f"[{_esc(p.label)}]</b> {_esc(p.chunk_id)} {_version(trace, p.doc_id)} "
+                        f"{star if p.chunk_id in gold else ''} <small>{_esc(first)}…</small>"
+                        f'</summary><div class="wb-text">{body}</div></details>')
     restricted = sum(1 for c, _ in trace.dropped if c == RESTRICTED)
     dropped = [f"{_esc(c)}: {_esc(w)}" for c, w in trace.dropped if c != RESTRICTED]
     if restricted:
@@ -266,23 +271,55 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None,
             f"<h4>Answer</h4><div class=\"wb-answer\">{_answer_html(trace, uid)}</div>"
             f"{_grade_html(trace, diagnosis, withheld)}"
             f"<h4>Golden evidence</h4>{_evidence_html(item, corpus, withheld)}"
-            f"<h4>Context the model saw</h4>{context}"
+            f"<h4>Context the model saw</h4><small>each passage is folded: click it to read "
+            f"it</small>{context}"
             f"<h4>Retrieved (ranked)</h4>{ranked}"
             f"<div><small>{_esc(timing)}</small></div></div>")
 
 
+def worst_traces_html(traces: Sequence[Trace], golden: Iterable[GoldenItem],
+                      chunks: Sequence[Chunk], corpus: Mapping[str, Document], n: int = 10,
+                      k: int = 5, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> str:
+    """Static HTML: the ``n`` worst failures, each followed by its trace."""
+    items = {i.qid: i for i in golden}
+    worst = worst_traces(traces, items.values(), chunks, n, k, evidence_threshold)
+    if not worst:
+        return f"<p>no traced question fails at k={k}</p>"
+    first: dict[str, Trace] = {}
+    for t in traces:
+        first.setdefault(t.qid, t)
+    parts = [f"<p>The {len(worst)} worst of {len(first)} traced questions at k={k}, worst "
+             "first (lowest recall, then coverage, then the latest first find)</p>"]
+    for rank, failure in enumerate(worst, start=1):
+        trace = first[failure.qid]
+        parts.append(f'<section class="wb-worst"><h3>{rank}. {_esc(failure.qid)}</h3>'
+                     f"{failure.html()}"
+                     f"{trace_viewer_html(trace, items.get(trace.qid), chunks, corpus)}"
+                     "</section>")
+    return "".join(parts)
+
+
 ALL = "all"
 NO_LABEL = "(no label)"
+RECORDED, WORST = "recorded", "worst"
+NA_LABEL = "n/a (no verdict)"
+NA_NOTE = ("triage n/a: no verdict for the question: it is not in the golden set, its "
+           "answer was not graded, or whether its evidence was retrieved is undecided")
 
 
 class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
-    """Browse traces with filters and prev/next. ``selected_qid`` / ``selected_trace`` are
-    readable from Python; ``select(qid)``, ``next()`` and ``prev()`` move the selection;
-    the filters are ``quadrant``, ``category`` and ``label`` dropdowns."""
+    """Browse traces with filters and prev/next (above and below the trace); it opens at the
+    first trace that passes the filters. ``selected_qid`` / ``selected_trace`` are readable
+    from Python; ``select(qid)``, ``next()`` and ``prev()`` move the selection; the filters
+    are ``quadrant``, ``category`` and ``label`` dropdowns, and ``order`` shows the traces
+    as recorded or the ``worst`` worst failures at ``k`` first, each with its failure
+    (:mod:`~workbench.widgets.trace_viewer_worst`)."""
 
     def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
                  chunks: Sequence[Chunk], corpus: Mapping[str, Document],
-                 triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False):
+                 triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False,
+                 *, worst: int = 10, k: int = 5,
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD):
         self.traces = list(traces)
         self.items = {i.qid: i for i in golden}
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
@@ -294,29 +331,50 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         self.quadrants = [cells.get(t.qid) or _derived(d) for t, d in
                           zip(self.traces, self.diagnoses, strict=True)]
         labels = [lab for lab in LABELS if any(d and lab in d.labels for d in self.diagnoses)]
-        self.quadrant = widgets.Dropdown(options=[ALL, *sorted(set(self.quadrants))],
-                                         description="triage")
+        self.quadrant = widgets.Dropdown(
+            options=[(NA_LABEL if q == "n/a" else q, q) for q in [ALL, *sorted(set(
+                self.quadrants))]], description="triage")
+        self._worst_args = (list(chunks), worst, k, evidence_threshold)
+        self._failures: Failures | None = None
+        self.order = widgets.Dropdown(options=[("as recorded", RECORDED), (
+            f"worst {worst} failures first (k={k})", WORST)], description="order")
         cats = sorted({t.category for t in self.traces})
         self.category = widgets.Dropdown(options=[ALL, *cats], description="category")
         self.label = widgets.Dropdown(options=[ALL, *labels, NO_LABEL], description="diagnosis")
         self.failing = widgets.Checkbox(value=only_failing, description="failing only",
                                         indent=False)
-        self.prev_button = widgets.Button(description="◀ prev", layout={"width": "80px"})
-        self.next_button = widgets.Button(description="next ▶", layout={"width": "80px"})
-        self.position = widgets.HTML()
+        self.prev_button, self.next_button, self.position = self._nav()
+        below = self._nav()  # the same controls again under the trace
         self.view = widgets.HTML()
         self.errors = widgets.Output()
         self.filtered: list[int] = []
         self._at = 0
-        for control in (self.quadrant, self.category, self.label, self.failing):
+        self.position_below = below[2]
+        for control in (self.quadrant, self.category, self.label, self.failing, self.order):
             control.observe(self._refilter, names="value")
-        self.prev_button.on_click(lambda _: self.prev())
-        self.next_button.on_click(lambda _: self.next())
+        na = (f"<small>{_esc(NA_NOTE)}</small>" if "n/a" in self.quadrants else "")
         super().__init__([widgets.HBox([self.quadrant, self.category, self.label,
                                         self.failing]),
+                          widgets.HBox([self.order, widgets.HTML(na)]),
                           widgets.HBox([self.prev_button, self.next_button, self.position]),
-                          self.view, self.errors])
+                          self.view, widgets.HBox(list(below)), self.errors])
         self._refilter()
+
+    def _nav(self) -> tuple[Any, Any, Any]:
+        back = widgets.Button(description="◀ prev", layout={"width": "80px"})
+        forward = widgets.Button(description="next ▶", layout={"width": "80px"})
+        back.on_click(lambda _: self.prev())
+        forward.on_click(lambda _: self.next())
+        return back, forward, widgets.HTML()
+
+    @property
+    def failures(self) -> Failures:
+        """The worst failures among the traces (computed when first asked for)."""
+        if self._failures is None:
+            chunks, n, k, threshold = self._worst_args
+            self._failures = worst_traces(self.traces, self.items.values(), chunks, n, k,
+                                          threshold)
+        return self._failures
 
     @property
     def selected_trace(self) -> Trace | None:
@@ -347,7 +405,13 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
     def _refilter(self, _change: Any = None) -> None:
         with self.errors:
             current = self.filtered[self._at] if self.filtered else None
-            self.filtered = [i for i in range(len(self.traces)) if self._keep(i)]
+            kept = [i for i in range(len(self.traces)) if self._keep(i)]
+            if self.order.value == WORST:
+                first: dict[str, int] = {}
+                for i in kept:
+                    first.setdefault(self.traces[i].qid, i)
+                kept = [first[f.qid] for f in self.failures if f.qid in first]
+            self.filtered = kept
             self._at = self.filtered.index(current) if current in self.filtered else 0
             self._repaint()
 
@@ -379,14 +443,17 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
             return "<div class=\"wb-trace\"><i>no trace matches these filters</i></div>"
         i = self.filtered[self._at]
         trace = self.traces[i]
-        return trace_viewer_html(trace, self.items.get(trace.qid), self.chunks, self.corpus,
-                                 self.diagnoses[i], self.quadrants[i])
+        failure = "".join(f.html() for f in self.failures if f.qid == trace.qid) \
+            if self.order.value == WORST else ""
+        return failure + trace_viewer_html(trace, self.items.get(trace.qid), self.chunks,
+                                           self.corpus, self.diagnoses[i], self.quadrants[i])
 
     def _repaint(self) -> None:
         with self.errors:
             n = len(self.filtered)
             self.position.value = (f"{self._at + 1} of {n} · <b>{_esc(self.selected_qid)}</b>"
                                    if n else "0 of 0")
+            self.position_below.value = self.position.value
             self.view.value = self.to_html()
 
 
