@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY := 1
 START := $(shell date +%s)
 step = @echo "[$$(( $$(date +%s) - $(START) ))s] $(1)"
 
-.PHONY: install lab test lint browser
+.PHONY: install lab test lint browser hooks
 
 $(STAMP): pyproject.toml
 	$(call step,creating the environment in $(VENV)...)
@@ -31,7 +31,16 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	$(call step,installed.)
 
-install: $(STAMP)
+install: $(STAMP) hooks
+
+# Notebooks stay clean in git after a run: .gitattributes sends *.ipynb through this filter
+# (outputs and execution counts stripped, cell ids kept), configured for this clone only.
+hooks: $(STAMP)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean "'$(abspath $(PY))' -m nbstripout --keep-id"; \
+	  git config filter.nbstripout.smudge cat; \
+	  git config diff.ipynb.textconv "'$(abspath $(PY))' -m nbstripout -t --keep-id"; \
+	fi
 
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import tomllib
@@ -62,3 +63,19 @@ def test_the_licence_is_an_spdx_expression_with_its_text_shipped() -> None:
     for name in project["license-files"]:
         text = (ROOT / name).read_text(encoding="utf-8")
         assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def test_notebooks_go_through_the_output_stripping_filter_and_are_already_stripped() -> None:
+    """After a run, ``git status`` shows no notebook change unless a cell's source changed:
+    ``.gitattributes`` sends ``*.ipynb`` through nbstripout, ``make`` configures it, and every
+    committed notebook is already in the filter's output form (no phantom diff)."""
+    attributes = (ROOT / ".gitattributes").read_text(encoding="utf-8")
+    assert re.search(r"^\*\.ipynb\s+filter=nbstripout\b", attributes, re.M)
+    hooks = [line for line in _make_dry_run("hooks") if "nbstripout" in line]
+    assert any("filter.nbstripout.clean" in line and "--keep-id" in line for line in hooks)
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        committed = path.read_text(encoding="utf-8")
+        stripped = subprocess.run([sys.executable, "-m", "nbstripout", "-t", "--keep-id"],
+                                  input=committed, capture_output=True, text=True,
+                                  check=True).stdout
+        assert stripped == committed, f"{path.name}: run it through nbstripout --keep-id"
