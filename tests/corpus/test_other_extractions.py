@@ -81,14 +81,14 @@ def test_chunks_of_other_extractors_are_located_by_alignment_in_our_extraction(e
     starts: dict[str, int] = {}
     from rapidfuzz import fuzz
 
-    from workbench.corpus.locate import normalise
+    from workbench.corpus.locate import matching_form
 
     for chunk in after:  # in document order, each aligned text the production text
         assert chunk.start >= starts.get(chunk.doc_id, 0)
         starts[chunk.doc_id] = chunk.start
         assert chunk.text == ours[chunk.doc_id].text[chunk.start:chunk.end]
         if chunk.metadata["located"] == "aligned":
-            assert fuzz.ratio(normalise(chunk.text), normalise(chunk.embed_text)) >= 90
+            assert fuzz.ratio(matching_form(chunk.text), matching_form(chunk.embed_text)) >= 90
 
 
 def test_the_production_extraction_locates_every_chunk_exactly(extracted):

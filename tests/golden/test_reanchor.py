@@ -167,7 +167,7 @@ def test_reanchoring_the_handbook_after_edits(handbook):
 def test_the_edited_handbook_is_never_re_anchored_to_a_wrong_place(seed, capsys):
     """benchmarks/bench_reanchor.py's edits: every applied move lands where the text went;
     changed numbers and deletions all go to review."""
-    from conftest import load_benchmark
+    from tests.conftest import load_benchmark
 
     bench = load_benchmark("bench_reanchor")
     import sys
