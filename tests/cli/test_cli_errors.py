@@ -58,7 +58,7 @@ def test_a_planted_bug_keeps_its_traceback(bug, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise bug
 
-    monkeypatch.setattr(workbench.chunking, "parse_chunker", broken)
+    monkeypatch.setattr(workbench.chunking, "diagnose_chunking", broken)
     with pytest.raises(type(bug), match="planted"):
         main(["chunks", "--corpus", DOCS, "--golden", GOLDEN, "--chunker", "fixed:size=400"])
 
@@ -66,7 +66,7 @@ def test_a_planted_bug_keeps_its_traceback(bug, monkeypatch, capsys):
 def test_a_planted_bug_prints_a_traceback_from_the_real_command(tmp_path):
     script = ("import sys, workbench.chunking as s\n"
               "def broken(*a, **k): return {}['missing']  # a real bug: KeyError\n"
-              "s.parse_chunker = broken\n"
+              "s.diagnose_chunking = broken\n"
               "from workbench.cli import main\n"
               f"sys.exit(main(['chunks', '--corpus', {DOCS!r}, '--golden', {GOLDEN!r}, "
               "'--chunker', 'fixed']))\n")
