@@ -80,7 +80,7 @@ def baseline_edit(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], 
 def api_add_case(rel: str) -> Callable[[Path], Any]:
     from workbench.golden import add_case
 
-    return lambda p: add_case(GOOD_ROW, p / rel)
+    return lambda p: add_case(p / rel, GOOD_ROW)
 
 
 def api_load_golden(p: Path) -> Any:
@@ -215,7 +215,7 @@ CASES = [
     Case("add_case onto a golden set holding a lone surrogate", golden_lines(
         GOOD_ROW, '{"qid": "s", "question": "bad \\udfff", "relevant_chunk_ids": ["a#0"]}'),
         None, lambda p: __import__("workbench.golden", fromlist=["x"]).add_case(
-            {**GOOD_ROW, "qid": "new-2"}, p / "golden.jsonl"),
+            p / "golden.jsonl", {**GOOD_ROW, "qid": "new-2"}),
         ["{p}/golden.jsonl:2", "lone surrogate"]),
     Case("duplicate JSON keys in a golden line", golden_lines(
         {**GOOD_ROW, "qid": "a"}, '{"qid": "b", "question": "x", "qid": "c", '

@@ -135,7 +135,7 @@ def outsider_artifacts(folder: Path, tmp_path: Path, groups: list[str]) -> dict[
                         for m in build_messages(result.questions[q], ctx))
     answers = "\n".join(a.text for a in result.answers.values())
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
-    path = save_traces(traces, tmp_path / f"traces-{'-'.join(groups)}.jsonl")
+    path = save_traces(tmp_path / f"traces-{'-'.join(groups)}.jsonl", traces)
     items = {i.qid: i for i in golden}
     viewer = "\n".join(trace_viewer_html(t, items[t.qid], chunks, corpus) for t in traces)
     report = render_report(generation=result, traces=traces, golden=golden, corpus=corpus,

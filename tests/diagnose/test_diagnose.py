@@ -213,7 +213,7 @@ def test_restricted_chunks_never_reach_the_trace(tmp_path):
     assert t.retrieved_ids == ["expense-r4#0", "expense-r4#1"]
     assert [h.rank for h in t.retrieved] == [2, 3]  # true ranks kept
     assert t.user_groups == ("staff",) and "secret" not in t.doc_versions
-    path = save_traces([t], tmp_path / "t.jsonl")
+    path = save_traces(tmp_path / "t.jsonl", [t])
     text = path.read_text()
     assert "secret" not in text and "SECRET-MERGER" not in text
     # the unrestricted evaluation view records everything
@@ -235,7 +235,7 @@ def test_unanswerable_item_has_no_required_evidence():
 def test_trace_jsonl_round_trip_holds_no_document_text(tmp_path):
     t = trace(["expense-r3#0", "expense-r4#0", "expense-r4#1"], "14 days [P1] and 21 [P2].",
               include_superseded=False)
-    path = save_traces([t, t], tmp_path / "traces.jsonl")
+    path = save_traces(tmp_path / "traces.jsonl", [t, t])
     assert load_traces(path) == [t, t]
     text = path.read_text(encoding="utf-8")
     for sentence in (RULE, EXCEPTION, R3.strip().splitlines()[-1], "## International trips"):
@@ -302,7 +302,7 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     assert "retrieval_s" not in bare[1].timing  # search latency needs the Run
     oracle = traces_from_result(result, "oracle", golden=golden)
     assert {h.source for t in oracle for h in t.retrieved} <= {"oracle"}
-    path = save_traces(traces, tmp_path / "traces.jsonl")
+    path = save_traces(tmp_path / "traces.jsonl", traces)
     assert load_traces(path) == traces
     text = path.read_text(encoding="utf-8")
     by_id = {c.id: c for c in chunks}
@@ -360,11 +360,11 @@ def test_case_from_bug_report_locates_quotes_and_refuses_ambiguous_ones(tmp_path
     # appended to a copy of the golden set, atomically; the original is untouched
     copy = tmp_path / "golden.jsonl"
     golden.save(copy)
-    grown = add_case(item, copy, corpus)
+    grown = add_case(copy, item, corpus)
     assert len(grown) == len(golden) + 1
     assert GoldenSet.load(copy).get(item.qid).evidence == item.evidence
     with pytest.raises(ValueError, match="already exists"):
-        add_case(item, copy, corpus)
+        add_case(copy, item, corpus)
 
 
 def test_case_from_trace_uses_the_traced_question():

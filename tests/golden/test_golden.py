@@ -152,15 +152,15 @@ def test_save_roundtrip_atomic_and_add_case(tmp_path):
     again = GoldenSet.load(path)
     assert again[0] == gs[0] and again[0].extra["note"] == "kept"
     assert "Hỏi gì?" in path.read_text(encoding="utf-8")
-    add_case({"qid": "bug-1", "question": "is it 30 or 14 days",
-                    "evidence": [ev("60 days")], "source": "real"}, path, corpus=CORPUS)
+    add_case(path, {"qid": "bug-1", "question": "is it 30 or 14 days",
+                    "evidence": [ev("60 days")], "source": "real"}, corpus=CORPUS)
     assert [i.qid for i in GoldenSet.load(path)] == ["q1", "bug-1"]
     before = path.read_bytes()
     with pytest.raises(ValueError, match="already exists"):
-        add_case({"qid": "bug-1", "question": "again", "evidence": [ev("60 days")]}, path)
+        add_case(path, {"qid": "bug-1", "question": "again", "evidence": [ev("60 days")]})
     with pytest.raises(GoldenSetError, match="label drift"):
-        add_case({"qid": "bug-2", "question": "x",
-                        "evidence": [{**ev("60 days"), "text": "61 days"}]}, path, corpus=CORPUS)
+        add_case(path, {"qid": "bug-2", "question": "x",
+                        "evidence": [{**ev("60 days"), "text": "61 days"}]}, corpus=CORPUS)
     assert path.read_bytes() == before
     # no temporary file is left; the lock file (empty, kept) sits beside the golden set
     assert sorted(p.name for p in tmp_path.iterdir()) == [".golden.jsonl.lock", "golden.jsonl"]
@@ -174,7 +174,7 @@ def test_add_case_appends_without_touching_the_other_lines(tmp_path):
            '"relevant_chunk_ids": ["refunds#0"], "note": "\u00e9t\u00e9"}')  # no final newline
     path.write_bytes(b"\xef\xbb\xbf" + odd.encode("utf-8"))
     before = path.read_bytes()
-    grown = add_case({"qid": "q3", "question": "new?", "relevant_chunk_ids": ["r#1"]}, path)
+    grown = add_case(path, {"qid": "q3", "question": "new?", "relevant_chunk_ids": ["r#1"]})
     after = path.read_bytes()
     assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 2
     assert [i.qid for i in GoldenSet.load(path)] == ["q1", "q2", "q3"]
@@ -185,18 +185,18 @@ def test_qids_and_paths_that_would_lose_a_case_are_refused(tmp_path):
     path = write(tmp_path, [{"qid": "q1", "question": "x", "relevant_chunk_ids": ["r#0"]}])
     before = path.read_bytes()
     with pytest.raises(GoldenSetError, match="surrounding whitespace"):
-        add_case({"qid": "q1 ", "question": "y", "relevant_chunk_ids": ["r#0"]}, path)
+        add_case(path, {"qid": "q1 ", "question": "y", "relevant_chunk_ids": ["r#0"]})
     with pytest.raises(ValueError, match="already exists"):
-        add_case(GoldenItem("q1", "z", relevant_chunk_ids=("r#0",)), path)
+        add_case(path, GoldenItem("q1", "z", relevant_chunk_ids=("r#0",)))
     with pytest.raises(ValueError, match="not found"):
-        add_case({"qid": "q2", "question": "y", "relevant_chunk_ids": ["r#0"]},
-                 tmp_path / "golden.jsnol")
+        add_case(tmp_path / "golden.jsnol", {"qid": "q2", "question": "y",
+                                             "relevant_chunk_ids": ["r#0"]})
     with pytest.raises(ValueError, match="does not exist"):
         GoldenSet.load(path).save(tmp_path / "typo" / "golden.jsonl")
     with pytest.raises(ValueError, match="give a path"):
         GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("r#0",))]).save()
     with pytest.raises(GoldenSetError, match="lone surrogate"):
-        add_case({"qid": "q9", "question": "bad \ud800", "relevant_chunk_ids": ["r#0"]}, path)
+        add_case(path, {"qid": "q9", "question": "bad \ud800", "relevant_chunk_ids": ["r#0"]})
     assert path.read_bytes() == before
     assert not (tmp_path / "typo").exists() and not (tmp_path / "golden.jsnol").exists()
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
@@ -214,9 +214,9 @@ def test_a_golden_set_is_immutable_and_keeps_its_lines(tmp_path):
     # the lines travel with the set: an anchored copy and add_case still name file:line
     assert gs.anchor([]).lines == gs.lines
     with pytest.raises(ValueError, match=r"already exists \(line 2\)"):
-        add_case({"qid": "q2", "question": "again", "evidence": [ev("60 days")]}, path)
+        add_case(path, {"qid": "q2", "question": "again", "evidence": [ev("60 days")]})
     dupe = GoldenItem("q1", "x", evidence=(Evidence("refunds", 0, 3, TEXT[:3]),))
     with pytest.raises(GoldenSetError, match=r"golden\.jsonl:1"):
         GoldenSet([gs[0], dupe], path, {"q1": 1})
-    updated = add_case({"qid": "q3", "question": "c", "evidence": [ev("Shipping")]}, path)
+    updated = add_case(path, {"qid": "q3", "question": "c", "evidence": [ev("Shipping")]})
     assert updated.lines == {"q1": 1, "q2": 2, "q3": 3} and len(updated) == 3

@@ -26,9 +26,9 @@ def _start(tmp_path: Path, n: int = 3) -> Path:
 def test_cases_added_since_load_survive_a_save(tmp_path):
     path = _start(tmp_path)
     gs = GoldenSet.load(path)
-    add_case(_item("new1"), path)
+    add_case(path, _item("new1"))
     gs.save()
-    add_case(_item("new2"), path)
+    add_case(path, _item("new2"))
     gs.save()  # the second save keeps both: its stamp covers only what it wrote
     assert [i.qid for i in GoldenSet.load(path)] == ["seed0", "seed1", "seed2", "new1", "new2"]
 
@@ -50,7 +50,7 @@ def test_an_appended_qid_this_set_holds_is_refused(tmp_path):
     gs = GoldenSet.load(path)
     mine = GoldenSet([*gs.items, _item("same")], path)
     mine._stamp = gs._stamp  # the set a notebook derived from the loaded one
-    add_case(GoldenItem("same", "another question?", relevant_chunk_ids=("x#0",)), path)
+    add_case(path, GoldenItem("same", "another question?", relevant_chunk_ids=("x#0",)))
     before = path.read_bytes()
     with pytest.raises(wio.StaleFileError, match=r"reuse qids.*same"):
         mine.save()
@@ -73,7 +73,7 @@ def test_write_unless_changed_is_the_one_rule(tmp_path):
 
 def _adder(path: str, worker: int, n: int) -> None:
     for i in range(n):
-        add_case(_item(f"w{worker}-{i}"), path)
+        add_case(path, _item(f"w{worker}-{i}"))
 
 
 def test_save_loop_beside_eight_add_case_processes_loses_nothing(tmp_path):

@@ -36,8 +36,8 @@ path, who, go = sys.argv[1], sys.argv[2], sys.argv[3]
 while not os.path.exists(go):
     time.sleep(0.005)
 for i in range(25):
-    add_case({"qid": f"p{who}-{i}", "question": f"question {i} from process {who}?",
-              "relevant_chunk_ids": ["it-security#0"]}, path)
+    add_case(path, {"qid": f"p{who}-{i}", "question": f"question {i} from process {who}?",
+                    "relevant_chunk_ids": ["it-security#0"]})
 """
 
 
@@ -66,8 +66,8 @@ import itertools, sys
 from workbench.golden import add_case
 path, ready = sys.argv[1], sys.argv[2]
 for n in itertools.count():
-    add_case({"qid": f"kill-{sys.argv[3]}-{n}", "question": "x" * 2000 + f" {n}?",
-              "relevant_chunk_ids": ["it-security#0"]}, path)
+    add_case(path, {"qid": f"kill-{sys.argv[3]}-{n}", "question": "x" * 2000 + f" {n}?",
+                    "relevant_chunk_ids": ["it-security#0"]})
     if n == 0:
         open(ready, "w").close()
 """,
@@ -126,8 +126,8 @@ def test_thirty_kills_never_leave_a_truncated_file_or_a_temp_file(tmp_path):
         assert golden.read_bytes().startswith(before)
         GoldenSet.load(golden)  # every line whole
         left_behind += len(temp_files(golden))
-        add_case({"qid": f"after-{n}", "question": "after the kill?",
-                          "relevant_chunk_ids": ["it-security#0"]}, golden)
+        add_case(golden, {"qid": f"after-{n}", "question": "after the kill?",
+                          "relevant_chunk_ids": ["it-security#0"]})
         assert temp_files(golden) == []
     # save: the file is byte for byte one of the two versions
     small_path, big_path = tmp_path / "small.jsonl", tmp_path / "big.jsonl"

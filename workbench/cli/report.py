@@ -52,13 +52,13 @@ def run_report_command(args: argparse.Namespace) -> int:
         traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,
                                     run=ev.runs.get(args.retriever), system=args.retriever)
         if args.traces:
-            save_traces(traces, args.traces)
+            save_traces(args.traces, traces)
     title = args.title or f"{args.retriever} over {spec}, k={args.k}"
     notes = (f"corpus {args.corpus}; golden {args.golden or '(from the dataset)'}; "
              f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
              + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
              + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
-    out = write_report(ev, args.out, None, generation, traces, title=title, golden=golden,
+    out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
                        corpus=corpus, chunks=chunks, triage=tri, notes=notes,
                        unrestricted=args.unrestricted)
     line = f"wrote {out}: n={ev.n} questions"

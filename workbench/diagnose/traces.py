@@ -360,7 +360,7 @@ def trace_question(generator: Generator, retriever: Retriever, question: str,
                           getattr(retriever, "name", "")), item=item)
 
 
-def save_traces(traces: Iterable[Trace], path: str | Path) -> Path:
+def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
     """Write traces as JSONL, atomically and under the file's lock (temporary file, then
     rename; missing folders are made)."""
     text = "".join(json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"

@@ -282,7 +282,7 @@ class GoldenSet(Sequence[GoldenItem]):
         return GoldenSet(items, self.path, self._lines)
 
 
-def add_case(item: GoldenItem | Mapping[str, Any], path: str | Path,
+def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
              corpus: Corpus | None = None) -> GoldenSet:
     """Append one case (e.g. from a bug report) to the existing golden set at ``path`` and
     return the updated set. The other lines keep their bytes; the write is atomic and holds

@@ -238,7 +238,7 @@ class LabellingSession:
         c = self.candidate(qid)
         item = make_item(self.corpus, c.qid, c.question, spans, must_mention, category,
                          answerable, c.source)
-        updated = add_case(item, self.path, self.corpus)
+        updated = add_case(self.path, item, self.corpus)
         line = json.dumps(item.to_json(), ensure_ascii=False) + "\n"
         self._last = (qid, line.encode("utf-8"))
         self.labelled = {i.qid: i for i in updated}

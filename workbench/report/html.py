@@ -337,7 +337,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
             f"<body>{body}</body></html>\n")
 
 
-def write_report(evaluation: Evaluation | None, path: str | Path, sweep: SweepFigures = None,
+def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: SweepFigures = None,
                  generation: GenerationResult | None = None,
                  traces: Sequence[Trace] | None = None, *, title: str = "RAG Workbench report",
                  golden: GoldenSet | Sequence[GoldenItem] | None = None,
