@@ -307,7 +307,7 @@ PUBLIC = {
                "to_argilla", "to_label_studio"],
     "chunking": ["Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
                  "RecursiveChunker", "SentenceChunker", "chunk_corpus", "parse_chunker"],
-    "retrieval": ["BM25Retriever", "DenseRetriever", "Encoder", "Hit",
+    "retrieval": ["BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder", "Hit",
                   "HybridRetriever", "RerankedRetriever", "Reranker", "Retriever", "get_encoder",
                   "make_retriever", "wrap"],
     "metrics": ["Metric", "Relevance", "read_trec_qrels", "read_trec_run", "write_trec_qrels",

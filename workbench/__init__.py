@@ -25,7 +25,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "workbench.chunking": ("Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
                            "RecursiveChunker", "SentenceChunker", "chunk_corpus",
                            "parse_chunker"),
-    "workbench.retrieval": ("BM25Retriever", "DenseRetriever", "Encoder",
+    "workbench.retrieval": ("BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder",
                             "Hit", "HybridRetriever", "RerankedRetriever", "Reranker",
                             "Retriever", "get_encoder", "make_retriever", "wrap"),
     "workbench.metrics": ("Metric", "Relevance", "read_trec_qrels", "read_trec_run",

@@ -118,7 +118,7 @@ def test_a_rewritten_query_is_traced_beside_the_original(tmp_path):
                                                      bm25.search(rewrite, 3)]
     assert plain.rewritten_query is None and [h.chunk_id for h in plain.retrieved] == [
         h.chunk_id for h in bm25.search(item.question, 3)]
-    save_traces([traced], tmp_path / "t.jsonl")
+    save_traces(tmp_path / "t.jsonl", [traced])
     assert load_traces(tmp_path / "t.jsonl")[0].rewritten_query == rewrite
     html = trace_viewer_html(traced, item, chunks, docs)
     assert "Rewritten:" in html and "Rewritten:" not in trace_viewer_html(plain, item, chunks,
