@@ -394,7 +394,9 @@ def write_unless_changed(path: str | Path, data: bytes, since: FileStamp, *, wha
         except OSError as exc:
             raise InputError(str(path), f"cannot read the {what} file before saving "
                              f"({exc.strerror or exc}); nothing written") from None
-        if now == data:
+        if now == data:  # nothing to write; still clear what a killed writer left
+            for stale in temp_files(path):
+                stale.unlink(missing_ok=True)
             return
         if now is not None and FileStamp.of(now) != since:
             grew = (len(now) > since.size

@@ -100,3 +100,16 @@ def test_save_loop_beside_eight_add_case_processes_loses_nothing(tmp_path):
     expected = {f"seed{i}" for i in range(5)} | {f"w{w}-{i}" for w in range(8) for i in range(25)}
     assert set(qids) == expected and len(qids) == 205
     assert saves > 0 and refused == 0
+
+
+def test_a_save_with_nothing_new_still_clears_a_killed_writers_temp_file(tmp_path):
+    """A writer killed mid-write leaves ``.NAME.XXXXXXXX.tmp``; the next save removes it even
+    when the file already holds what it would write (the case the 30-kill test hit)."""
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(b"a\n")
+    _, stamp = wio.read_text_stamped(path)
+    stale = tmp_path / ".g.jsonl.k1ll3d00.tmp"
+    stale.write_bytes(b"half a lin")
+    assert wio.temp_files(path) == [stale]
+    wio.write_unless_changed(path, b"a\n", stamp, what="test")
+    assert wio.temp_files(path) == [] and path.read_bytes() == b"a\n"
