@@ -56,10 +56,16 @@ def run_trec_command(args: argparse.Namespace) -> int:
     # averaged in as zeros (the workbench elsewhere excludes and counts them)
     scores = score_queries(qrels, run, names, grade_threshold=args.threshold, no_relevant="zero")
     means = scores.mean()
-    print(f"{'num_q':<22}\tall\t{len(scores.qids)}")
+    print(_trec_line("num_q", str(len(scores.qids))))
     for name, label in zip(names, labels, strict=True):
-        print(f"{label:<22}\tall\t{means[name]:.4f}")
+        print(_trec_line(label, f"{means[name]:.4f}"))
     return 0
+
+
+def _trec_line(label: str, value: str) -> str:
+    """One summary line in trec_eval's columns (measure, ``all``, value) and its layout, with
+    spaces where trec_eval puts tabs, so it reads aligned anywhere and splits on whitespace."""
+    return f"{label:<23} all     {value}"
 
 
 def _warn_unjudged(args: argparse.Namespace, qrels: Any, run: Any, shared: set[str]) -> None:
