@@ -47,7 +47,7 @@ __all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "Stale
            "WorkbenchError", "WorkbenchWarning", "append_text", "atomic_write_bytes",
            "atomic_write_text", "decode_json_file", "decode_json_line", "encode_text",
            "find_lone_surrogate", "iter_jsonl", "lock_path", "locked", "read_text",
-           "read_text_stamped", "temp_files", "write_unless_changed"]
+           "read_text_stamped", "target_path", "temp_files", "write_unless_changed"]
 
 #: Seconds a writer waits for another writer's lock before giving up with an InputError.
 LOCK_TIMEOUT_S = 120.0
@@ -76,6 +76,16 @@ class WorkbenchWarning(UserWarning):
 
 
 # ----------------------------------------------------------------------------- reading
+
+def target_path(path: object, writer: str) -> Path:
+    """``path`` as a Path. Every public writer takes the path first, then what it writes
+    (``write_run(path, run)``, ``add_case(path, item)``); a call the other way round gets
+    this error instead of a file named after an object."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise WorkbenchError(f"{writer}: the path comes first, then what to write (got a "
+                             f"{type(path).__name__} where the path goes)")
+    return Path(path)
+
 
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path`` (a leading BOM dropped); ``what`` names the file's role in

@@ -112,14 +112,14 @@ def bm25(handbook):
 def test_our_run_round_trips_through_jsonl_and_trec(tmp_path, bm25):
     corpus, golden, chunks, ev = bm25
     run = ev.runs["bm25"]
-    write_run(run, tmp_path / "run.jsonl", chunks=chunks)
+    write_run(tmp_path / "run.jsonl", run, chunks=chunks)
     back = read_run(tmp_path / "run.jsonl", corpus)  # offsets alone: no chunking needed
     assert back.ranked() == run.ranked()
     assert {q: [h.score for h in hs] for q, hs in back.hits.items()} == {
         q: [h.score for h in hs] for q, hs in run.hits.items()}
     again = evaluate(back, golden, chunks, k=5)
     assert again.to_frame()["value"].tolist() == ev.to_frame()["value"].tolist()
-    write_run(run, tmp_path / "run.trec", chunks=chunks)
+    write_run(tmp_path / "run.trec", run, chunks=chunks)
     trec = read_trec_run(tmp_path / "run.trec")
     assert {q: list(d) for q, d in trec.items()} == {q: ids[:len(trec[q])]
                                                      for q, ids in run.ranked().items()}
@@ -128,8 +128,8 @@ def test_our_run_round_trips_through_jsonl_and_trec(tmp_path, bm25):
 def test_a_run_with_a_repeated_chunk_cannot_be_a_trec_file(tmp_path):
     path = write(tmp_path, {"qid": "q1", "hits": [{"doc_id": "leave", "start": 0, "end": 5}] * 2})
     with pytest.raises(ValueError, match=r"cannot hold a chunk twice; export it as \.jsonl"):
-        write_run(read_run(path, DOCS), tmp_path / "out.trec")
-    write_run(read_run(path, DOCS), tmp_path / "out.jsonl")
+        write_run(tmp_path / "out.trec", read_run(path, DOCS))
+    write_run(tmp_path / "out.jsonl", read_run(path, DOCS))
     assert len(read_run(tmp_path / "out.jsonl", DOCS).hits["q1"]) == 2
 
 
@@ -258,7 +258,7 @@ def test_trec_warns_when_no_retrieved_id_is_judged(tmp_path, capsys, handbook):
                  "--export-run", str(tmp_path / "run.jsonl")]) == 0
     capsys.readouterr()
     run = read_run(tmp_path / "run.jsonl", load_dataset(str(beir), None)[0])
-    write_run(run, tmp_path / "chunks.trec")  # chunk ids, as the export once wrote them
+    write_run(tmp_path / "chunks.trec", run)  # chunk ids, as the export once wrote them
     trec, warned = trec_scores(capsys, beir / "qrels" / "test.tsv", tmp_path / "chunks.trec",
                                "ndcg_cut_10")
     assert trec["ndcg_cut_10"] == 0.0
@@ -285,7 +285,7 @@ def test_a_trec_export_reads_back_in_the_ranking_that_was_scored(scores):
     hits = tuple(Hit(f"d{i}", s, i + 1, "x") for i, s in enumerate(scores))
     run = Run("x", {"q": hits})
     with tempfile.TemporaryDirectory() as d:
-        write_run(run, Path(d) / "r.trec")
+        write_run(Path(d) / "r.trec", run)
         assert list(read_trec_run(Path(d) / "r.trec")["q"]) == [h.chunk_id for h in hits]
 
 

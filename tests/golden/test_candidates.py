@@ -238,7 +238,7 @@ def test_sampling_by_novelty_and_random_with_a_seed():
 
 def test_save_candidates_round_trips_as_jsonl(tmp_path):
     cand = Candidate("q?", "f.csv", 3, merged_from=("f.csv:9",), top_score=0.5)
-    path = save_candidates([cand], tmp_path / "c.jsonl")
+    path = save_candidates(tmp_path / "c.jsonl", [cand])
     assert json.loads(path.read_text()) == {"question": "q?", "source": "real", "file": "f.csv",
                                             "line": 3, "merged_from": ["f.csv:9"],
                                             "top_score": 0.5, "score_kind": "similarity"}

@@ -84,7 +84,7 @@ def test_label_studio_round_trip_gives_the_same_spans(labelled, tmp_path):
                             source="real") for i in golden]
     tasks = to_label_studio(questions, passages, corpus)
     assert {"qid", "question", "text", "doc_id", "start", "end", "rank"} <= set(tasks[0]["data"])
-    path = write_tasks(_annotate_label_studio(tasks, golden), tmp_path / "export.json")
+    path = write_tasks(tmp_path / "export.json", _annotate_label_studio(tasks, golden))
     back = from_label_studio(path, corpus)
     assert [i.qid for i in back] == [i.qid for i in golden]
     for got, want in zip(back, golden, strict=True):

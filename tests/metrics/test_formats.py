@@ -85,8 +85,8 @@ def test_ranked_lists_tie_order_is_score_desc_then_docno_desc() -> None:
 def test_round_trip(tmp_path: Path) -> None:
     run = {"q1": {"d1": 0.1 + 0.2, "d2": -3.5, "d#3": 1e-300}, "q2": {"x": 1.0, "y": 1.0}}
     qrels = {"q1": {"d1": 1, "d2": 0, "d#3": -1}, "q2": {"x": 3}}
-    write_trec_run(run, tmp_path / "r.run", tag="bm25")
-    write_trec_qrels(qrels, tmp_path / "q.qrels")
+    write_trec_run(tmp_path / "r.run", run, tag="bm25")
+    write_trec_qrels(tmp_path / "q.qrels", qrels)
     assert read_trec_run(tmp_path / "r.run") == run
     assert read_trec_qrels(tmp_path / "q.qrels") == qrels
     lines = (tmp_path / "r.run").read_text().splitlines()
@@ -96,7 +96,7 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_write_list_run_keeps_order(tmp_path: Path) -> None:
-    write_trec_run({"q": ["c", "a", "b"]}, tmp_path / "r.run")
+    write_trec_run(tmp_path / "r.run", {"q": ["c", "a", "b"]})
     assert ranked_lists(read_trec_run(tmp_path / "r.run")) == {"q": ["c", "a", "b"]}
 
 
@@ -104,9 +104,9 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
     target = tmp_path / "r.run"
     target.write_text("old\n")
     with pytest.raises(ValueError, match="whitespace"):
-        write_trec_run({"q": {"a b": 1.0}}, target)
+        write_trec_run(target, {"q": {"a b": 1.0}})
     with pytest.raises(ValueError, match="tag"):
-        write_trec_run({"q": {"a": 1.0}}, target, tag="my run")
+        write_trec_run(target, {"q": {"a": 1.0}}, tag="my run")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["r.run"]
 
@@ -120,7 +120,7 @@ TOKENS = st.text(alphabet="abcXYZ019#-_.", min_size=1, max_size=6)
 def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, run: dict) -> None:
     run = {q: d for q, d in run.items() if d and not q.startswith("#")}
     path = tmp_path_factory.mktemp("rt") / "r.run"
-    write_trec_run(run, path)
+    write_trec_run(path, run)
     back = read_trec_run(path)
     assert back == run
     assert ranked_lists(back) == ranked_lists(run)

@@ -17,7 +17,7 @@ def run_questions_command(args: argparse.Namespace) -> int:
     golden = GoldenSet.load(args.golden) if args.golden else None
     picked = sample_candidates(found, args.sample, by=args.by, golden=golden, seed=args.seed,
                                threshold=args.threshold)
-    save_candidates(picked, args.out)
+    save_candidates(args.out, picked)
     print(found.summary())
     for merge in found.merges:
         print(f"  merged {merge.dropped} into {merge.kept} ({merge.method}, "

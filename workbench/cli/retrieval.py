@@ -333,7 +333,7 @@ def _export_run(args: argparse.Namespace, run: Any, chunks: list[Any], level: st
         print(f"note: {args.export_run} holds the chunks; the documents scored at document "
               "level are written to a .trec file", file=sys.stderr)
         level = "chunk"
-    written = write_run(run, args.export_run, chunks=chunks, level=level)
+    written = write_run(args.export_run, run, chunks=chunks, level=level)
     print(f"run of {len(run.hits)} questions written to {written}"
           + (" (document ids, as scored)" if level == "document" else ""), file=sys.stderr)
     return 0

@@ -41,7 +41,7 @@ from workbench.generation.grading import Grade, grade_answer
 from workbench.generation.oracle import GenerationResult
 from workbench.generation.prompt import Answer, Generator
 from workbench.golden import GoldenItem, can_read_item
-from workbench.io import InputError, atomic_write_text, iter_jsonl
+from workbench.io import InputError, atomic_write_text, iter_jsonl, target_path
 from workbench.retrieval import Hit, Retriever
 
 SCHEMA = 1
@@ -363,10 +363,11 @@ def trace_question(generator: Generator, retriever: Retriever, question: str,
 def save_traces(path: str | Path, traces: Iterable[Trace]) -> Path:
     """Write traces as JSONL, atomically and under the file's lock (temporary file, then
     rename; missing folders are made)."""
+    path = target_path(path, "save_traces")
     text = "".join(json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
                    for t in traces)
     atomic_write_text(path, text, make_parents=True)
-    return Path(path)
+    return path
 
 
 def load_traces(path: str | Path) -> list[Trace]:

@@ -45,7 +45,7 @@ from workbench.corpus import (
 from workbench.corpus.conventions import BODY, Convention
 from workbench.evaluation.run import Run
 from workbench.evaluation.run_log import LogLocator, LogReport, default_offsets, inspect_log
-from workbench.io import InputError, WorkbenchError, atomic_write_text, iter_jsonl
+from workbench.io import InputError, WorkbenchError, atomic_write_text, iter_jsonl, target_path
 from workbench.metrics.trec_files import trec_sorted, write_trec_run
 from workbench.retrieval import CallableRetriever, Hit
 
@@ -227,11 +227,11 @@ def _documents_of(run: Run, by_id: Mapping[str, Chunk]) -> dict[str, str]:
     return out
 
 
-def write_run(run: Run, path: str | Path, format: str | None = None,
+def write_run(path: str | Path, run: Run, format: str | None = None,
               chunks: Iterable[Chunk] | None = None, tag: str | None = None,
               level: str = "chunk") -> Path:
-    """Write ``run`` as a run JSONL or a TREC run file (``format``; by default ``trec`` for
-    ``.trec`` / ``.txt`` / ``.run`` files, ``jsonl`` otherwise), atomically. ``chunks``
+    """Write ``run`` to ``path`` as a run JSONL or a TREC run file (``format``; by default
+    ``trec`` for ``.trec`` / ``.txt`` / ``.run`` files, ``jsonl`` otherwise), atomically. ``chunks``
     supply the offsets of hits that do not carry their chunk.
 
     ``level="document"`` writes what document-level scoring ranks: each document where its
@@ -239,7 +239,7 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
     trec_eval's order (score descending, then docno descending); where tied scores would
     reorder the ranking that was scored, the file gets scores ``n, n-1, ..., 1`` instead, so
     ``workbench trec`` scores the same ranking."""
-    path = Path(path)
+    path = target_path(path, "write_run")
     if level not in ("chunk", "document"):
         raise WorkbenchError(f"level must be 'chunk' or 'document', not {level!r}")
     fmt = format or ("trec" if path.suffix in (".trec", ".txt", ".run") else "jsonl")
@@ -266,9 +266,9 @@ def write_run(run: Run, path: str | Path, format: str | None = None,
             scored[qid] = seen
         name = tag or "".join(run.system.split()) or "workbench"
         if all(trec_sorted(seen) == list(seen) for seen in scored.values()):
-            write_trec_run(scored, path, tag=name)
+            write_trec_run(path, scored, tag=name)
         else:  # tied scores trec_eval would reorder: write the ranking itself
-            write_trec_run({q: list(seen) for q, seen in scored.items()}, path, tag=name)
+            write_trec_run(path, {q: list(seen) for q, seen in scored.items()}, tag=name)
         return path
     lines = [json.dumps({"qid": qid, "system": run.system, "offsets": BODY.spec,
                          "hits": [_hit_row(h, h.chunk or by_id.get(h.chunk_id)) for h in hs]},

@@ -42,7 +42,14 @@ from rapidfuzz import fuzz, process
 
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.otel import read_spans
-from workbench.io import InputError, WorkbenchError, atomic_write_text, iter_jsonl, read_text
+from workbench.io import (
+    InputError,
+    WorkbenchError,
+    atomic_write_text,
+    iter_jsonl,
+    read_text,
+    target_path,
+)
 from workbench.text import fold, normalize_text
 
 __all__ = ["FORMATS", "NEAR_THRESHOLD", "Candidate", "Candidates", "Merge", "dedupe",
@@ -316,8 +323,10 @@ def _known(key: str, known: Sequence[str], threshold: float) -> bool:
                for k in known)
 
 
-def save_candidates(candidates: Iterable[Candidate], path: str | Path) -> Path:
-    """Write candidates as JSONL (one :meth:`Candidate.to_json` per line), atomically."""
+def save_candidates(path: str | Path, candidates: Iterable[Candidate]) -> Path:
+    """Write candidates to ``path`` as JSONL (one :meth:`Candidate.to_json` per line),
+    atomically."""
+    path = target_path(path, "save_candidates")
     text = "".join(json.dumps(c.to_json(), ensure_ascii=False) + "\n" for c in candidates)
     atomic_write_text(path, text)
-    return Path(path)
+    return path

@@ -46,7 +46,14 @@ from workbench.corpus import Document, Located
 from workbench.golden.candidates import Candidate
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import SOURCES, Evidence, GoldenItem
-from workbench.io import InputError, WorkbenchError, atomic_write_text, decode_json_file, read_text
+from workbench.io import (
+    InputError,
+    WorkbenchError,
+    atomic_write_text,
+    decode_json_file,
+    read_text,
+    target_path,
+)
 from workbench.text import normalize_text
 
 __all__ = ["ARGILLA_SETTINGS", "LABEL_STUDIO_CONFIG", "from_argilla", "from_label_studio",
@@ -150,10 +157,12 @@ def to_argilla(questions: Iterable[Question], passages: Passages,
     return records
 
 
-def write_tasks(tasks: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write tasks or records as one JSON list (the file both tools import), atomically."""
+def write_tasks(path: str | Path, tasks: Sequence[Mapping[str, Any]]) -> Path:
+    """Write tasks or records to ``path`` as one JSON list (the file both tools import),
+    atomically."""
+    path = target_path(path, "write_tasks")
     atomic_write_text(path, json.dumps(list(tasks), ensure_ascii=False, indent=1) + "\n")
-    return Path(path)
+    return path
 
 
 # ----- import --------------------------------------------------------------------------------

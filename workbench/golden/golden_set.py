@@ -34,6 +34,7 @@ from workbench.io import (
     locked,
     read_text,
     read_text_stamped,
+    target_path,
     write_unless_changed,
 )
 
@@ -289,7 +290,7 @@ def add_case(path: str | Path, item: GoldenItem | Mapping[str, Any],
     the file's lock, and the file is re-read under the lock, so concurrent calls lose no
     case. Refuses a missing file (a typo'd path), a duplicate qid, a case that does not
     parse and, given ``corpus``, evidence that does not match it."""
-    path = Path(path)
+    path = target_path(path, "add_case")
     if path.is_dir():
         raise InputError(str(path), "is a folder; give the golden set's .jsonl file")
     if not path.exists():

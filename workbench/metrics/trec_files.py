@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from workbench.golden.datasets import parse_relevance, read_beir_qrels
-from workbench.io import WorkbenchError, atomic_write_text, read_text
+from workbench.io import WorkbenchError, atomic_write_text, read_text, target_path
 from workbench.ranking import top_k
 from workbench.text import normalize_text
 
@@ -141,12 +141,13 @@ def _check_token(kind: str, value: str) -> None:
         raise WorkbenchError(f"{kind} {value!r} must be non-empty and contain no whitespace.")
 
 
-def write_trec_run(run: RunLike, path: str | os.PathLike[str], tag: str = "workbench") -> None:
-    """Write a run atomically (temp file in the same folder, then ``os.replace``).
+def write_trec_run(path: str | os.PathLike[str], run: RunLike, tag: str = "workbench") -> None:
+    """Write a run to ``path`` atomically (temp file in the same folder, then ``os.replace``).
 
     Documents are written in trec_eval order with 1-based ranks. Scores are written with
     ``repr`` so they read back exactly; list-valued queries get scores ``n, n-1, ..., 1``.
     """
+    target = target_path(path, "write_trec_run")
     _check_token("tag", tag)
 
     def lines() -> Iterator[str]:
@@ -160,11 +161,12 @@ def write_trec_run(run: RunLike, path: str | os.PathLike[str], tag: str = "workb
                 _check_token("docno", docno)
                 yield f"{qid} Q0 {docno} {rank} {score!r} {tag}\n"
 
-    atomic_write_text(Path(path), "".join(lines()))
+    atomic_write_text(target, "".join(lines()))
 
 
-def write_trec_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:
-    """Write qrels atomically as ``qid 0 docno grade`` lines."""
+def write_trec_qrels(path: str | os.PathLike[str], qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write qrels to ``path`` atomically as ``qid 0 docno grade`` lines."""
+    target = target_path(path, "write_trec_qrels")
 
     def lines() -> Iterator[str]:
         for qid, judged in qrels.items():
@@ -173,4 +175,4 @@ def write_trec_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.Path
                 _check_token("docno", docno)
                 yield f"{qid} 0 {docno} {int(grade)}\n"
 
-    atomic_write_text(Path(path), "".join(lines()))
+    atomic_write_text(target, "".join(lines()))

@@ -38,7 +38,7 @@ from workbench.diagnose import LABELS, Trace, Triage, diagnose_trace
 from workbench.evaluation import Evaluation
 from workbench.generation import GenerationResult
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.io import WorkbenchError, atomic_write_text
+from workbench.io import WorkbenchError, atomic_write_text, target_path
 from workbench.sweep import SweepResult
 from workbench.text import escape_html as _esc
 from workbench.text import frame_html, neutralise_bidi
@@ -349,8 +349,9 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
     plotly figure(s); ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence
     and text. ``unrestricted=True`` allows answers and traces produced without user groups
     over a corpus with restricted documents (see the module docstring)."""
+    path = target_path(path, "write_report")
     text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
                          corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
                          notes=notes, unrestricted=unrestricted)
     atomic_write_text(path, text, make_parents=True)
-    return Path(path)
+    return path
