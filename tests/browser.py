@@ -45,7 +45,8 @@ def jupyter_lab(root: Path, settings: Path | None = None) -> Iterator[tuple[str,
 
     With ``settings`` (an empty folder) it runs as the notebook test needs it: the app is
     reachable from the page as ``window.jupyterapp``, and the user settings live in that
-    folder (nobody's own settings apply) with cell timing recorded in the saved notebook;
+    folder (nobody's own settings apply) with cell timing recorded in the saved notebook and
+    every cell laid out (no windowing: an element screenshot shows what it names);
     the server's log goes to ``lab.log`` there."""
     port, token = free_port(), "wbtest"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parents[1])}
@@ -53,7 +54,8 @@ def jupyter_lab(root: Path, settings: Path | None = None) -> Iterator[tuple[str,
     if settings is not None:
         tracker = settings / "@jupyterlab" / "notebook-extension"
         tracker.mkdir(parents=True, exist_ok=True)
-        (tracker / "tracker.jupyterlab-settings").write_text('{"recordTiming": true}\n')
+        (tracker / "tracker.jupyterlab-settings").write_text(
+            '{"recordTiming": true, "windowingMode": "none"}\n')
         options = ["--LabApp.expose_app_in_browser=True", f"--LabApp.user_settings_dir={settings}",
                    f"--LabApp.workspaces_dir={settings}"]
         log = (settings / "lab.log").open("ab")

@@ -5,9 +5,10 @@ It passes when no cell raised (a story ``assert`` that no longer holds is an err
 this runs each notebook's own story checks), no widget failed to display, the browser console
 stayed free of errors, and the saved outputs pass :func:`tests.test_notebooks.check_outputs`
 (quoted numbers shown, no raw reprs, no ``\\n`` in tables). This is the test that executes the
-notebooks (nothing else does, so CI runs each once). The key visuals (widgets, plots) are
-saved as ``outputs/screenshots/NN_cellMM_what.png``; the cells that ran longer than 20 s, and
-whether they showed a progress bar, go to ``outputs/notebook_times/NN.txt``.
+notebooks (nothing else does, so CI runs each once). The key visuals (widgets, plots, styled
+tables) are saved as ``outputs/screenshots/NN_cellMM_what.png`` (``what``: the name the
+cell's last line starts with); the cells that ran longer than 20 s, and whether each showed
+a progress bar, go to ``outputs/notebook_times/NN.txt``.
 
 The notebooks run where their relative paths expect them, in a mirror of the checkout under
 tmp: ``repo/notebooks/NN.ipynb`` (a copy, so the committed file never gets outputs),
@@ -43,10 +44,27 @@ SLOW_CELL_S = 20
 BENIGN_CONSOLE: list[re.Pattern[str]] = []
 #: tqdm's bar as text (the plain form of its notebook widget, or a stream): "| 3/64 [".
 PROGRESS = re.compile(r"\|[^|\n]*\|\s*\d+/(?:\d+|\?) \[")
-#: What a rendered output holds that makes it a key visual: a widget that is not a progress
-#: bar, a plot (plotly, or an image).
-VISUAL = ".jupyter-widgets, .js-plotly-plot, img"
-PROGRESS_BAR = ".widget-hprogress, .widget-vprogress"
+#: The outputs that are key visuals, by what they carry: a widget (ipywidgets or anywidget)
+#: that is not a progress bar, a plot (plotly, or an image), a styled pandas table.
+WIDGET, PLOTLY = "application/vnd.jupyter.widget-view+json", "application/vnd.plotly.v1+json"
+#: Each code cell's outputs as the page holds them (marked for a locator): index, output,
+#: mime types, plain text and whether the HTML is a pandas Styler's table.
+OUTPUTS = """() => {
+  const found = [];
+  jupyterapp.shell.currentWidget.content.widgets.forEach((cell, i) => {
+    if (cell.model.type !== 'code') return;
+    cell.outputArea.widgets.forEach((child, j) => {
+      const output = cell.model.outputs.get(j);
+      if (!output) return;
+      const data = output.toJSON().data || {};
+      child.node.setAttribute('data-wb-output', `${i}-${j}`);
+      found.push({cell: i, output: j, mimes: Object.keys(data),
+                  plain: String(data['text/plain'] || ''),
+                  styled: String(data['text/html'] || '').includes('<table id="T_')});
+    });
+  });
+  return found;
+}"""
 
 STATE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -97,6 +115,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, s
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_jupyterlab(lab: tuple[Path, str, str, Any], path: Path) -> None:
     repo, base, token, browser = lab
+    if "shared/datasets" in path.read_text(encoding="utf-8") and not SHARED_DATASETS.is_dir():
+        pytest.skip(f"{path.name} runs sections on the shared datasets, not found at "
+                    f"{SHARED_DATASETS} (clone beside ../shared, or set WORKBENCH_DATASETS)")
     committed = nbformat.read(path, as_version=4)
     assert all(not c.get("outputs") for c in committed.cells if c.cell_type == "code"), (
         f"{path.name} is committed with outputs; clear them")
@@ -107,7 +128,8 @@ def test_notebook_runs_in_jupyterlab(lab: tuple[Path, str, str, Any], path: Path
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(f"uncaught: {e}"))
     try:
-        page.goto(f"{base}/lab/tree/notebooks/{path.name}?token={token}")
+        # reset: the workspace saved by the last notebook's page (its tab) is not restored
+        page.goto(f"{base}/lab/tree/notebooks/{path.name}?reset&token={token}")
         page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget"
                                " && jupyterapp.shell.currentWidget.sessionContext.session"
                                " && jupyterapp.shell.currentWidget.sessionContext.session"
@@ -148,22 +170,21 @@ def _shut_down_kernels(base: str, token: str) -> None:
 
 
 def _screenshot_visuals(page: Any, prefix: str, nb: nbformat.NotebookNode) -> list[Path]:
-    """Screenshot every output of a code cell that shows a widget (not a progress bar) or a
-    plot, named after the cell's index and the name its last line starts with."""
+    """Screenshot every output that is a key visual (a widget other than a progress bar, a
+    plot, a styled table), named after its cell's index and the name the cell's last line
+    starts with."""
     shots = []
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
+    for out in page.evaluate(OUTPUTS):
+        widget = WIDGET in out["mimes"] and not PROGRESS.search(out["plain"])
+        plot = PLOTLY in out["mimes"] or any(m.startswith("image/") for m in out["mimes"])
+        if not (widget or plot or out["styled"]):
             continue
-        outputs = cells.nth(i).locator(".jp-OutputArea-output")
-        for j in range(outputs.count()):
-            out = outputs.nth(j)
-            if not out.locator(VISUAL).count() or out.locator(PROGRESS_BAR).count():
-                continue
-            last = [line for line in cell.source.splitlines() if line.strip()
-                    and not line.lstrip().startswith("#")][-1]
-            what = re.match(r"\s*(\w*)", last).group(1) or "output"  # type: ignore[union-attr]
-            shots.append(screenshot(out, f"{prefix}_cell{i:02d}_{what}" + (f"_{j}" if j else "")))
+        i, j = out["cell"], out["output"]
+        last = [line for line in nb.cells[i].source.splitlines() if line.strip()
+                and not line.lstrip().startswith("#")][-1]
+        what = re.match(r"\s*(\w*)", last).group(1) or "output"  # type: ignore[union-attr]
+        element = page.locator(f"[data-wb-output='{i}-{j}']")
+        shots.append(screenshot(element, f"{prefix}_cell{i:02d}_{what}" + (f"_{j}" if j else "")))
     return shots
 
 
