@@ -155,7 +155,7 @@ def test_notebook_runs_in_jupyterlab(lab: tuple[Path, str, str, Any], path: Path
     assert not problems, f"{path.name}: {problems}"
     ran = nbformat.read(saved, as_version=4)
     check_outputs(ran, path.name)
-    slow = _slow_cells(ran, path.stem[:2], elapsed, shots)
+    slow = _slow_cells(ran, path.stem[:2], elapsed)
     print(f"{path.name}: {elapsed:.0f} s; {len(shots)} screenshots; {slow}")
 
 
@@ -188,8 +188,7 @@ def _screenshot_visuals(page: Any, prefix: str, nb: nbformat.NotebookNode) -> li
     return shots
 
 
-def _slow_cells(nb: nbformat.NotebookNode, prefix: str, elapsed: float,
-                shots: list[Path]) -> str:
+def _slow_cells(nb: nbformat.NotebookNode, prefix: str, elapsed: float) -> str:
     """Write the cells that ran over SLOW_CELL_S (from JupyterLab's recorded timing) with
     whether each showed a progress bar to ``outputs/notebook_times/NN.txt``; return it."""
     rows = [f"notebook {prefix}: {elapsed:.0f} s in all"]
