@@ -40,15 +40,31 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def jupyter_lab(root: Path) -> Iterator[tuple[str, str]]:
-    """Start JupyterLab on a free port serving ``root``; yield (base_url, token)."""
+def jupyter_lab(root: Path, settings: Path | None = None) -> Iterator[tuple[str, str]]:
+    """Start JupyterLab on a free port serving ``root``; yield (base_url, token).
+
+    With ``settings`` (an empty folder) it runs as the notebook test needs it: the app is
+    reachable from the page as ``window.jupyterapp``, and the user settings live in that
+    folder (nobody's own settings apply) with cell timing recorded in the saved notebook and
+    every cell laid out (no windowing: an element screenshot shows what it names);
+    the server's log goes to ``lab.log`` there."""
     port, token = free_port(), "wbtest"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parents[1])}
+    options, log = [], None
+    if settings is not None:
+        tracker = settings / "@jupyterlab" / "notebook-extension"
+        tracker.mkdir(parents=True, exist_ok=True)
+        (tracker / "tracker.jupyterlab-settings").write_text(
+            '{"recordTiming": true, "windowingMode": "none"}\n')
+        options = ["--LabApp.expose_app_in_browser=True", f"--LabApp.user_settings_dir={settings}",
+                   f"--LabApp.workspaces_dir={settings}"]
+        log = (settings / "lab.log").open("ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
          f"--ServerApp.token={token}", "--ServerApp.ip=127.0.0.1", "--allow-root",
-         f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabServerApp.open_browser=False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+         f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabServerApp.open_browser=False",
+         *options],
+        stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -67,6 +83,8 @@ def jupyter_lab(root: Path) -> Iterator[tuple[str, str]]:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if log is not None:
+            log.close()
 
 
 @contextlib.contextmanager

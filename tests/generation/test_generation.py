@@ -722,3 +722,22 @@ def test_assemble_then_answer_with_extractive_on_handbook(handbook):
     ctx = assemble_context(["it-security#0"], chunks, docs)
     answer = ExtractiveReader().generate(item.question, ctx)
     assert "14 characters" in answer.text and answer.citations == ("it-security#0",)
+
+
+@pytest.mark.slow
+def test_converting_the_gguf_shows_a_progress_bar(tmp_path, monkeypatch, capsys):
+    """The one-off GGUF conversion (~40 s on 2 cores, inside the cell that first loads the
+    model) is never silent: a two-step bar names it; a load from the converted folder has none."""
+    pytest.importorskip("transformers")
+    from workbench.generation import smollm2_gguf_path
+
+    try:
+        gguf = smollm2_gguf_path()
+    except ModuleNotFoundError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(tmp_path / "models"))
+    assert LocalGenerator(max_new_tokens=4).load().converted
+    shown = capsys.readouterr().err
+    assert f"converting {gguf.stem} to transformers (once)" in shown and "2/2" in shown, shown
+    assert not LocalGenerator(max_new_tokens=4).load().converted
+    assert "converting" not in capsys.readouterr().err

@@ -59,31 +59,36 @@ def model_cache_root(cache: str | Path | None = None) -> Path:
 
 
 def convert_gguf(gguf: Path, target: Path) -> Path:
-    """Convert a GGUF (dequantised to float32) into a transformers folder, atomically.
-    Done once: reading a GGUF through transformers takes ~40 s, the folder ~1 s."""
+    """Convert a GGUF (dequantised to float32) into a transformers folder, atomically, with a
+    progress bar (read, written). Done once: reading a GGUF through transformers takes ~40 s,
+    the folder ~1 s."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     mark_cache_folder(target.parent, MODELS_DIR)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                                 dtype=torch.float32)
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.hf_quantizer = None  # type: ignore[assignment]
-    tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        (tmp / MODEL_SOURCE_FILE).write_text(json.dumps(
-            {"gguf": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}))
+    with tqdm(total=2, desc=f"converting {gguf.stem} to transformers (once)",
+              unit="step") as bar:
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                     dtype=torch.float32)
+        bar.update()
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None  # type: ignore[assignment]
+        tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
         try:
-            os.replace(tmp, target)
-        except OSError:  # another process finished first
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            (tmp / MODEL_SOURCE_FILE).write_text(json.dumps(
+                {"gguf": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}))
+            try:
+                os.replace(tmp, target)
+            except OSError:  # another process finished first
+                shutil.rmtree(tmp, ignore_errors=True)
+        except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            raise
+        bar.update()
     return target
 
 
