@@ -45,6 +45,8 @@ hooks: $(STAMP)
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium could not be installed: browser tests will skip"
+	@fc-list :lang=zh 2>/dev/null | grep -q . || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1) \
+	  || echo "no Chinese font could be installed: Chinese text in screenshots shows as boxes"
 
 # The file browser starts at the repository root (README, data/); the URL printed opens notebook 01.
 lab: install
