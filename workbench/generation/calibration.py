@@ -97,7 +97,7 @@ def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = 
     sens_ci = clopper_pearson(tp, pos, confidence)
     spec_ci = clopper_pearson(tn, neg, confidence)
     n = h.size
-    kappa = cohen_kappa(h.astype(int), j.astype(int), (0, 1))  # defined: h holds both
+    kappa = cohen_kappa(h.tolist(), j.tolist(), (False, True))  # defined: h holds both
     return JudgeCalibration(judge=judge, n=n, positives=pos, negatives=neg,
                             sensitivity=tp / pos, sensitivity_ci=sens_ci,
                             specificity=tn / neg, specificity_ci=spec_ci, kappa=kappa,
