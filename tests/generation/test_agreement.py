@@ -13,7 +13,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import ChatReply
-from workbench.generation.calibration import calibrate_judge, cohen_kappa, rating_agreement
+from workbench.generation.agreement import cohen_kappa, rating_agreement
+from workbench.generation.calibration import calibrate_judge
 from workbench.generation.synthetic_filter import (
     RealismJudge,
     UntrustedJudgeError,

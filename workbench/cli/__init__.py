@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_route)
     from workbench.cli.synth import add_synth_parser  # its command imports run on use
 
-    add_synth_parser(sub)
+    add_synth_parser(sub, CHUNKER_HELP, cache_arg)
     return parser
 
 

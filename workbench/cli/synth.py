@@ -51,10 +51,11 @@ __all__ = ["add_synth_parser", "rejected_path", "run_synth_command"]
 MODEL_ERROR = "model error"
 
 
-def add_synth_parser(sub: Any) -> None:
-    """The ``synth`` subcommand's arguments, added to the ``workbench`` parser's ``sub``."""
-    from workbench.cli import CHUNKER_HELP, cache_arg
-
+def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
+    """The ``synth`` subcommand's arguments, added to the ``workbench`` parser's ``sub`` (this
+    module imports only the light CLI helpers at the top; the command's own imports run on
+    use, so building the parser stays fast); ``chunker_help`` and ``cache_arg`` are the
+    ``--chunker`` help and the ``--cache`` option the other commands share."""
     p = sub.add_parser("synth", help="synthetic questions from a chat model: located facts, "
                                      "easy / hard questions, rejections with reasons; resumable")
     p.add_argument("corpus", metavar="DOCS", help="folder of .md/.txt or documents .jsonl")
@@ -72,7 +73,7 @@ def add_synth_parser(sub: Any) -> None:
     p.add_argument("--timeout", type=cutoff, default=120, help="seconds per request (120)")
     p.add_argument("--n", type=cutoff, default=20, help="target chunks (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the target order (default 0)")
-    p.add_argument("--chunker", type=spec_arg, default=None, help=CHUNKER_HELP)
+    p.add_argument("--chunker", type=spec_arg, default=None, help=chunker_help)
     p.add_argument("--hard", action="store_true",
                    help="also a hard question per target, in its distractors' words")
     p.add_argument("--distractors", default="bm25",

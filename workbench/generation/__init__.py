@@ -37,20 +37,20 @@ retrieval, golden, corpus, text and io).
 
 from __future__ import annotations
 
+from workbench.generation.agreement import RatingAgreement, cohen_kappa, rating_agreement
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache, cache_key
 from workbench.generation.calibration import (
     RELEVANCE_PROMPT_VERSION,
     CorrectedRate,
     JudgeCalibration,
-    RatingAgreement,
+    JudgeReport,
     RelevanceJudge,
     answer_relevance,
     calibrate_judge,
-    cohen_kappa,
     compare_grades,
     corrected_pass_rate,
     grader_of,
-    rating_agreement,
+    judge_report,
     rogan_gladen,
 )
 from workbench.generation.context import (
@@ -165,10 +165,10 @@ __all__ = [
     "oracle_context", "passthrough_context", "place_gold", "position_experiment",
     "resolve_citations", "run_generation_eval", "smollm2_gguf_path", "split_claims",
 ]
-__all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RatingAgreement",
-            "RelevanceJudge", "answer_relevance", "calibrate_judge", "cohen_kappa",
-            "compare_grades", "corrected_pass_rate", "grader_of", "rating_agreement",
-            "rogan_gladen"]
+__all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
+            "RatingAgreement", "RelevanceJudge", "answer_relevance", "calibrate_judge",
+            "cohen_kappa", "compare_grades", "corrected_pass_rate", "grader_of", "judge_report",
+            "rating_agreement", "rogan_gladen"]
 __all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
             "evaluate_rewrites", "last_user_turn_rewrite"]
 __all__ += ["REALISM_PROMPT_VERSION", "SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter",

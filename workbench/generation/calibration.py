@@ -3,13 +3,13 @@
 * :func:`calibrate_judge`: on answers a person graded pass/fail, the judge's sensitivity
   (P(judge passes | person passes)) and specificity (P(judge fails | person fails)) with
   exact Clopper-Pearson intervals, and Cohen's kappa.
-* :func:`cohen_kappa` (unweighted or quadratic-weighted) and :func:`rating_agreement`: how
-  well a judge's 1-5 ratings agree with a person's (exact and within-one agreement with exact
-  intervals, quadratic-weighted kappa with a seeded bootstrap interval over items); a judge
-  whose kappa interval does not clear 0 is not shown to beat chance.
 * :func:`corrected_pass_rate`: the pass rate of unlabelled answers corrected for the judge's
   measured error rates (Rogan-Gladen), with an interval that carries the uncertainty of both
   the calibration set and the judged set.
+* :func:`judge_report`: both in one honest report: calibrate on the labelled answers (the
+  judge's undecided grades left out and counted), then the raw and corrected pass rate of
+  the answers only the judge graded, or the refusal when the judge is not shown to beat
+  chance.
 * :func:`grader_of` / :func:`compare_grades`: the judge's model and prompt version are part of
   every judged :class:`~workbench.generation.grading.Grade`; a comparison of two runs whose
   judged grades come from different judges is refused, as comparisons across relevance
@@ -32,16 +32,15 @@ from typing import Any
 import numpy as np
 
 from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
-from workbench.evaluation.stats.intervals import check_resamples
+from workbench.generation.agreement import cohen_kappa
 from workbench.generation.grading import ChatJudge, Grade, answer_tokens, is_refusal
 from workbench.generation.prompt import ChatModel
 from workbench.io import WorkbenchError
 from workbench.retrieval.bm25 import STOPWORDS
 
-__all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RatingAgreement",
-           "RelevanceJudge", "answer_relevance", "calibrate_judge", "cohen_kappa",
-           "compare_grades", "corrected_pass_rate", "grader_of", "rating_agreement",
-           "rogan_gladen"]
+__all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
+           "RelevanceJudge", "answer_relevance", "calibrate_judge", "compare_grades",
+           "corrected_pass_rate", "grader_of", "judge_report", "rogan_gladen"]
 
 RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
 
@@ -103,121 +102,6 @@ def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = 
                             specificity=tn / neg, specificity_ci=spec_ci, kappa=kappa,
                             agreement=(tp + tn) / n, youden_low=sens_ci[0] + spec_ci[0] - 1.0,
                             confidence=confidence)
-
-
-def _confusion(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
-    """Counts of the pairs ``(a[i], b[i])`` (category indices below ``k``), as a k x k
-    matrix; ``a`` and ``b`` may be 2-D (one row per resample: one matrix per row)."""
-    codes = np.atleast_2d(a * k + b)
-    rows = np.arange(codes.shape[0])[:, None] * k * k
-    counts = np.bincount((codes + rows).ravel(), minlength=codes.shape[0] * k * k)
-    return counts.reshape(codes.shape[0], k, k)
-
-
-def _kappas(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``1 - sum(w * observed) / sum(w * expected)`` per confusion matrix (expected: the
-    product of the two raters' marginals); NaN where the expected disagreement is 0 (both
-    raters gave one and the same category to every item: kappa is undefined)."""
-    n = confusion.sum(axis=(1, 2), keepdims=True)
-    observed = confusion / n
-    expected = observed.sum(axis=2, keepdims=True) * observed.sum(axis=1, keepdims=True)
-    dis_o = (weights * observed).sum(axis=(1, 2))
-    dis_e = (weights * expected).sum(axis=(1, 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(dis_e > 1e-12, 1.0 - dis_o / dis_e, np.nan)
-
-
-def _kappa_inputs(a: Sequence[Any], b: Sequence[Any], categories: Sequence[Any],
-                  weights: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if weights not in ("none", "quadratic"):
-        raise WorkbenchError(f"weights must be 'none' or 'quadratic', got {weights!r}")
-    if len(a) != len(b) or not len(a):
-        raise WorkbenchError(f"kappa needs two equally long, non-empty lists of ratings: got "
-                             f"{len(a)} and {len(b)}")
-    index = {c: i for i, c in enumerate(categories)}
-    unknown = sorted({str(v) for v in [*a, *b] if v not in index})
-    if unknown:
-        raise WorkbenchError(f"ratings outside the categories {list(categories)}: {unknown[:5]}")
-    k = len(categories)
-    grid = np.arange(k)
-    w = ((grid[:, None] - grid[None, :]) ** 2 / max(k - 1, 1) ** 2 if weights == "quadratic"
-         else (grid[:, None] != grid[None, :]).astype(float))
-    return (np.asarray([index[v] for v in a]), np.asarray([index[v] for v in b]), w)
-
-
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any], categories: Sequence[Any],
-                weights: str = "none") -> float:
-    """Cohen's kappa of two raters' ratings of the same items (``a[i]``, ``b[i]``) on the
-    ordered ``categories``: ``1 - sum(w O) / sum(w E)`` with ``O`` the observed and ``E`` the
-    chance (product of marginals) proportions; ``weights`` ``"none"`` (``w = 1`` off the
-    diagonal: the classic ``(p_o - p_e) / (1 - p_e)``, Cohen 1960) or ``"quadratic"`` (``w =
-    (i - j)^2 / (k - 1)^2``, Cohen 1968, "Weighted kappa", Psychol Bull 70:213-220). NaN when
-    undefined (both raters used one and the same category throughout)."""
-    x, y, w = _kappa_inputs(a, b, categories, weights)
-    return float(_kappas(_confusion(x, y, len(categories)), w)[0])
-
-
-@dataclass(frozen=True)
-class RatingAgreement:
-    """A judge's ratings against a person's on ``n`` items: ``exact`` and ``within_one``
-    agreement (exact Clopper-Pearson intervals), quadratic-weighted ``kappa`` (NaN when
-    undefined) with a percentile bootstrap interval over items (``resamples``, ``seed``).
-    ``within_one``: the ratings are the same or adjacent categories.
-    ``better_than_chance`` when the kappa interval's lower bound is above 0."""
-
-    judge: str
-    n: int
-    exact: float
-    exact_ci: tuple[float, float]
-    within_one: float
-    within_one_ci: tuple[float, float]
-    kappa: float
-    kappa_ci: tuple[float, float]
-    resamples: int
-    seed: int
-    confidence: float = 0.95
-    unreadable: int = 0
-
-    @property
-    def better_than_chance(self) -> bool:
-        return bool(self.kappa_ci[0] > 0.0)
-
-    def summary(self) -> str:
-        return (f"{self.judge or 'judge'} vs the person on {self.n} items: quadratic-weighted "
-                f"kappa {self.kappa:.3f} [{self.kappa_ci[0]:.3f}, {self.kappa_ci[1]:.3f}], exact "
-                f"agreement {self.exact:.3f} [{self.exact_ci[0]:.3f}, {self.exact_ci[1]:.3f}], "
-                f"within one {self.within_one:.3f} [{self.within_one_ci[0]:.3f}, "
-                f"{self.within_one_ci[1]:.3f}]" + (f"; {self.unreadable} unreadable replies "
-                                                   "left out" if self.unreadable else ""))
-
-
-def rating_agreement(person: Sequence[int], judged: Sequence[int], judge: str = "", *,
-                     categories: Sequence[int] = (1, 2, 3, 4, 5), confidence: float = 0.95,
-                     resamples: int = 2000, seed: int = 0,
-                     unreadable: int = 0) -> RatingAgreement:
-    """How well ``judged[i]`` agrees with ``person[i]`` (ratings on ordered ``categories``).
-
-    The kappa interval resamples items with replacement (seeded); a resample in which kappa
-    is undefined (one category throughout) says nothing and is counted as 0 at the lower
-    edge and 1 at the upper one, so a handful of items never gives a narrow interval.
-    ``unreadable`` (judge replies without a rating, left out by the caller) is recorded."""
-    check_resamples(resamples)
-    x, y, w = _kappa_inputs(person, judged, categories, "quadratic")
-    k, n = len(categories), x.size
-    kappa = float(_kappas(_confusion(x, y, k), w)[0])
-    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    boot = _kappas(_confusion(x[idx], y[idx], k), w)
-    tail = (1.0 - confidence) / 2.0
-    low = float(np.quantile(np.where(np.isnan(boot), 0.0, boot), tail))
-    high = float(np.quantile(np.where(np.isnan(boot), 1.0, boot), 1.0 - tail))
-    if not np.isnan(kappa):
-        low, high = min(low, kappa), max(high, kappa)
-    exact, near = int((x == y).sum()), int((np.abs(x - y) <= 1).sum())  # adjacent categories
-    return RatingAgreement(judge=judge, n=n, exact=exact / n,
-                           exact_ci=clopper_pearson(exact, n, confidence),
-                           within_one=near / n, within_one_ci=clopper_pearson(near, n, confidence),
-                           kappa=kappa, kappa_ci=(low, high), resamples=resamples, seed=seed,
-                           confidence=confidence, unreadable=unreadable)
 
 
 def rogan_gladen(p_judged: float | np.ndarray, sensitivity: float | np.ndarray,
@@ -287,6 +171,55 @@ def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *
                          method=f"parametric bootstrap over calibration and judged sets "
                                 f"({resamples} resamples)",
                          confidence=calibration.confidence)
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """:func:`judge_report`'s result: the ``calibration``, the judge's ``undecided`` grades
+    left out of it and of ``judged_n`` (the answers only the judge graded), and either the
+    ``corrected`` rate or the ``refusal`` (why none is reported)."""
+
+    calibration: JudgeCalibration
+    undecided: int
+    judged_n: int
+    corrected: CorrectedRate | None
+    refusal: str | None
+
+    def summary(self) -> str:
+        c = self.calibration
+        head = (f"{c.judge or 'judge'} on {c.n} labelled answers ({c.positives} passed by the "
+                f"person, {self.undecided} undecided grades left out): sensitivity "
+                f"{c.sensitivity:.3f} [{c.sensitivity_ci[0]:.3f}, {c.sensitivity_ci[1]:.3f}], "
+                f"specificity {c.specificity:.3f} [{c.specificity_ci[0]:.3f}, "
+                f"{c.specificity_ci[1]:.3f}], kappa {c.kappa:.3f}")
+        if self.corrected is None:
+            return f"{head}; corrected pass rate refused: {self.refusal}"
+        r = self.corrected
+        return (f"{head}; on {r.n} answers only it graded: raw pass rate {r.judged_rate:.3f} "
+                f"[{r.judged_ci[0]:.3f}, {r.judged_ci[1]:.3f}], corrected {r.corrected:.3f} "
+                f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]")
+
+
+def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
+                 unlabelled: Sequence[bool | None], judge: str = "", *,
+                 confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> JudgeReport:
+    """Calibrate ``judged`` against ``human`` (same answers) and correct the judge's pass rate
+    on ``unlabelled`` (answers no person graded). The judge's undecided verdicts (None) are
+    left out of both and counted in ``undecided``; a judge not shown to beat chance gets no
+    corrected rate, only the :func:`corrected_pass_rate` refusal's reason."""
+    if len(human) != len(judged):
+        raise WorkbenchError(f"human and judged differ in length: {len(human)} vs {len(judged)}")
+    pairs = [(h, j) for h, j in zip(human, judged, strict=True) if j is not None]
+    rest = [j for j in unlabelled if j is not None]
+    undecided = len(judged) - len(pairs) + len(unlabelled) - len(rest)
+    cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
+    try:
+        rate: CorrectedRate | None = corrected_pass_rate(cal, rest, resamples=resamples,
+                                                         seed=seed)
+        refusal = None
+    except WorkbenchError as exc:
+        rate, refusal = None, str(exc)
+    return JudgeReport(cal, undecided, len(rest), rate, refusal)
 
 
 # ----------------------------------------------------------------------------- pin

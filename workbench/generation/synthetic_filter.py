@@ -8,7 +8,7 @@
   a judge used unmeasured is warned about (:class:`UnmeasuredJudgeWarning`).
 * :func:`realism_agreement`: how well the judge agrees with the person, on the person's own
   scores held out (k folds: the few shots from the other folds, each fold judged), through
-  :func:`~workbench.generation.calibration.rating_agreement`.
+  :func:`~workbench.generation.agreement.rating_agreement`.
 * :func:`lexical_overlap` / :func:`overlap_table`: the share of a question's content terms
   found in the chunk holding its answer, the figure that shows synthetic questions borrowing
   the chunk's words (the seed's warning), beside the same figure for real questions.
@@ -32,7 +32,7 @@ import pandas as pd
 from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, Run
 from workbench.evaluation.stats import mean_interval
-from workbench.generation.calibration import RatingAgreement, rating_agreement
+from workbench.generation.agreement import RatingAgreement, rating_agreement
 from workbench.generation.grading import ChatJudge
 from workbench.generation.prompt import ChatModel
 from workbench.golden import GoldenItem
@@ -108,7 +108,7 @@ def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, f
     the items are shuffled (``seed``) into ``folds`` parts; each part is judged by a judge
     whose few shots are the other parts. Unreadable replies are left out and counted
     (:attr:`RatingAgreement.unreadable`); the statistics are
-    :func:`~workbench.generation.calibration.rating_agreement`'s."""
+    :func:`~workbench.generation.agreement.rating_agreement`'s."""
     rows = [(q, _check_score(q, s)) for q, s in scored]
     if not 2 <= folds <= len(rows):
         raise WorkbenchError(f"agreement needs 2 <= folds <= the {len(rows)} scored questions, "
