@@ -180,13 +180,17 @@ def test_judge_report_counts_undecided_and_refuses_or_corrects():
     good = [True] * 18 + [False, None] + [False] * 17 + [True, None, None]
     report = judge_report(human, good, [True, None, False, False], judge="j")
     cal = report.calibration
-    assert report.undecided == 4 and cal.n == 37 and cal.positives + cal.negatives == cal.n
+    assert cal is not None and report.labelled == cal.n == 37
+    assert report.undecided == 4 and cal.positives + cal.negatives == cal.n
     assert report.judged_n == 3 and report.refusal is None and report.corrected is not None
     assert report.corrected.ci[0] <= report.corrected.corrected <= report.corrected.ci[1]
     assert "corrected" in report.summary()
     coin = judge_report(human, [True, False] * 20, [True, False])
     assert coin.corrected is None and "not shown to beat chance" in (coin.refusal or "")
     assert "refused" in coin.summary()
+    mute = judge_report(human, [None] * 20 + [False] * 20, [None])
+    assert mute.calibration is None and mute.labelled == 20 and mute.undecided == 21
+    assert "passed and failed" in (mute.refusal or "") and mute.corrected is None
 
 
 # ----------------------------------------------------------------------------- real model
@@ -253,9 +257,12 @@ def test_real_model_judge_calibrated_on_the_handbook_answers(local_server, handb
     report = judge_report(person[::2], verdicts[::2], verdicts[1::2], judge=name)
     with capsys.disabled():
         print(f"\n{report.summary()}")
+    assert report.labelled + report.judged_n + report.undecided == len(answers)
     cal = report.calibration
-    assert cal.positives + cal.negatives == cal.n
-    assert cal.n + report.judged_n + report.undecided == len(answers)
+    if cal is None:  # the decided answers hold no pass (or no fail) by the person
+        assert report.corrected is None and "passed and failed" in (report.refusal or "")
+        return
+    assert cal.positives + cal.negatives == cal.n == report.labelled
     assert cal.sensitivity_ci[0] <= cal.sensitivity <= cal.sensitivity_ci[1]
     assert cal.specificity_ci[0] <= cal.specificity <= cal.specificity_ci[1]
     if cal.youden_low <= 0:  # Youden's J interval reaches 0: no corrected rate

@@ -175,11 +175,14 @@ def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *
 
 @dataclass(frozen=True)
 class JudgeReport:
-    """:func:`judge_report`'s result: the ``calibration``, the judge's ``undecided`` grades
-    left out of it and of ``judged_n`` (the answers only the judge graded), and either the
-    ``corrected`` rate or the ``refusal`` (why none is reported)."""
+    """:func:`judge_report`'s result: the ``calibration`` on the ``labelled`` answers the
+    judge decided (None when those hold no answer the person passed, or none they failed),
+    the judge's ``undecided`` grades left out of it and of ``judged_n`` (the answers only the
+    judge graded), and either the ``corrected`` rate or the ``refusal`` (why none is
+    reported)."""
 
-    calibration: JudgeCalibration
+    calibration: JudgeCalibration | None
+    labelled: int
     undecided: int
     judged_n: int
     corrected: CorrectedRate | None
@@ -187,8 +190,11 @@ class JudgeReport:
 
     def summary(self) -> str:
         c = self.calibration
+        if c is None:
+            return (f"{self.labelled} labelled answers decided by the judge ({self.undecided} "
+                    f"undecided grades left out): {self.refusal}")
         head = (f"{c.judge or 'judge'} on {c.n} labelled answers ({c.positives} passed by the "
-                f"person, {self.undecided} undecided grades left out): sensitivity "
+                f"person; {self.undecided} undecided grades left out): sensitivity "
                 f"{c.sensitivity:.3f} [{c.sensitivity_ci[0]:.3f}, {c.sensitivity_ci[1]:.3f}], "
                 f"specificity {c.specificity:.3f} [{c.specificity_ci[0]:.3f}, "
                 f"{c.specificity_ci[1]:.3f}], kappa {c.kappa:.3f}")
@@ -205,21 +211,23 @@ def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
                  confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> JudgeReport:
     """Calibrate ``judged`` against ``human`` (same answers) and correct the judge's pass rate
     on ``unlabelled`` (answers no person graded). The judge's undecided verdicts (None) are
-    left out of both and counted in ``undecided``; a judge not shown to beat chance gets no
-    corrected rate, only the :func:`corrected_pass_rate` refusal's reason."""
+    left out of both and counted in ``undecided``. No corrected rate, only the reason, when
+    the decided answers cannot calibrate the judge (no pass or no fail by the person among
+    them) or the judge is not shown to beat chance (:func:`corrected_pass_rate`)."""
     if len(human) != len(judged):
         raise WorkbenchError(f"human and judged differ in length: {len(human)} vs {len(judged)}")
     pairs = [(h, j) for h, j in zip(human, judged, strict=True) if j is not None]
     rest = [j for j in unlabelled if j is not None]
     undecided = len(judged) - len(pairs) + len(unlabelled) - len(rest)
-    cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
+    cal: JudgeCalibration | None = None
+    rate: CorrectedRate | None = None
+    refusal: str | None = None
     try:
-        rate: CorrectedRate | None = corrected_pass_rate(cal, rest, resamples=resamples,
-                                                         seed=seed)
-        refusal = None
+        cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
+        rate = corrected_pass_rate(cal, rest, resamples=resamples, seed=seed)
     except WorkbenchError as exc:
-        rate, refusal = None, str(exc)
-    return JudgeReport(cal, undecided, len(rest), rate, refusal)
+        refusal = str(exc)
+    return JudgeReport(cal, len(pairs), undecided, len(rest), rate, refusal)
 
 
 # ----------------------------------------------------------------------------- pin
