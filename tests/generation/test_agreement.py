@@ -44,9 +44,13 @@ def test_a_constant_judge_has_kappa_zero_and_is_not_above_chance(person, constan
     assert not got.better_than_chance
 
 
-def test_kappa_is_undefined_when_both_raters_use_one_category():
-    got = rating_agreement([3, 3, 3, 3], [3, 3, 3, 3], resamples=200)
+@pytest.mark.parametrize(("person", "judged"), [([3, 3, 3, 3], [3, 3, 3, 3]),
+                                               ([3, 3, 3, 3], [1, 5, 2, 4]), ([2], [4]),
+                                               ([5], [5])])
+def test_kappa_is_undefined_when_the_person_used_one_category(person, judged):
+    got = rating_agreement(person, judged, resamples=200)
     assert math.isnan(got.kappa) and not got.better_than_chance
+    assert got.kappa_ci == (0.0, 1.0)  # nothing measured: the widest interval
 
 
 @settings(max_examples=60)

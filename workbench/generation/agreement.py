@@ -103,8 +103,9 @@ class RatingAgreement:
         return bool(self.kappa_ci[0] > 0.0)
 
     def summary(self) -> str:
+        kappa = "undefined" if np.isnan(self.kappa) else f"{self.kappa:.3f}"
         return (f"{self.judge or 'judge'} vs the person on {self.n} items: quadratic-weighted "
-                f"kappa {self.kappa:.3f} [{self.kappa_ci[0]:.3f}, {self.kappa_ci[1]:.3f}], exact "
+                f"kappa {kappa} [{self.kappa_ci[0]:.3f}, {self.kappa_ci[1]:.3f}], exact "
                 f"agreement {self.exact:.3f} [{self.exact_ci[0]:.3f}, {self.exact_ci[1]:.3f}], "
                 f"within one {self.within_one:.3f} [{self.within_one_ci[0]:.3f}, "
                 f"{self.within_one_ci[1]:.3f}]" + (f"; {self.unreadable} unreadable replies "
@@ -117,16 +118,19 @@ def rating_agreement(person: Sequence[int], judged: Sequence[int], judge: str = 
                      unreadable: int = 0) -> RatingAgreement:
     """How well ``judged[i]`` agrees with ``person[i]`` (ratings on ordered ``categories``).
 
-    The kappa interval resamples items with replacement (seeded); a resample in which kappa
-    is undefined (one category throughout) says nothing and is counted as 0 at the lower
-    edge and 1 at the upper one, so a handful of items never gives a narrow interval.
+    Kappa is left undefined (NaN) when the person used one category: agreement beyond chance
+    needs something to agree on (one item, or all scored 4). The kappa interval resamples
+    items with replacement (seeded); a resample in which kappa is undefined says nothing and
+    is counted as 0 at the lower edge and 1 at the upper one, so a handful of items never
+    gives a narrow interval.
     ``unreadable`` (judge replies without a rating, left out by the caller) is recorded."""
     check_resamples(resamples)
     x, y, w = _kappa_inputs(person, judged, categories, "quadratic")
     k, n = len(categories), x.size
-    kappa = float(_kappas(_confusion(x, y, k), w)[0])
+    kappa = float(_kappas(_confusion(x, y, k), w)[0]) if np.unique(x).size > 1 else np.nan
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     boot = _kappas(_confusion(x[idx], y[idx], k), w)
+    boot[(x[idx] == x[idx][:, :1]).all(axis=1)] = np.nan  # the person used one category
     tail = (1.0 - confidence) / 2.0
     low = float(np.quantile(np.where(np.isnan(boot), 0.0, boot), tail))
     high = float(np.quantile(np.where(np.isnan(boot), 1.0, boot), 1.0 - tail))
