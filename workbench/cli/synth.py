@@ -72,7 +72,8 @@ def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
                         "OPENAI_API_KEY; none is sent when it is unset)")
     p.add_argument("--timeout", type=cutoff, default=120, help="seconds per request (120)")
     p.add_argument("--n", type=cutoff, default=20, help="target chunks (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the target order (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the target order and of the judge's folds (default 0)")
     p.add_argument("--chunker", type=spec_arg, default=None, help=chunker_help)
     p.add_argument("--hard", action="store_true",
                    help="also a hard question per target, in its distractors' words")
@@ -88,8 +89,6 @@ def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
                    help="folds of the person's scores to measure the judge on (default 2)")
     cache_arg(p)
     p.set_defaults(fn=run_synth_command)
-
-
 
 
 def rejected_path(out: Path) -> Path:
