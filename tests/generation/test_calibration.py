@@ -23,6 +23,7 @@ from workbench.generation.calibration import (
     compare_grades,
     corrected_pass_rate,
     grader_of,
+    judge_report,
     rogan_gladen,
 )
 
@@ -174,10 +175,29 @@ def test_a_refusal_never_addresses_the_question(extra):
     assert grade.passed is False
 
 
+def test_judge_report_counts_undecided_and_refuses_or_corrects():
+    human = [True] * 20 + [False] * 20
+    good = [True] * 18 + [False, None] + [False] * 17 + [True, None, None]
+    report = judge_report(human, good, [True, None, False, False], judge="j")
+    cal = report.calibration
+    assert cal is not None and report.labelled == cal.n == 37
+    assert report.undecided == 4 and cal.positives + cal.negatives == cal.n
+    assert report.judged_n == 3 and report.refusal is None and report.corrected is not None
+    assert report.corrected.ci[0] <= report.corrected.corrected <= report.corrected.ci[1]
+    assert "corrected" in report.summary()
+    coin = judge_report(human, [True, False] * 20, [True, False])
+    assert coin.corrected is None and "not shown to beat chance" in (coin.refusal or "")
+    assert "refused" in coin.summary()
+    mute = judge_report(human, [None] * 20 + [False] * 20, [None])
+    assert mute.calibration is None and mute.labelled == 20 and mute.undecided == 21
+    assert "passed and failed" in (mute.refusal or "") and mute.corrected is None
+
+
 # ----------------------------------------------------------------------------- real model
 
-@pytest.mark.slow
-def test_real_model_judges_through_the_local_server():
+@pytest.fixture(scope="module")
+def local_server():
+    """The real local OpenAI-compatible server with the offline SmolLM2: its client."""
     pytest.importorskip("transformers")
     from workbench.generation import smollm2_gguf_path
 
@@ -187,7 +207,7 @@ def test_real_model_judges_through_the_local_server():
         pytest.skip(str(exc))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",
-                             "--max-new-tokens", "32"], cwd=ROOT, env=env,
+                             "--max-new-tokens", "48"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline, line = time.monotonic() + 240, ""
@@ -199,22 +219,74 @@ def test_real_model_judges_through_the_local_server():
             if "listening on" in line:
                 break
         url = line.split("listening on ", 1)[1].split()[0]
-        client = OpenAIChatGenerator(url, "SmolLM2", api_key_env="", max_retries=1,
-                                     timeout=120, model_id="SmolLM2-135M-Instruct@server")
-        judge = LLMJudge(client, max_tokens=32)
-        ctx = context_from_passages([("leave#0", "leave", "Staff receive 25 days of annual "
-                                      "leave.")])
-        grades = [judge.judge("How many days of leave?", a, ctx)
-                  for a in ("Staff receive 25 days of annual leave.", "Staff receive 3 days.")]
-        for g in grades:
-            assert g.method in ("judge", "undecided")
-            assert grader_of(g) == f"{g.method}:SmolLM2-135M-Instruct@server@" \
-                                   "faithfulness-claims-v1"
-            assert all(c["error"] is None for c in g.details["claims"])
-        rel = answer_relevance("How many days of leave?", "The office opens at nine.",
-                               judge=RelevanceJudge(client))
-        assert rel.method in ("judge", "undecided") and rel.details["model_id"]
-        assert rel.details["error"] is None and rel.details["reply"]
+        yield OpenAIChatGenerator(url, "SmolLM2", api_key_env="", max_retries=1, timeout=120,
+                                  model_id="SmolLM2-135M-Instruct@server")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_real_model_judge_calibrated_on_the_handbook_answers(local_server, handbook, capsys):
+    """The claim judge (its own prompt, the offline SmolLM2 through the local server; the
+    item's evidence as the reference context) on the extractive reader's answers to the
+    handbook questions, which the owners' must-mention labels grade: calibrated on half,
+    the other half corrected, or refused when the judge is not shown to beat chance."""
+    from workbench.chunking import RecursiveChunker, chunk_corpus
+    from workbench.generation import JUDGE_PROMPT_VERSION, ExtractiveReader, run_generation_eval
+    from workbench.retrieval import BM25Retriever
+
+    docs, golden = handbook
+    chunks = chunk_corpus(RecursiveChunker(size=600), docs)
+    result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
+                                 documents=docs, k=5, modes=("live",))
+    frame = result.frame
+    answers = frame[frame.answerable & frame.passed.notna()].reset_index(drop=True)
+    items = {i.qid: i for i in golden}
+    judge = LLMJudge(local_server, max_tokens=48)
+    grades = []
+    for qid, answer in zip(answers.qid, answers.answer, strict=True):
+        reference = context_from_passages([(f"{e.doc_id}@{e.start}", e.doc_id, e.text)
+                                           for e in items[qid].evidence])
+        grades.append(judge.judge(items[qid].question, answer, reference))
+    name = f"judge:SmolLM2-135M-Instruct@server@{JUDGE_PROMPT_VERSION}"
+    assert all(grader_of(g) in (name, name.replace("judge:", "undecided:", 1)) for g in grades)
+    assert all(c["error"] is None for g in grades for c in g.details["claims"])
+    person = answers.passed.astype(bool).tolist()
+    verdicts = [g.passed for g in grades]
+    report = judge_report(person[::2], verdicts[::2], verdicts[1::2], judge=name)
+    with capsys.disabled():
+        print(f"\n{report.summary()}")
+    assert report.labelled + report.judged_n + report.undecided == len(answers)
+    cal = report.calibration
+    if cal is None:  # the decided answers hold no pass (or no fail) by the person
+        assert report.corrected is None and "passed and failed" in (report.refusal or "")
+        return
+    assert cal.positives + cal.negatives == cal.n == report.labelled
+    assert cal.sensitivity_ci[0] <= cal.sensitivity <= cal.sensitivity_ci[1]
+    assert cal.specificity_ci[0] <= cal.specificity <= cal.specificity_ci[1]
+    if cal.youden_low <= 0:  # Youden's J interval reaches 0: no corrected rate
+        assert report.corrected is None and "not shown to beat chance" in (report.refusal or "")
+    else:
+        rate = report.corrected
+        assert rate is not None and rate.n == report.judged_n
+        assert 0 <= rate.ci[0] <= rate.corrected <= rate.ci[1] <= 1
+
+
+@pytest.mark.slow
+def test_real_model_judges_through_the_local_server(local_server):
+    client = local_server
+    judge = LLMJudge(client, max_tokens=32)
+    ctx = context_from_passages([("leave#0", "leave", "Staff receive 25 days of annual "
+                                  "leave.")])
+    grades = [judge.judge("How many days of leave?", a, ctx)
+              for a in ("Staff receive 25 days of annual leave.", "Staff receive 3 days.")]
+    for g in grades:
+        assert g.method in ("judge", "undecided")
+        assert grader_of(g) == f"{g.method}:SmolLM2-135M-Instruct@server@" \
+                               "faithfulness-claims-v1"
+        assert all(c["error"] is None for c in g.details["claims"])
+    rel = answer_relevance("How many days of leave?", "The office opens at nine.",
+                           judge=RelevanceJudge(client))
+    assert rel.method in ("judge", "undecided") and rel.details["model_id"]
+    assert rel.details["error"] is None and rel.details["reply"]

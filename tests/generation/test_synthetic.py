@@ -21,6 +21,7 @@ from workbench.generation.synthetic import (
 )
 from workbench.generation.synthetic_filter import (
     RealismJudge,
+    UnmeasuredJudgeWarning,
     filter_synthetic,
     fooled_by,
     item_slices,
@@ -211,7 +212,8 @@ def test_filter_keeps_exactly_the_items_scored_at_or_above_the_threshold(scores,
     human = {f"s{i}": scores[i] for i in range(n_human)}
     model = ScoringModel({f"question {i}": s for i, s in enumerate(scores)})
     judge = RealismJudge(model, [(f"question {i}", scores[i]) for i in range(n_human)])
-    result = filter_synthetic(items, human, judge, threshold=threshold)
+    with pytest.warns(UnmeasuredJudgeWarning, match="agreement"):
+        result = filter_synthetic(items, human, judge, threshold=threshold)
     assert [i.qid for i in result.kept] == [f"s{i}" for i, s in enumerate(scores)
                                            if s >= threshold]
     assert all(i.extra["realism"] >= threshold for i in result.kept)
@@ -236,7 +238,8 @@ def test_filter_refuses_bad_scores_and_records_unreadable_replies():
         filter_synthetic(items, {"zz": 4}, None)
     with pytest.raises(ValueError, match="needs examples"):
         RealismJudge(ScoringModel({}), [])
-    result = filter_synthetic(items, {"a": 4}, RealismJudge(ScoringModel({}), [("q a", 4)]))
+    with pytest.warns(UnmeasuredJudgeWarning):
+        result = filter_synthetic(items, {"a": 4}, RealismJudge(ScoringModel({}), [("q a", 4)]))
     row = result.table.set_index("qid").loc["b"]
     assert [i.qid for i in result.kept] == ["a"] and math.isnan(row["score"])
     assert row["reply"] == "unsure"

@@ -1,4 +1,4 @@
-"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report, cache.
+"""The ``workbench`` command: trec, validate, eval, chunks, sweep, gate, report, cache, synth.
 
 A user error (a bad file, a bad spec, a value out of range, a folder where a file belongs, a
 full disk or read-only target) is the package's own :class:`~workbench.io.WorkbenchError`:
@@ -293,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", help="a second routes JSONL: paired comparison against it")
     p.add_argument("-k", type=cutoff, default=2, help="recall cutoff (default 2)")
     p.set_defaults(fn=_route)
+    from workbench.cli.synth import add_synth_parser  # its command imports run on use
+
+    add_synth_parser(sub, CHUNKER_HELP, cache_arg)
     return parser
 
 

@@ -37,17 +37,20 @@ retrieval, golden, corpus, text and io).
 
 from __future__ import annotations
 
+from workbench.generation.agreement import RatingAgreement, cohen_kappa, rating_agreement
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache, cache_key
 from workbench.generation.calibration import (
     RELEVANCE_PROMPT_VERSION,
     CorrectedRate,
     JudgeCalibration,
+    JudgeReport,
     RelevanceJudge,
     answer_relevance,
     calibrate_judge,
     compare_grades,
     corrected_pass_rate,
     grader_of,
+    judge_report,
     rogan_gladen,
 )
 from workbench.generation.context import (
@@ -138,11 +141,14 @@ from workbench.generation.synthetic_filter import (
     REALISM_PROMPT_VERSION,
     RealismJudge,
     SyntheticFilter,
+    UnmeasuredJudgeWarning,
+    UntrustedJudgeError,
     filter_synthetic,
     fooled_by,
     item_slices,
     lexical_overlap,
     overlap_table,
+    realism_agreement,
 )
 
 __all__ = [
@@ -159,12 +165,14 @@ __all__ = [
     "oracle_context", "passthrough_context", "place_gold", "position_experiment",
     "resolve_citations", "run_generation_eval", "smollm2_gguf_path", "split_claims",
 ]
-__all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
-            "answer_relevance", "calibrate_judge", "compare_grades", "corrected_pass_rate",
-            "grader_of", "rogan_gladen"]
+__all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
+            "RatingAgreement", "RelevanceJudge", "answer_relevance", "calibrate_judge",
+            "cohen_kappa", "compare_grades", "corrected_pass_rate", "grader_of", "judge_report",
+            "rating_agreement", "rogan_gladen"]
 __all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
             "evaluate_rewrites", "last_user_turn_rewrite"]
 __all__ += ["REALISM_PROMPT_VERSION", "SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter",
-            "RealismJudge", "Rejected", "SyntheticFilter", "SyntheticRun", "filter_synthetic",
+            "RealismJudge", "Rejected", "SyntheticFilter", "SyntheticRun",
+            "UnmeasuredJudgeWarning", "UntrustedJudgeError", "filter_synthetic",
             "find_distractors", "fooled_by", "generate_synthetic", "item_slices", "lexical_overlap",
-            "overlap_table", "sample_chunks"]
+            "overlap_table", "realism_agreement", "sample_chunks"]

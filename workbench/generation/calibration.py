@@ -6,6 +6,10 @@
 * :func:`corrected_pass_rate`: the pass rate of unlabelled answers corrected for the judge's
   measured error rates (Rogan-Gladen), with an interval that carries the uncertainty of both
   the calibration set and the judged set.
+* :func:`judge_report`: both in one honest report: calibrate on the labelled answers (the
+  judge's undecided grades left out and counted), then the raw and corrected pass rate of
+  the answers only the judge graded, or the refusal when the judge is not shown to beat
+  chance.
 * :func:`grader_of` / :func:`compare_grades`: the judge's model and prompt version are part of
   every judged :class:`~workbench.generation.grading.Grade`; a comparison of two runs whose
   judged grades come from different judges is refused, as comparisons across relevance
@@ -28,14 +32,15 @@ from typing import Any
 import numpy as np
 
 from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
+from workbench.generation.agreement import cohen_kappa
 from workbench.generation.grading import ChatJudge, Grade, answer_tokens, is_refusal
 from workbench.generation.prompt import ChatModel
 from workbench.io import WorkbenchError
 from workbench.retrieval.bm25 import STOPWORDS
 
-__all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "RelevanceJudge",
-           "answer_relevance", "calibrate_judge", "compare_grades", "corrected_pass_rate",
-           "grader_of", "rogan_gladen"]
+__all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
+           "RelevanceJudge", "answer_relevance", "calibrate_judge", "compare_grades",
+           "corrected_pass_rate", "grader_of", "judge_report", "rogan_gladen"]
 
 RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
 
@@ -91,13 +96,11 @@ def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = 
     sens_ci = clopper_pearson(tp, pos, confidence)
     spec_ci = clopper_pearson(tn, neg, confidence)
     n = h.size
-    p_o = (tp + tn) / n
-    p_e = (pos / n) * (j.mean()) + (neg / n) * (1.0 - j.mean())
-    kappa = 1.0 if p_e >= 1.0 else float((p_o - p_e) / (1.0 - p_e))
+    kappa = cohen_kappa(h.tolist(), j.tolist(), (False, True))  # defined: h holds both
     return JudgeCalibration(judge=judge, n=n, positives=pos, negatives=neg,
                             sensitivity=tp / pos, sensitivity_ci=sens_ci,
                             specificity=tn / neg, specificity_ci=spec_ci, kappa=kappa,
-                            agreement=p_o, youden_low=sens_ci[0] + spec_ci[0] - 1.0,
+                            agreement=(tp + tn) / n, youden_low=sens_ci[0] + spec_ci[0] - 1.0,
                             confidence=confidence)
 
 
@@ -168,6 +171,63 @@ def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *
                          method=f"parametric bootstrap over calibration and judged sets "
                                 f"({resamples} resamples)",
                          confidence=calibration.confidence)
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """:func:`judge_report`'s result: the ``calibration`` on the ``labelled`` answers the
+    judge decided (None when those hold no answer the person passed, or none they failed),
+    the judge's ``undecided`` grades left out of it and of ``judged_n`` (the answers only the
+    judge graded), and either the ``corrected`` rate or the ``refusal`` (why none is
+    reported)."""
+
+    calibration: JudgeCalibration | None
+    labelled: int
+    undecided: int
+    judged_n: int
+    corrected: CorrectedRate | None
+    refusal: str | None
+
+    def summary(self) -> str:
+        c = self.calibration
+        if c is None:
+            return (f"{self.labelled} labelled answers decided by the judge ({self.undecided} "
+                    f"undecided grades left out): {self.refusal}")
+        head = (f"{c.judge or 'judge'} on {c.n} labelled answers ({c.positives} passed by the "
+                f"person; {self.undecided} undecided grades left out): sensitivity "
+                f"{c.sensitivity:.3f} [{c.sensitivity_ci[0]:.3f}, {c.sensitivity_ci[1]:.3f}], "
+                f"specificity {c.specificity:.3f} [{c.specificity_ci[0]:.3f}, "
+                f"{c.specificity_ci[1]:.3f}], kappa {c.kappa:.3f}")
+        if self.corrected is None:
+            return f"{head}; corrected pass rate refused: {self.refusal}"
+        r = self.corrected
+        return (f"{head}; on {r.n} answers only it graded: raw pass rate {r.judged_rate:.3f} "
+                f"[{r.judged_ci[0]:.3f}, {r.judged_ci[1]:.3f}], corrected {r.corrected:.3f} "
+                f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]")
+
+
+def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
+                 unlabelled: Sequence[bool | None], judge: str = "", *,
+                 confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> JudgeReport:
+    """Calibrate ``judged`` against ``human`` (same answers) and correct the judge's pass rate
+    on ``unlabelled`` (answers no person graded). The judge's undecided verdicts (None) are
+    left out of both and counted in ``undecided``. No corrected rate, only the reason, when
+    the decided answers cannot calibrate the judge (no pass or no fail by the person among
+    them) or the judge is not shown to beat chance (:func:`corrected_pass_rate`)."""
+    if len(human) != len(judged):
+        raise WorkbenchError(f"human and judged differ in length: {len(human)} vs {len(judged)}")
+    pairs = [(h, j) for h, j in zip(human, judged, strict=True) if j is not None]
+    rest = [j for j in unlabelled if j is not None]
+    undecided = len(judged) - len(pairs) + len(unlabelled) - len(rest)
+    cal: JudgeCalibration | None = None
+    rate: CorrectedRate | None = None
+    refusal: str | None = None
+    try:
+        cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
+        rate = corrected_pass_rate(cal, rest, resamples=resamples, seed=seed)
+    except WorkbenchError as exc:
+        refusal = str(exc)
+    return JudgeReport(cal, len(pairs), undecided, len(rest), rate, refusal)
 
 
 # ----------------------------------------------------------------------------- pin

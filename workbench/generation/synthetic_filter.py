@@ -3,7 +3,12 @@
 * :func:`filter_synthetic`: scores 1-5 a person gave a sample (see
   :class:`~workbench.widgets.RealismScorer`) are the few-shot examples of a
   :class:`RealismJudge` that scores the rest; items at or above the threshold are kept, each
-  with ``realism`` and ``realism_judge`` recorded in ``extra``.
+  with ``realism`` and ``realism_judge`` recorded in ``extra``. Given the judge's measured
+  ``agreement`` (:func:`realism_agreement`), a judge not shown to beat chance is refused;
+  a judge used unmeasured is warned about (:class:`UnmeasuredJudgeWarning`).
+* :func:`realism_agreement`: how well the judge agrees with the person, on the person's own
+  scores held out (k folds: the few shots from the other folds, each fold judged), through
+  :func:`~workbench.generation.agreement.rating_agreement`.
 * :func:`lexical_overlap` / :func:`overlap_table`: the share of a question's content terms
   found in the chunk holding its answer, the figure that shows synthetic questions borrowing
   the chunk's words (the seed's warning), beside the same figure for real questions.
@@ -15,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,14 +32,16 @@ import pandas as pd
 from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, Run
 from workbench.evaluation.stats import mean_interval
+from workbench.generation.agreement import RatingAgreement, rating_agreement
 from workbench.generation.grading import ChatJudge
 from workbench.generation.prompt import ChatModel
 from workbench.golden import GoldenItem
-from workbench.io import WorkbenchError
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.retrieval.bm25 import tokenize
 
-__all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "filter_synthetic",
-           "fooled_by", "item_slices", "lexical_overlap", "overlap_table"]
+__all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "UnmeasuredJudgeWarning",
+           "UntrustedJudgeError", "filter_synthetic", "fooled_by", "item_slices",
+           "lexical_overlap", "overlap_table", "realism_agreement"]
 
 REALISM_PROMPT_VERSION = "realism-fewshot-v1"
 
@@ -83,16 +92,74 @@ def _check_score(qid: str, score: Any) -> int:
     return score
 
 
+class UntrustedJudgeError(WorkbenchError):
+    """A realism judge whose measured agreement with the person does not clear chance."""
+
+
+class UnmeasuredJudgeWarning(WorkbenchWarning):
+    """A realism judge scored items without its agreement with the person measured."""
+
+
+def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, folds: int = 2,
+                      seed: int = 0, resamples: int = 2000, confidence: float = 0.95,
+                      max_tokens: int = 4) -> RatingAgreement:
+    """The agreement of a :class:`RealismJudge` on ``client`` with the person's ``scored``
+    questions (``[(question, score 1-5)]``), none judged with its own score among the shots:
+    the items are shuffled (``seed``) into ``folds`` parts; each part is judged by a judge
+    whose few shots are the other parts. Unreadable replies are left out and counted
+    (:attr:`RatingAgreement.unreadable`); the statistics are
+    :func:`~workbench.generation.agreement.rating_agreement`'s."""
+    rows = [(q, _check_score(q, s)) for q, s in scored]
+    if not 2 <= folds <= len(rows):
+        raise WorkbenchError(f"agreement needs 2 <= folds <= the {len(rows)} scored questions, "
+                             f"got folds={folds}; score more questions")
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    person, judged, unreadable, name = [], [], 0, ""
+    for f in range(folds):
+        held = set(order[f::folds])
+        judge = RealismJudge(client, [rows[i] for i in order if i not in held],
+                             max_tokens=max_tokens)
+        name = f"judge:{judge.model_id}@{REALISM_PROMPT_VERSION} ({folds}-fold)"
+        for i in sorted(held):
+            score, _ = judge.score(rows[i][0])
+            if score is None:
+                unreadable += 1
+            else:
+                person.append(rows[i][1])
+                judged.append(score)
+    if not person:
+        raise UntrustedJudgeError(f"{name}: none of its {len(rows)} replies held a score 1-5; "
+                                  "its agreement cannot be measured")
+    return rating_agreement(person, judged, name, resamples=resamples, seed=seed,
+                            confidence=confidence, unreadable=unreadable)
+
+
 def filter_synthetic(items: Iterable[GoldenItem], human: Mapping[str, int],
-                     judge: RealismJudge | None, threshold: float = 3.0) -> SyntheticFilter:
+                     judge: RealismJudge | None, threshold: float = 3.0, *,
+                     agreement: RatingAgreement | None = None) -> SyntheticFilter:
     """Keep items scored ``>= threshold``: the person's score where given (judge
     ``"person"``), else ``judge``'s (ValueError when items are left unscored and no judge
-    is given). An unreadable judge reply leaves the item unscored, and dropped."""
+    is given). An unreadable judge reply leaves the item unscored, and dropped. A judge
+    whose ``agreement`` (:func:`realism_agreement`) is not shown to beat chance is refused
+    (:class:`UntrustedJudgeError`) before it scores anything; one used without it is
+    warned about (:class:`UnmeasuredJudgeWarning`)."""
     rows, kept = [], []
     items = list(items)
     unknown = set(human) - {i.qid for i in items}
     if unknown:
         raise WorkbenchError(f"scores for questions not among the items: {sorted(unknown)[:5]}")
+    if judge is not None and any(i.qid not in human for i in items):
+        if agreement is None:
+            warnings.warn(f"the realism judge {judge.model_id}@{judge.prompt_version} scores "
+                          "items without its agreement with the person measured: pass "
+                          "agreement=realism_agreement(...)", UnmeasuredJudgeWarning,
+                          stacklevel=2)
+        elif not agreement.better_than_chance:
+            raise UntrustedJudgeError(f"{agreement.summary()}: the kappa interval does not "
+                                      "clear 0, so the judge is not shown to beat chance; "
+                                      "no item is filtered by it (score more questions or "
+                                      "use a better judge)")
     for item in items:
         if item.qid in human:
             score: int | None = _check_score(item.qid, human[item.qid])

@@ -1,0 +1,158 @@
+"""A realism judge against the person: weighted kappa, agreement intervals, held-out folds,
+and the filter refusing a judge not shown to beat chance."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
+
+from workbench.evaluation.stats import clopper_pearson
+from workbench.generation import ChatReply
+from workbench.generation.agreement import cohen_kappa, rating_agreement
+from workbench.generation.calibration import calibrate_judge
+from workbench.generation.synthetic_filter import (
+    RealismJudge,
+    UntrustedJudgeError,
+    filter_synthetic,
+    realism_agreement,
+)
+from workbench.golden import Evidence, GoldenItem
+
+RATINGS = st.integers(1, 5)
+VARIED = st.lists(RATINGS, min_size=2, max_size=40).filter(lambda r: len(set(r)) > 1)
+
+
+@settings(max_examples=80)
+@given(VARIED)
+def test_a_judge_that_copies_the_person_has_kappa_one(person):
+    got = rating_agreement(person, person, resamples=300)
+    assert got.kappa == pytest.approx(1.0)
+    assert got.exact == got.within_one == 1.0
+    assert got.exact_ci == clopper_pearson(len(person), len(person))
+
+
+@settings(max_examples=80)
+@given(VARIED, RATINGS)
+def test_a_constant_judge_has_kappa_zero_and_is_not_above_chance(person, constant):
+    got = rating_agreement(person, [constant] * len(person), resamples=300)
+    assert got.kappa == pytest.approx(0.0, abs=1e-12)
+    assert not got.better_than_chance
+
+
+@pytest.mark.parametrize(("person", "judged"), [([3, 3, 3, 3], [3, 3, 3, 3]),
+                                               ([3, 3, 3, 3], [1, 5, 2, 4]), ([2], [4]),
+                                               ([5], [5])])
+def test_kappa_is_undefined_when_the_person_used_one_category(person, judged):
+    got = rating_agreement(person, judged, resamples=200)
+    assert math.isnan(got.kappa) and not got.better_than_chance
+    assert got.kappa_ci == (0.0, 1.0)  # nothing measured: the widest interval
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(RATINGS, RATINGS), min_size=2, max_size=40), st.randoms())
+def test_permuting_items_changes_no_point_estimate(pairs, rnd):
+    shuffled = list(pairs)
+    rnd.shuffle(shuffled)
+    a = rating_agreement([p for p, _ in pairs], [j for _, j in pairs], resamples=200)
+    b = rating_agreement([p for p, _ in shuffled], [j for _, j in shuffled], resamples=200)
+    assert a.n == b.n and a.exact == b.exact and a.within_one == b.within_one
+    assert a.exact_ci == b.exact_ci and a.within_one_ci == b.within_one_ci
+    assert (math.isnan(a.kappa) and math.isnan(b.kappa)) or a.kappa == pytest.approx(b.kappa)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(RATINGS, RATINGS), min_size=2, max_size=40))
+def test_weighted_kappa_is_sklearns_and_the_binary_one_is_calibrations(pairs):
+    person, judged = [p for p, _ in pairs], [j for _, j in pairs]
+    ours = cohen_kappa(person, judged, (1, 2, 3, 4, 5), "quadratic")
+    if len(set(person)) == len(set(judged)) == 1 and person[0] == judged[0]:
+        assert math.isnan(ours)
+    else:
+        theirs = cohen_kappa_score(person, judged, weights="quadratic", labels=[1, 2, 3, 4, 5])
+        assert ours == pytest.approx(theirs, abs=1e-9)
+    human, verdict = [p >= 3 for p in person], [j >= 3 for j in judged]
+    if 0 < sum(human) < len(human):
+        assert calibrate_judge(human, verdict).kappa == pytest.approx(
+            cohen_kappa_score(human, verdict), abs=1e-9)
+
+
+@pytest.mark.parametrize("person", [[1, 3, 5], [2, 4, 5], [1, 2, 3]])
+def test_three_items_never_give_a_narrow_interval(person):
+    got = rating_agreement(person, person)
+    assert got.kappa == pytest.approx(1.0)
+    assert got.kappa_ci != (1.0, 1.0) and got.kappa_ci[0] <= 0.0
+    assert not got.better_than_chance
+    assert got.exact_ci[0] < 0.5  # three of three is weak evidence
+
+
+def test_more_items_narrow_the_interval_and_the_seed_fixes_it():
+    rng = np.random.default_rng(4)
+    def noisy(n):
+        person = rng.integers(1, 6, n)
+        return person, np.clip(person + rng.integers(-1, 2, n), 1, 5)
+    small, large = [rating_agreement(*noisy(n), seed=1) for n in (8, 400)]
+    width = [a.kappa_ci[1] - a.kappa_ci[0] for a in (small, large)]
+    assert width[1] < width[0] / 3
+    assert large.better_than_chance and large.kappa_ci[0] <= large.kappa <= large.kappa_ci[1]
+    p, j = noisy(30)
+    assert rating_agreement(p, j, seed=5) == rating_agreement(p, j, seed=5)
+
+
+def test_bad_ratings_are_refused():
+    with pytest.raises(ValueError, match="outside the categories"):
+        rating_agreement([1, 6], [1, 2])
+    with pytest.raises(ValueError, match="equally long"):
+        rating_agreement([1, 2], [1])
+
+
+class Rater:
+    """A chat model that rates each question from a table (``None``: an unreadable reply),
+    recording the few shots each prompt carried."""
+
+    model_id = "rater"
+
+    def __init__(self, ratings):
+        self.ratings, self.prompts = dict(ratings), []
+
+    def chat(self, messages, max_tokens=None):
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        question = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
+        score = self.ratings[question]
+        return ChatReply("no idea" if score is None else f"{score}")
+
+
+def test_held_out_folds_never_show_an_item_its_own_score():
+    scored = [(f"question {i}", 1 + i % 5) for i in range(20)]
+    model = Rater(dict(scored))
+    got = realism_agreement(model, scored, folds=4, resamples=500)
+    assert got.n == 20 and got.kappa == pytest.approx(1.0) and got.better_than_chance
+    for prompt in model.prompts:
+        asked = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
+        shots = prompt.rsplit("QUESTION: ", 1)[0]
+        assert f"QUESTION: {asked}\n" not in shots
+    assert len(model.prompts) == 20
+
+
+def test_unreadable_replies_are_counted_and_a_chance_judge_is_refused_by_the_filter():
+    scored = [(f"question {i}", 1 + i % 5) for i in range(12)]
+    model = Rater({q: (None if i < 2 else 3) for i, (q, _) in enumerate(scored)})
+    got = realism_agreement(model, scored, folds=3)
+    assert got.unreadable == 2 and got.n == 10 and not got.better_than_chance
+    items = [GoldenItem(f"s{i}", q, evidence=(Evidence("d", 0, 1, "x"),), source="synthetic")
+             for i, (q, _) in enumerate(scored)]
+    judge = RealismJudge(model, scored[:4])
+    before = len(model.prompts)
+    with pytest.raises(UntrustedJudgeError, match="not shown to beat chance"):
+        filter_synthetic(items, {"s0": 1}, judge, agreement=got)
+    assert len(model.prompts) == before  # refused before scoring anything
+    # the person's scores alone need no judge
+    alone = filter_synthetic(items[:1], {"s0": 4}, judge, agreement=got)
+    assert [i.qid for i in alone.kept] == ["s0"]
+    with pytest.raises(ValueError, match="folds"):
+        realism_agreement(model, scored[:1])
