@@ -156,3 +156,18 @@ def test_unreadable_replies_are_counted_and_a_chance_judge_is_refused_by_the_fil
     assert [i.qid for i in alone.kept] == ["s0"]
     with pytest.raises(ValueError, match="folds"):
         realism_agreement(model, scored[:1])
+
+
+def test_progress_bars_count_every_question_judged(capsys):
+    scored = [(f"question {i}", 1 + i % 5) for i in range(6)]
+    model = Rater(dict(scored))
+    quiet = realism_agreement(model, scored, folds=2, resamples=100)
+    assert capsys.readouterr().err == ""  # no bar unless asked
+    shown = realism_agreement(model, scored, folds=2, resamples=100, progress=True)
+    assert shown == quiet and "realism agreement" in (err := capsys.readouterr().err)
+    assert "6/6" in err
+    items = [GoldenItem(f"s{i}", q, evidence=(Evidence("d", 0, 1, "x"),), source="synthetic")
+             for i, (q, _) in enumerate(scored)]
+    kept = filter_synthetic(items, {"s0": 4}, RealismJudge(model, scored[:4]), agreement=shown,
+                            progress=True)
+    assert len(kept.table) == 6 and "6/6" in capsys.readouterr().err

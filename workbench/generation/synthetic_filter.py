@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, Run
@@ -102,13 +103,14 @@ class UnmeasuredJudgeWarning(WorkbenchWarning):
 
 def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, folds: int = 2,
                       seed: int = 0, resamples: int = 2000, confidence: float = 0.95,
-                      max_tokens: int = 4) -> RatingAgreement:
+                      max_tokens: int = 4, progress: bool = False) -> RatingAgreement:
     """The agreement of a :class:`RealismJudge` on ``client`` with the person's ``scored``
     questions (``[(question, score 1-5)]``), none judged with its own score among the shots:
     the items are shuffled (``seed``) into ``folds`` parts; each part is judged by a judge
     whose few shots are the other parts. Unreadable replies are left out and counted
     (:attr:`RatingAgreement.unreadable`); the statistics are
-    :func:`~workbench.generation.agreement.rating_agreement`'s."""
+    :func:`~workbench.generation.agreement.rating_agreement`'s. ``progress`` shows a bar
+    over the questions judged."""
     rows = [(q, _check_score(q, s)) for q, s in scored]
     if not 2 <= folds <= len(rows):
         raise WorkbenchError(f"agreement needs 2 <= folds <= the {len(rows)} scored questions, "
@@ -116,6 +118,7 @@ def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, f
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
     person, judged, unreadable, name = [], [], 0, ""
+    bar = tqdm(total=len(rows), desc="realism agreement", disable=not progress)
     for f in range(folds):
         held = set(order[f::folds])
         judge = RealismJudge(client, [rows[i] for i in order if i not in held],
@@ -123,11 +126,13 @@ def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, f
         name = f"judge:{judge.model_id}@{REALISM_PROMPT_VERSION} ({folds}-fold)"
         for i in sorted(held):
             score, _ = judge.score(rows[i][0])
+            bar.update()
             if score is None:
                 unreadable += 1
             else:
                 person.append(rows[i][1])
                 judged.append(score)
+    bar.close()
     if not person:
         raise UntrustedJudgeError(f"{name}: none of its {len(rows)} replies held a score 1-5; "
                                   "its agreement cannot be measured")
@@ -137,13 +142,14 @@ def realism_agreement(client: ChatModel, scored: Sequence[tuple[str, int]], *, f
 
 def filter_synthetic(items: Iterable[GoldenItem], human: Mapping[str, int],
                      judge: RealismJudge | None, threshold: float = 3.0, *,
-                     agreement: RatingAgreement | None = None) -> SyntheticFilter:
+                     agreement: RatingAgreement | None = None,
+                     progress: bool = False) -> SyntheticFilter:
     """Keep items scored ``>= threshold``: the person's score where given (judge
     ``"person"``), else ``judge``'s (ValueError when items are left unscored and no judge
     is given). An unreadable judge reply leaves the item unscored, and dropped. A judge
     whose ``agreement`` (:func:`realism_agreement`) is not shown to beat chance is refused
     (:class:`UntrustedJudgeError`) before it scores anything; one used without it is
-    warned about (:class:`UnmeasuredJudgeWarning`)."""
+    warned about (:class:`UnmeasuredJudgeWarning`). ``progress`` shows a bar over the items."""
     rows, kept = [], []
     items = list(items)
     unknown = set(human) - {i.qid for i in items}
@@ -160,7 +166,7 @@ def filter_synthetic(items: Iterable[GoldenItem], human: Mapping[str, int],
                                       "clear 0, so the judge is not shown to beat chance; "
                                       "no item is filtered by it (score more questions or "
                                       "use a better judge)")
-    for item in items:
+    for item in tqdm(items, desc="realism", disable=not progress):
         if item.qid in human:
             score: int | None = _check_score(item.qid, human[item.qid])
             by, reply = "person", ""
