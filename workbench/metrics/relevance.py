@@ -28,9 +28,9 @@ from workbench.metrics.evidence import (
     EvidenceSpan,
     ItemEvidence,
     cover_chunks,
-    metric_values,
     trace_ranking,
 )
+from workbench.metrics.evidence_batch import EvidenceBatch
 from workbench.metrics.intervals import paused_gc
 from workbench.metrics.registry import (
     DEFAULT_EVIDENCE_THRESHOLD,
@@ -85,6 +85,7 @@ class Relevance:
         self.items: dict[str, GoldenItem] = {}
         self.excluded: dict[str, list[str]] = {"unanswerable": [], "no_relevant_at_threshold": []}
         self._evidence: dict[str, ItemEvidence] = {}
+        self._batch: EvidenceBatch | None = None  # the same judgments, as arrays
         self._qrels: dict[str, dict[str, int]] = {}
         self.index = ChunkIndex((c.id, c) for c in chunks) if chunks is not None else None
         self._chunks = chunks
@@ -121,7 +122,10 @@ class Relevance:
             assert self.index is not None
             with paused_gc():
                 groups = [self._item_spans(self.items[qid], documents) for qid in needs_chunks]
-                self._evidence = dict(zip(needs_chunks, self.index.items(groups), strict=True))
+                met = self.index.meet([s for spans in groups for s in spans])
+                self._evidence = dict(zip(needs_chunks, self.index.items(groups, met),
+                                          strict=True))
+                self._batch = EvidenceBatch.of(groups, met, self.index.row_ids)
 
     def _warn_unknown_labels(self, index: ChunkIndex) -> None:
         unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
@@ -277,17 +281,19 @@ class Relevance:
             assert self._chunks is not None
             if self._ranges is None:
                 self._ranges = RangeIndex(self._chunks)
-        threshold = self.evidence_threshold
-        for qid, item in self._evidence.items():
+        rankings = []
+        for qid in self._evidence:
             got = ranked.get(qid, ())
-            ranking = got if isinstance(got, list) else list(got)
-            progress = trace_ranking(item, ranking, threshold)
-            depth = max(len(ranking), 1)
-            for m, v in zip(plain, metric_values(specs, item, progress, threshold, depth),
-                            strict=True):
-                values[m.name][qid] = v
-            if by_spans:
-                assert self.index is not None
+            rankings.append(got if isinstance(got, list | tuple) else list(got))
+        if plain and self._batch is not None:
+            qids = list(self._evidence)
+            got_values = self._batch.scores(specs, list(self._evidence.values()), rankings,
+                                            self.evidence_threshold)
+            for m, v in zip(plain, got_values, strict=True):
+                values[m.name].update(zip(qids, v.tolist(), strict=True))
+        if by_spans:
+            assert self.index is not None
+            for (qid, item), ranking in zip(self._evidence.items(), rankings, strict=True):
                 refs = [(sp.doc_id, sp.start, sp.end) for sp in item.spans]
                 for m in by_spans:
                     cut = [self.index.where[c] for c in ranking[: m.k or 0]]
