@@ -149,29 +149,31 @@ class ChunkIndex:
         return self._rows.meet([s.doc_id for s in spans], [s.start for s in spans],
                                [s.end for s in spans], [s.text for s in spans])
 
-    def _located(self, spans: Sequence[EvidenceSpan], met: Met | None = None
-                 ) -> list[tuple[tuple[str, int, int], ...]]:
-        """:meth:`pieces` of every span, from one :meth:`meet` (``met``: already done)."""
-        which, row, a, b, _, _ = self.meet(spans) if met is None else met
+    def located(self, met: Met, lo: int, hi: int) -> list[tuple[tuple[str, int, int], ...]]:
+        """:meth:`pieces` of spans ``lo..hi-1`` of those ``met`` (a :meth:`meet`) found."""
+        bounds = np.searchsorted(met.which, np.arange(lo, hi + 1)).tolist()
+        first, last = bounds[0], bounds[-1]
         ids = self._rows.ids
-        flat = list(zip([ids[r] for r in row.tolist()], a.tolist(), b.tolist(), strict=True))
-        bounds = np.searchsorted(which, np.arange(len(spans) + 1)).tolist()
-        return [tuple(flat[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+        flat = list(zip([ids[r] for r in met.row[first:last].tolist()],
+                        met.a[first:last].tolist(), met.b[first:last].tolist(), strict=True))
+        return [tuple(flat[x - first:y - first]) for x, y in itertools.pairwise(bounds)]
+
+    def _located(self, spans: Sequence[EvidenceSpan]) -> list[tuple[tuple[str, int, int], ...]]:
+        return self.located(self.meet(spans), 0, len(spans))
 
     def item(self, spans: Sequence[EvidenceSpan]) -> ItemEvidence:
         """The item evidence of ``spans`` under this chunking."""
         return self.items([spans])[0]
 
-    def items(self, groups: Sequence[Sequence[EvidenceSpan]], met: Met | None = None
-              ) -> list[ItemEvidence]:
-        """:meth:`item` of each group of spans (one golden item's), located in one search
-        (``met``: the :meth:`meet` of the groups' spans, in order, when already done)."""
-        located = self._located([s for spans in groups for s in spans], met)
-        return [self._item(spans, located[at - len(spans):at])
+    def items(self, groups: Sequence[Sequence[EvidenceSpan]]) -> list[ItemEvidence]:
+        """:meth:`item` of each group of spans (one golden item's), located in one search."""
+        located = self._located([s for spans in groups for s in spans])
+        return [self.item_of(spans, located[at - len(spans):at])
                 for spans, at in zip(groups, itertools.accumulate(map(len, groups)), strict=True)]
 
-    def _item(self, spans: Sequence[EvidenceSpan],
-              by_span: Sequence[tuple[tuple[str, int, int], ...]]) -> ItemEvidence:
+    def item_of(self, spans: Sequence[EvidenceSpan],
+                by_span: Sequence[tuple[tuple[str, int, int], ...]]) -> ItemEvidence:
+        """The item evidence of ``spans`` from their :meth:`pieces` (``by_span``)."""
         candidates: dict[str, tuple[str, int, int]] = {}
         pieces: dict[str, list[tuple[int, int, int]]] = {}
         for j, held in enumerate(by_span):

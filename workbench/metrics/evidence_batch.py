@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.io import WorkbenchError
-from workbench.metrics.evidence import EVIDENCE_KINDS, EvidenceSpan, ItemEvidence
+from workbench.metrics.evidence import EVIDENCE_KINDS, ChunkIndex, EvidenceSpan, ItemEvidence
 from workbench.metrics.intervals import Met
 
-__all__ = ["EvidenceBatch"]
+__all__ = ["EvidenceBatch", "JudgedItems"]
 
 _NEVER = np.iinfo(np.int64).max  # rank of what a ranking never finds
 
@@ -115,11 +115,12 @@ class EvidenceBatch:
         found[spans] = rank[reached[first]]
         return found, seg_rank
 
-    def scores(self, specs: Sequence[tuple[str, int | None]], items: Sequence[ItemEvidence],
-               rankings: Sequence[Sequence[str]], threshold: float) -> list[np.ndarray]:
+    def scores(self, specs: Sequence[tuple[str, int | None]],
+               rankings: Sequence[Sequence[str]], threshold: float,
+               ideal_ranks: Callable[[int], list[float]]) -> list[np.ndarray]:
         """Per item, the evidence metric ``(kind, k)`` of its ranking (``rankings[i]``, chunk
-        ids best first; ``k=None``: the whole ranking), for each spec. ``items``: the item
-        evidence (for nDCG's ideal, asked only where something is found)."""
+        ids best first; ``k=None``: the whole ranking), for each spec. ``ideal_ranks(i)``:
+        item i's ideal ranks at ``threshold`` (nDCG asks only where something is found)."""
         for kind, _ in specs:
             if kind not in EVIDENCE_KINDS:
                 raise WorkbenchError(f"{kind!r} is not an evidence metric; evidence metrics: "
@@ -162,7 +163,7 @@ class EvidenceBatch:
                 ideal_cut = math.inf if k is None else k  # uncut: the ideal finds every span
                 for i in np.flatnonzero(dcg > 0).tolist():  # dcg 0: the value is 0 anyway
                     ideal = sum(1.0 / math.log2(r + 1.0)
-                                for r in items[i].ideal_ranks(threshold) if r <= ideal_cut)
+                                for r in ideal_ranks(i) if r <= ideal_cut)
                     value[i] = dcg[i] / ideal if ideal > 0 else 0.0
                 out.append(value)
             else:  # coverage
@@ -200,3 +201,33 @@ class _Useful:
         count: np.ndarray = (np.searchsorted(self.keys, base + k, "right")
                              - np.searchsorted(self.keys, base, "right"))
         return count.astype(np.float64)
+
+
+class JudgedItems(Mapping[str, ItemEvidence]):
+    """qid -> :class:`~workbench.metrics.evidence.ItemEvidence` under one chunking, each
+    built on first access from the one search of every span (``met``, of the spans of
+    ``groups`` in order): scoring needs none of them, a found rank or a gold list one."""
+
+    def __init__(self, index: ChunkIndex, qids: Sequence[str],
+                 groups: Sequence[Sequence[EvidenceSpan]], met: Met):
+        self._index, self._groups, self._met = index, groups, met
+        self._at = {q: i for i, q in enumerate(qids)}
+        self._first = [0, *itertools.accumulate(map(len, groups))]
+        self._built: dict[str, ItemEvidence] = {}
+
+    def __getitem__(self, qid: str) -> ItemEvidence:
+        item = self._built.get(qid)
+        if item is None:
+            i = self._at[qid]
+            by_span = self._index.located(self._met, self._first[i], self._first[i + 1])
+            item = self._built[qid] = self._index.item_of(self._groups[i], by_span)
+        return item
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
