@@ -157,6 +157,9 @@ def test_tiny_sets_and_empty_rankings():
         for name in ("recall@1", "hit_rate@1", "mrr", "ndcg", "map", "coverage@1"):
             assert scores.values[name]["q"] == want, (ranked, name)
     assert relevance.score({"q": ["d#0", "d#0"]}, METRICS).values["precision@2"]["q"] == 0.5
+    huge = [parse_metric(f"{kind}@1000000000") for kind in ("precision", "coverage", "ap")]
+    values = relevance.score({"q": ["d#0"]}, huge).values  # k far past any rank: no table of k
+    assert [values[m.name]["q"] for m in huge] == [1e-9, 1.0, 1.0]
 
 
 def test_a_zero_length_span_is_refused_in_one_line():

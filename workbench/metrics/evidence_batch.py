@@ -129,7 +129,8 @@ class EvidenceBatch:
         needed = np.maximum(1, np.ceil(threshold * self.span_size - 1e-9)).astype(np.int64)
         found, seg_rank = self.found(rankings, needed)
         depth = np.fromiter((max(len(r), 1) for r in rankings), np.int64, n)
-        width = int(max(depth.max(initial=1), *(k or 1 for _, k in specs))) + 2
+        deepest = int(depth.max(initial=1))  # no rank lies deeper, whatever k is asked
+        width = deepest + 2
         m = np.diff(self.item_start)
         by_rank = np.lexsort((found, self.span_item))  # spans of each item, by found rank
         f, fi = found[by_rank], self.span_item[by_rank]
@@ -149,7 +150,7 @@ class EvidenceBatch:
                 best = f[self.item_start[:-1]]
                 out.append(np.where(n_found > 0, 1.0 / np.minimum(best, width), 0.0))
             elif kind == "precision":
-                out.append(useful.at(np.arange(n), cut) / cut)
+                out.append(useful.at(np.arange(n), np.minimum(cut, deepest)) / cut)
             elif kind == "r_precision":
                 out.append(np.bincount(fi, weights=f <= m[fi], minlength=n) / m)
             elif kind == "ap":
@@ -196,7 +197,8 @@ class _Useful:
         self.width = width
 
     def at(self, item: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """The number of useful ranks of ``item`` at cutoff ``k`` (elementwise)."""
+        """The number of useful ranks of ``item`` at cutoff ``k`` (elementwise; ``k`` at most
+        the deepest rank, ``width - 2``)."""
         base = item * self.width
         count: np.ndarray = (np.searchsorted(self.keys, base + k, "right")
                              - np.searchsorted(self.keys, base, "right"))
