@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,10 +56,10 @@ import numpy as np
 
 from workbench.corpus import Located
 from workbench.io import WorkbenchError
-from workbench.metrics.intervals import WHITESPACE, Intervals
+from workbench.metrics.intervals import WHITESPACE, Intervals, Met
 
-__all__ = ["WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence", "Progress",
-           "cover_chunks", "metric_values", "trace_ranking"]
+__all__ = ["EVIDENCE_KINDS", "WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEvidence",
+           "Progress", "cover_chunks", "trace_ranking"]
 
 EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "ap",
                             "r_precision", "coverage"})
@@ -139,14 +138,28 @@ class ChunkIndex:
         ``span``, clipped to the span, in document order."""
         return list(self._located([span])[0])
 
-    def _located(self, spans: Sequence[EvidenceSpan]) -> list[tuple[tuple[str, int, int], ...]]:
-        """:meth:`pieces` of every span, in one vectorised search."""
-        which, row, a, b = self._rows.meet([s.doc_id for s in spans], [s.start for s in spans],
-                                           [s.end for s in spans], [s.text for s in spans])
+    @property
+    def row_ids(self) -> list[str]:
+        """Chunk ids by row of :meth:`meet` (document order)."""
+        return self._rows.ids
+
+    def meet(self, spans: Sequence[EvidenceSpan]) -> Met:
+        """Every (span, chunk) sharing a non-whitespace character, in one vectorised search
+        (:meth:`Intervals.meet <workbench.metrics.intervals.Intervals.meet>`)."""
+        return self._rows.meet([s.doc_id for s in spans], [s.start for s in spans],
+                               [s.end for s in spans], [s.text for s in spans])
+
+    def located(self, met: Met, lo: int, hi: int) -> list[tuple[tuple[str, int, int], ...]]:
+        """:meth:`pieces` of spans ``lo..hi-1`` of those ``met`` (a :meth:`meet`) found."""
+        bounds = np.searchsorted(met.which, np.arange(lo, hi + 1)).tolist()
+        first, last = bounds[0], bounds[-1]
         ids = self._rows.ids
-        flat = list(zip([ids[r] for r in row.tolist()], a.tolist(), b.tolist(), strict=True))
-        bounds = np.searchsorted(which, np.arange(len(spans) + 1)).tolist()
-        return [tuple(flat[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+        flat = list(zip([ids[r] for r in met.row[first:last].tolist()],
+                        met.a[first:last].tolist(), met.b[first:last].tolist(), strict=True))
+        return [tuple(flat[x - first:y - first]) for x, y in itertools.pairwise(bounds)]
+
+    def _located(self, spans: Sequence[EvidenceSpan]) -> list[tuple[tuple[str, int, int], ...]]:
+        return self.located(self.meet(spans), 0, len(spans))
 
     def item(self, spans: Sequence[EvidenceSpan]) -> ItemEvidence:
         """The item evidence of ``spans`` under this chunking."""
@@ -155,11 +168,12 @@ class ChunkIndex:
     def items(self, groups: Sequence[Sequence[EvidenceSpan]]) -> list[ItemEvidence]:
         """:meth:`item` of each group of spans (one golden item's), located in one search."""
         located = self._located([s for spans in groups for s in spans])
-        return [self._item(spans, located[at - len(spans):at])
+        return [self.item_of(spans, located[at - len(spans):at])
                 for spans, at in zip(groups, itertools.accumulate(map(len, groups)), strict=True)]
 
-    def _item(self, spans: Sequence[EvidenceSpan],
-              by_span: Sequence[tuple[tuple[str, int, int], ...]]) -> ItemEvidence:
+    def item_of(self, spans: Sequence[EvidenceSpan],
+                by_span: Sequence[tuple[tuple[str, int, int], ...]]) -> ItemEvidence:
+        """The item evidence of ``spans`` from their :meth:`pieces` (``by_span``)."""
         candidates: dict[str, tuple[str, int, int]] = {}
         pieces: dict[str, list[tuple[int, int, int]]] = {}
         for j, held in enumerate(by_span):
@@ -425,50 +439,3 @@ def trace_ranking(item: ItemEvidence, ranked: Sequence[str] | list[str], thresho
         if gained:
             adds.append((rank, frozenset(gained)))
     return Progress(tuple(found), steps, adds)
-
-
-def _useful(progress: Progress, k: float) -> int:
-    found = progress.found
-    return sum(1 for rank, js in progress.adds
-               if rank <= k and any(found[j] <= k for j in js))
-
-
-def metric_values(specs: Sequence[tuple[str, int | None]], item: ItemEvidence,
-                  progress: Progress, threshold: float, depth: int) -> list[float]:
-    """Evidence metrics ``(kind, k)`` of one ranking (``k=None``: the whole ranking, of
-    ``depth`` ranks), from one walk of it (:func:`trace_ranking`)."""
-    found = progress.found
-    m = len(found)
-    ranks = sorted(f for f in found if f != _NEVER)  # ranks at which spans were found
-    out = []
-    for kind, k in specs:
-        cut = depth if k is None else k
-        n_found = bisect_right(ranks, cut)
-        if kind == "recall":
-            out.append(n_found / m)
-        elif kind == "hit_rate":
-            out.append(1.0 if n_found else 0.0)
-        elif kind == "mrr":
-            out.append(1.0 / ranks[0] if n_found else 0.0)
-        elif kind == "precision":
-            out.append(_useful(progress, cut) / cut)
-        elif kind == "r_precision":
-            out.append(bisect_right(ranks, m) / m)
-        elif kind == "ap":
-            out.append(sum(_useful(progress, f) / f for f in ranks[:n_found]) / m)
-        elif kind == "ndcg":
-            dcg = sum(1.0 / math.log2(f + 1.0) for f in ranks[:n_found])
-            ideal_cut = _NEVER if k is None else k  # uncut nDCG: the ideal finds every span
-            ideal = sum(1.0 / math.log2(r + 1.0) for r in item.ideal_ranks(threshold)
-                        if r <= ideal_cut)
-            out.append(dcg / ideal if ideal > 0 else 0.0)
-        elif kind == "coverage":
-            held = 0
-            for steps in progress.steps:
-                within = [c for r, c in steps if r <= cut]
-                held += within[-1] if within else 0
-            out.append(held / sum(s.size for s in item.spans))
-        else:
-            raise WorkbenchError(f"{kind!r} is not an evidence metric; evidence metrics: "
-                             f"{', '.join(sorted(EVIDENCE_KINDS))}")
-    return out

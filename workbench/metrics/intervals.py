@@ -13,10 +13,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["WHITESPACE", "Intervals", "paused_gc"]
+__all__ = ["WHITESPACE", "Intervals", "Met", "paused_gc"]
 
 #: Every character ``str.isspace`` calls whitespace (tests/test_evidence_metrics.py checks it).
 WHITESPACE = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
@@ -24,6 +25,21 @@ WHITESPACE = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u200
 _TOP = max(map(ord, WHITESPACE)) + 1
 _BLANK = np.zeros(_TOP + 1, dtype=bool)  # code point -> whitespace; the last slot: all above
 _BLANK[[ord(ch) for ch in WHITESPACE]] = True
+
+
+class Met(NamedTuple):
+    """What :meth:`Intervals.meet` found: one entry per (span, chunk) that share a
+    non-whitespace character, by span, then in document order. ``solid_a`` / ``solid_b``:
+    non-whitespace characters before ``a`` / ``b`` in a running count that is consistent
+    within each span (so ``solid_b - solid_a`` are the non-blank characters of the clip, and
+    any two clip ends of one span subtract the same way)."""
+
+    which: np.ndarray  # span index
+    row: np.ndarray  # chunk row (Intervals.ids)
+    a: np.ndarray  # the chunk clipped to the span: [a, b)
+    b: np.ndarray
+    solid_a: np.ndarray
+    solid_b: np.ndarray
 
 
 class Intervals:
@@ -49,11 +65,10 @@ class Intervals:
         np.maximum.at(self.longest, self.code, self.end - self.start)
 
     def meet(self, doc_ids: Sequence[str], starts: Sequence[int], ends: Sequence[int],
-             texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             texts: Sequence[str]) -> Met:
         """For spans (``texts[i]`` is the text of ``doc_ids[i][starts[i]:ends[i]]``), every
         (span index, chunk row, clipped start, clipped end) where the chunk at row ``row``
-        of :attr:`ids` shares a non-whitespace character with the span; by span, then in
-        document order."""
+        of :attr:`ids` shares a non-whitespace character with the span (:class:`Met`)."""
         n = len(doc_ids)
         code = np.fromiter((self.codes.get(d, -1) for d in doc_ids), dtype=np.int64, count=n)
         s0 = np.asarray(starts, dtype=np.int64)
@@ -86,8 +101,9 @@ class Intervals:
         if n:
             np.cumsum([len(t) for t in texts[:-1]], out=at[1:])
         origin = at[which] - s_span
-        held = solid[origin + b] - solid[origin + a] > 0
-        return which[held], row[held], a[held], b[held]
+        solid_a, solid_b = solid[origin + a], solid[origin + b]
+        held = solid_b > solid_a
+        return Met(which[held], row[held], a[held], b[held], solid_a[held], solid_b[held])
 
 
 @contextmanager

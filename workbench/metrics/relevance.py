@@ -28,9 +28,9 @@ from workbench.metrics.evidence import (
     EvidenceSpan,
     ItemEvidence,
     cover_chunks,
-    metric_values,
     trace_ranking,
 )
+from workbench.metrics.evidence_batch import EvidenceBatch, JudgedItems
 from workbench.metrics.intervals import paused_gc
 from workbench.metrics.registry import (
     DEFAULT_EVIDENCE_THRESHOLD,
@@ -84,7 +84,8 @@ class Relevance:
         self.grade_threshold = grade_threshold
         self.items: dict[str, GoldenItem] = {}
         self.excluded: dict[str, list[str]] = {"unanswerable": [], "no_relevant_at_threshold": []}
-        self._evidence: dict[str, ItemEvidence] = {}
+        self._evidence: Mapping[str, ItemEvidence] = {}
+        self._batch: EvidenceBatch | None = None  # the same judgments, as arrays
         self._qrels: dict[str, dict[str, int]] = {}
         self.index = ChunkIndex((c.id, c) for c in chunks) if chunks is not None else None
         self._chunks = chunks
@@ -121,7 +122,9 @@ class Relevance:
             assert self.index is not None
             with paused_gc():
                 groups = [self._item_spans(self.items[qid], documents) for qid in needs_chunks]
-                self._evidence = dict(zip(needs_chunks, self.index.items(groups), strict=True))
+                met = self.index.meet([s for spans in groups for s in spans])
+                self._evidence = JudgedItems(self.index, needs_chunks, groups, met)
+                self._batch = EvidenceBatch.of(groups, met, self.index.row_ids)
 
     def _warn_unknown_labels(self, index: ChunkIndex) -> None:
         unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
@@ -143,23 +146,23 @@ class Relevance:
                     documents: Mapping[str, Document] | None) -> list[EvidenceSpan]:
         spans: list[EvidenceSpan] = []
         for n, ev in enumerate(item.evidence):
-            where = f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}])"
             text = ev.text
             doc = documents.get(ev.doc_id) if documents is not None else None
             if doc is not None:
                 if ev.end > len(doc.text):
-                    raise WorkbenchError(f"{where}: the offsets run past the end of document "
-                                     f"{ev.doc_id!r} ({len(doc.text)} characters): re-anchor "
-                                     "the quote (GoldenSet.validate(corpus) lists them all)")
+                    raise WorkbenchError(f"{_where(item, n)}: the offsets run past the end of "
+                                     f"document {ev.doc_id!r} ({len(doc.text)} characters): "
+                                     "re-anchor the quote (GoldenSet.validate(corpus) lists "
+                                     "them all)")
                 text = doc.text[ev.start:ev.end]
             if len(text) != ev.end - ev.start:
                 if documents is not None and doc is None:
-                    raise WorkbenchError(f"{where}: document {ev.doc_id!r} is not among the "
-                                     f"{len(documents)} documents given and the evidence has "
+                    raise WorkbenchError(f"{_where(item, n)}: document {ev.doc_id!r} is not among "
+                                     f"the {len(documents)} documents given and the evidence has "
                                      "no quoted text: pass the corpus it was labelled on, or "
                                      "add its 'text'")
-                raise WorkbenchError(f"{where} has no quoted text to score against: add its "
-                                 "'text' or pass the corpus (documents=...)")
+                raise WorkbenchError(f"{_where(item, n)} has no quoted text to score against: add "
+                                 "its 'text' or pass the corpus (documents=...)")
             try:
                 span = EvidenceSpan.of(ev.doc_id, ev.start, ev.end, text)
             except ValueError as e:
@@ -277,20 +280,30 @@ class Relevance:
             assert self._chunks is not None
             if self._ranges is None:
                 self._ranges = RangeIndex(self._chunks)
-        threshold = self.evidence_threshold
-        for qid, item in self._evidence.items():
+        rankings = []
+        for qid in self._evidence:
             got = ranked.get(qid, ())
-            ranking = got if isinstance(got, list) else list(got)
-            progress = trace_ranking(item, ranking, threshold)
-            depth = max(len(ranking), 1)
-            for m, v in zip(plain, metric_values(specs, item, progress, threshold, depth),
-                            strict=True):
-                values[m.name][qid] = v
-            if by_spans:
-                assert self.index is not None
+            rankings.append(got if isinstance(got, list | tuple) else list(got))
+        if plain and self._batch is not None:
+            qids = list(self._evidence)
+            threshold = self.evidence_threshold
+            got_values = self._batch.scores(
+                specs, rankings, threshold,
+                lambda i: self._evidence[qids[i]].ideal_ranks(threshold))
+            for m, v in zip(plain, got_values, strict=True):
+                values[m.name].update(zip(qids, v.tolist(), strict=True))
+        if by_spans:
+            assert self.index is not None
+            for (qid, item), ranking in zip(self._evidence.items(), rankings, strict=True):
                 refs = [(sp.doc_id, sp.start, sp.end) for sp in item.spans]
                 for m in by_spans:
                     cut = [self.index.where[c] for c in ranking[: m.k or 0]]
                     values[m.name][qid] = span_value(m.kind, cut, refs, self._ranges)
         values = {name: {q: v[q] for q in self.items if q in v} for name, v in values.items()}
         return Scores(values, {r: tuple(q) for r, q in excluded.items()})
+
+
+def _where(item: GoldenItem, n: int) -> str:
+    """Where evidence ``n`` of ``item`` is, for an error (built only when one is raised)."""
+    ev = item.evidence[n]
+    return f"golden item {item.qid!r} evidence[{n}] ({ev.doc_id}[{ev.start}:{ev.end}])"
