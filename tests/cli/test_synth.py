@@ -11,11 +11,11 @@ import re
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from tests.conftest import HANDBOOK, ROOT
+from tests.local_server import SERVER_ENV, local_server
 from workbench.cli import main
 from workbench.cli.synth import rejected_path
 from workbench.corpus import load_folder
@@ -227,33 +227,13 @@ def test_judge_with_a_persons_scores_filters_or_refuses_a_chance_judge(served, t
 
 @pytest.mark.slow
 def test_the_real_offline_model_through_the_real_local_server(tmp_path):
-    pytest.importorskip("transformers")
-    from workbench.generation import smollm2_gguf_path
-
-    try:
-        smollm2_gguf_path()
-    except ModuleNotFoundError as exc:
-        pytest.skip(str(exc))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",
-                             "--max-new-tokens", "96"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline, line = time.monotonic() + 240, ""
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}")
-            if "listening on" in line:
-                break
-        url = line.split("listening on ", 1)[1].split()[0]
+    with local_server(max_new_tokens=96) as url:
         out = tmp_path / "real.jsonl"
         done = subprocess.run([sys.executable, "-m", "workbench.cli", "synth", DOCS, "--out",
                                str(out), "--llm-url", url, "--llm-model", "SmolLM2",
                                "--chunker", "recursive:size=600", "--n", "3", "--hard"],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+                              cwd=ROOT, env=SERVER_ENV, capture_output=True, text=True,
+                              timeout=900)
         assert done.returncode in (0, 1), done.stderr
         rejected = outcomes_rejected(out)
         items = list(GoldenSet.load(out)) if out.exists() else []
@@ -265,6 +245,3 @@ def test_the_real_offline_model_through_the_real_local_server(tmp_path):
         easy = {i.extra["target_chunk"] for i in items if i.extra["kind"] == "easy"} | {
             r["chunk_id"] for r in rejected if r["kind"] == "easy"}
         assert len(easy) == 3  # every target answered: kept or rejected with a reason
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)

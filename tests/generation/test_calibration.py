@@ -3,10 +3,6 @@ pinned judges, answer relevance; and a real model judging through the local serv
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.local_server import local_server as start_local_server
 from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import Grade, Judge, LLMJudge, OpenAIChatGenerator, context_from_passages
 from workbench.generation.calibration import (
@@ -198,32 +195,9 @@ def test_judge_report_counts_undecided_and_refuses_or_corrects():
 @pytest.fixture(scope="module")
 def local_server():
     """The real local OpenAI-compatible server with the offline SmolLM2: its client."""
-    pytest.importorskip("transformers")
-    from workbench.generation import smollm2_gguf_path
-
-    try:
-        smollm2_gguf_path()
-    except ModuleNotFoundError as exc:
-        pytest.skip(str(exc))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",
-                             "--max-new-tokens", "48"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline, line = time.monotonic() + 240, ""
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}")
-            if "listening on" in line:
-                break
-        url = line.split("listening on ", 1)[1].split()[0]
+    with start_local_server(max_new_tokens=48) as url:
         yield OpenAIChatGenerator(url, "SmolLM2", api_key_env="", max_retries=1, timeout=120,
                                   model_id="SmolLM2-135M-Instruct@server")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.mark.slow

@@ -4,9 +4,6 @@ real local model answering through the OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -19,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.local_server import local_server
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read_chunk
 from workbench.diagnose import traces_from_result, triage, triage_rows
@@ -663,22 +661,7 @@ def test_a_reply_cut_by_the_token_cap_never_ends_in_a_replacement_character(loca
 
 @pytest.mark.slow
 def test_real_server_real_model_through_our_client(local_model):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.generation.server", "--port", "0",
-                             "--max-new-tokens", "24"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 240
-        line = ""
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}")
-            if "listening on" in line:
-                break
-        assert "listening on" in line, line
-        url = line.split("listening on ", 1)[1].split()[0]
+    with local_server(max_new_tokens=24) as url:
         import urllib.request
 
         with urllib.request.urlopen(url + "/v1/models", timeout=10) as r:
@@ -700,9 +683,6 @@ def test_real_server_real_model_through_our_client(local_model):
                 url + "/v1/chat/completions", data=b"{}", method="POST",
                 headers={"Content-Type": "application/json"}), timeout=10)
         assert bad.value.code == 400
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_local_generator_missing_package_message(monkeypatch):
