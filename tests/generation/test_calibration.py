@@ -23,6 +23,7 @@ from workbench.generation.calibration import (
     judge_report,
     rogan_gladen,
 )
+from workbench.io import WorkbenchError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -264,3 +265,17 @@ def test_real_model_judges_through_the_local_server(local_server):
                            judge=RelevanceJudge(client))
     assert rel.method in ("judge", "undecided") and rel.details["model_id"]
     assert rel.details["error"] is None and rel.details["reply"]
+
+
+@given(st.lists(st.one_of(st.text(min_size=1), st.floats(), st.integers(2, 9),
+                          st.integers(-9, -1), st.lists(st.booleans(), max_size=2)),
+                min_size=1, max_size=3))
+def test_a_verdict_that_is_not_true_or_false_is_refused_never_read_by_its_truth(bad):
+    """"no", 0.0, 2 or [] as a verdict is bad input: calibrate_judge and judge_report say so
+    (judge_report does not turn it into a refusal that reads like a finding)."""
+    human = [True, False, True, False]
+    for call in (lambda: calibrate_judge([*human, *bad], [True] * (4 + len(bad))),
+                 lambda: judge_report(human, [True, False, *bad[:2], True, False][:4], []),
+                 lambda: judge_report(human, [True, False, True, False], bad)):
+        with pytest.raises(WorkbenchError, match="verdicts are True"):
+            call()

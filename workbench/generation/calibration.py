@@ -45,10 +45,17 @@ __all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "Jud
 RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
 
 
-def _verdicts(values: Sequence[bool], what: str) -> np.ndarray:
+def _verdicts(values: Sequence[object], what: str) -> np.ndarray:
+    """Pass/fail verdicts as a bool array: True/False (or 1/0); anything else is refused,
+    never read by its truth value (the string "no" is not a pass)."""
     if any(v is None for v in values):
         raise WorkbenchError(
             f"{what} holds undecided verdicts (None): drop them before calibrating")
+    bad = next((v for v in values if not isinstance(v, (bool, np.bool_))
+                and not (isinstance(v, (int, np.integer)) and v in (0, 1))), None)
+    if bad is not None:
+        raise WorkbenchError(f"{what} holds {bad!r} ({type(bad).__name__}): verdicts are "
+                             "True (pass) or False (fail)")
     return np.asarray([bool(v) for v in values], dtype=bool)
 
 
@@ -218,6 +225,8 @@ def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
         raise WorkbenchError(f"human and judged differ in length: {len(human)} vs {len(judged)}")
     pairs = [(h, j) for h, j in zip(human, judged, strict=True) if j is not None]
     rest = [j for j in unlabelled if j is not None]
+    for values, what in ((human, "human"), ([j for _, j in pairs], "judged"), (rest, "unlabelled")):
+        _verdicts(values, what)  # bad input is an error, not a refusal
     undecided = len(judged) - len(pairs) + len(unlabelled) - len(rest)
     cal: JudgeCalibration | None = None
     rate: CorrectedRate | None = None
@@ -225,7 +234,7 @@ def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
     try:
         cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
         rate = corrected_pass_rate(cal, rest, resamples=resamples, seed=seed)
-    except WorkbenchError as exc:
+    except WorkbenchError as exc:  # too few labels of a kind, chance level, nothing judged
         refusal = str(exc)
     return JudgeReport(cal, len(pairs), undecided, len(rest), rate, refusal)
 
