@@ -93,10 +93,11 @@ def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
 
 def rejected_path(out: Path) -> Path:
     """Where the rejections of ``out`` go: ``FILE.rejected.jsonl`` beside it."""
-    return out.with_name(f"{out.stem}.rejected.jsonl")
+    return _sibling(out, "rejected")
 
 
 def _sibling(out: Path, what: str) -> Path:
+    """``FILE.WHAT.jsonl`` beside ``out`` (rejected, kept, realism)."""
     return out.with_name(f"{out.stem}.{what}.jsonl")
 
 
