@@ -1,7 +1,14 @@
-"""Every guided notebook tells a story its outputs bear out: it asserts its claims and ends with
-the link to the next one (checked here on the committed file); once run, the numbers its prose
-marks as quoted appear in its outputs and it prints no raw reprs (:func:`check_outputs`, which
-tests/test_notebooks_in_browser.py applies to each notebook it runs in JupyterLab)."""
+"""Every guided notebook tells a story its outputs bear out: each sentence of its prose that states
+an outcome is marked as a claim and checked by an assert beside it, and it ends with the link to
+the next one (checked here on the committed file); once run, the numbers its prose marks as
+quoted appear in its outputs, it prints no raw reprs, no unrounded numbers in tables, nothing on
+stderr but the workbench's own warnings (:func:`check_outputs`, which
+tests/test_notebooks_in_browser.py applies to each notebook it runs in JupyterLab).
+
+A claim is marked in the markdown as ``<span title="claim:NAME">the sentence</span>`` (it renders
+as plain text, the name shows on hover) and checked by an ``assert ...  # claim:NAME`` in a code
+cell next to that markdown cell: the cell just before it (the output it reads) or the next code
+cell (the output it announces)."""
 
 from __future__ import annotations
 
@@ -19,6 +26,14 @@ RAW_REPR = re.compile(r"\b[A-Z][A-Za-z]+\((?:[a-z_]+=|')|\d\.\d{7,}")
 #: A table cell showing a newline as the two characters backslash and n (pandas escapes them).
 ESCAPED_NEWLINE = re.compile(r"<td>[^<]*\\n")
 NEXT = re.compile(r"^\*\*Next:\*\* `(\d\d_[a-z0-9_]+\.ipynb)`")
+#: A claim in the prose, and the assert that checks it.
+CLAIM = re.compile(r'<span title="claim:([a-z0-9-]+)">')
+CLAIM_ASSERT = re.compile(r"^\s*assert\b.*#\s*claim:([a-z0-9-]+)\s*$", re.M)
+#: A number in a table cell with more digits than a person reads (pandas' default six
+#: decimals, on a rate or on a count: ``0.478176``, ``9.000000``).
+UNROUNDED_CELL = re.compile(r"<td[^>]*>\s*-?\d+\.\d{5,}\s*</td>")
+#: A message cut at a fixed length in a notebook (``str(exc)[:120]``): cut mid-word.
+SLICED_MESSAGE = re.compile(r"str\([^()]*\)\[:\s*\d+\s*\]")
 
 
 def _markdown(nb: nbformat.NotebookNode) -> str:
@@ -60,6 +75,87 @@ def test_notebook_asserts_its_story_and_links_the_next_one(path: Path) -> None:
         assert last.cell_type == "markdown" and "Next" in last.source and "README" in last.source
 
 
+def _code_cells_beside(nb: nbformat.NotebookNode, index: int) -> list[str]:
+    """The code cells next to markdown cell ``index``: the last one before it and the first
+    one after it (markdown cells in between are skipped)."""
+    before = [c.source for c in nb.cells[:index] if c.cell_type == "code"][-1:]
+    after = [c.source for c in nb.cells[index + 1:] if c.cell_type == "code"][:1]
+    return before + after
+
+
+def claim_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """Claims in the prose without an assert beside them, and claim asserts whose claim the
+    prose does not make (a marker renamed on one side only)."""
+    problems = []
+    marked: set[str] = set()
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for name in CLAIM.findall(cell.source):
+            marked.add(name)
+            checked = {n for src in _code_cells_beside(nb, i) for n in CLAIM_ASSERT.findall(src)}
+            if name not in checked:
+                problems.append(f"claim {name!r} (cell {i}) has no 'assert ...  # claim:{name}' "
+                                "in the code cell before or after it")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    problems += [f"'# claim:{name}' asserts a claim the prose does not mark"
+                 for name in sorted(set(CLAIM_ASSERT.findall(code)) - marked)]
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_claim_is_asserted_beside_it(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    assert CLAIM.search(_markdown(nb)), f"{path.name} marks none of its outcome claims"
+    problems = claim_problems(nb)
+    assert not problems, f"{path.name}: {problems}"
+    sliced = [i for i, c in enumerate(nb.cells)
+              if c.cell_type == "code" and SLICED_MESSAGE.search(c.source)]
+    assert not sliced, f"{path.name}: cells {sliced} cut a message at a fixed length (mid-word)"
+
+
+def test_the_claim_check_can_fail() -> None:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1\nassert x == 1  # claim:one"),
+        nbformat.v4.new_markdown_cell('<span title="claim:one">x is one</span>, '
+                                      '<span title="claim:two">y is two</span>'),
+        nbformat.v4.new_markdown_cell("more prose"),
+        nbformat.v4.new_code_cell("assert True  # claim:three"),
+    ])
+    problems = claim_problems(nb)
+    assert len(problems) == 2 and "'two'" in problems[0] and "claim:three" in problems[1]
+
+
+def stderr_problems(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """Lines a notebook wrote on stderr that are neither a progress bar nor one of the
+    workbench's own warnings (``SomethingWarning: message``, with no interpreter path)."""
+    from workbench.io import WorkbenchWarning
+
+    ours = {cls.__name__ for cls in _subclasses(WorkbenchWarning)}
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.output_type != "stream" or output.name != "stderr":
+                continue
+            for line in str(output.text).splitlines():
+                head = line.split(":", 1)[0]
+                if line.strip() and head not in ours and not PROGRESS_TEXT.search(line) \
+                        and not line.startswith("  "):
+                    found.append((i, line[:200]))
+    return found
+
+
+#: tqdm's bar as text: "| 3/64 [".
+PROGRESS_TEXT = re.compile(r"\|[^|\n]*\|\s*\d+/(?:\d+|\?) \[")
+
+
+def _subclasses(cls: type) -> list[type]:
+    found = [cls]
+    for sub in cls.__subclasses__():
+        found += _subclasses(sub)
+    return found
+
+
 def check_outputs(nb: nbformat.NotebookNode, name: str) -> None:
     """The checks on a notebook that has run (tests/test_notebooks_in_browser.py runs each in
     JupyterLab and passes the saved notebook here): no cell erred, the numbers the prose
@@ -77,3 +173,10 @@ def check_outputs(nb: nbformat.NotebookNode, name: str) -> None:
     escaped = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" for o in c.outputs
                if ESCAPED_NEWLINE.search(str(o.get("data", {}).get("text/html", "")))]
     assert not escaped, f"{name}: tables show literal \\n in cells {escaped}"
+    unrounded = [(i, m.group()) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                 for o in c.outputs
+                 for m in UNROUNDED_CELL.finditer(str(o.get("data", {}).get("text/html", "")))]
+    assert not unrounded, f"{name}: tables show unrounded numbers (cell, cell html): {unrounded}"
+    stderr = stderr_problems(nb)
+    assert not stderr, (f"{name}: stderr shows what is not an error nor a workbench warning "
+                        f"(cell, line): {stderr}")

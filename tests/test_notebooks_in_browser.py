@@ -8,7 +8,8 @@ stayed free of errors, and the saved outputs pass :func:`tests.test_notebooks.ch
 notebooks (nothing else does, so CI runs each once). The key visuals (widgets, plots, styled
 tables) are saved as ``outputs/screenshots/NN_cellMM_what.png`` (``what``: the name the
 cell's last line starts with); the cells that ran longer than 20 s, and whether each showed
-a progress bar, go to ``outputs/notebook_times/NN.txt``.
+a progress bar, go to ``outputs/notebook_times/NN.txt``, and a slow cell without a bar fails
+the test (a person waiting with nothing on screen thinks the notebook hung).
 
 The notebooks run where their relative paths expect them, in a mirror of the checkout under
 tmp: ``repo/notebooks/NN.ipynb`` (a copy, so the committed file never gets outputs),
@@ -155,8 +156,10 @@ def test_notebook_runs_in_jupyterlab(lab: tuple[Path, str, str, Any], path: Path
     assert not problems, f"{path.name}: {problems}"
     ran = nbformat.read(saved, as_version=4)
     check_outputs(ran, path.name)
-    slow = _slow_cells(ran, path.stem[:2], elapsed)
+    slow, barless = _slow_cells(ran, path.stem[:2], elapsed)
     print(f"{path.name}: {elapsed:.0f} s; {len(shots)} screenshots; {slow}")
+    assert not barless, (f"{path.name}: cells over {SLOW_CELL_S} s without a progress bar: "
+                         f"{barless}")
 
 
 def _shut_down_kernels(base: str, token: str) -> None:
@@ -188,10 +191,13 @@ def _screenshot_visuals(page: Any, prefix: str, nb: nbformat.NotebookNode) -> li
     return shots
 
 
-def _slow_cells(nb: nbformat.NotebookNode, prefix: str, elapsed: float) -> str:
+def _slow_cells(nb: nbformat.NotebookNode, prefix: str,
+                elapsed: float) -> tuple[str, list[int]]:
     """Write the cells that ran over SLOW_CELL_S (from JupyterLab's recorded timing) with
-    whether each showed a progress bar to ``outputs/notebook_times/NN.txt``; return it."""
+    whether each showed a progress bar to ``outputs/notebook_times/NN.txt``; return it, and
+    the slow cells that showed none."""
     rows = [f"notebook {prefix}: {elapsed:.0f} s in all"]
+    barless = []
     for i, cell in enumerate(nb.cells):
         timing = cell.get("metadata", {}).get("execution", {})
         if cell.cell_type != "code" or "iopub.execute_input" not in timing:
@@ -202,7 +208,9 @@ def _slow_cells(nb: nbformat.NotebookNode, prefix: str, elapsed: float) -> str:
             bar = any(PROGRESS.search(str(o.get("text", "")) + str(
                 o.get("data", {}).get("text/plain", ""))) for o in cell.outputs)
             rows.append(f"cell {i}: {took:.0f} s, {'a progress bar' if bar else 'NO progress bar'}")
+            if not bar:
+                barless.append(i)
     folder = ROOT / "outputs" / "notebook_times"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{prefix}.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return "; ".join(rows[1:]) or f"no cell over {SLOW_CELL_S} s"
+    return "; ".join(rows[1:]) or f"no cell over {SLOW_CELL_S} s", barless

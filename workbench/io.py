@@ -35,11 +35,13 @@ import json
 import os
 import re
 import secrets
+import sys
+import warnings
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from filelock import FileLock, Timeout
 
@@ -72,7 +74,28 @@ class InputError(WorkbenchError):
 
 class WorkbenchWarning(UserWarning):
     """The base of every warning the package issues (a ``UserWarning``, so filters on that
-    still apply); the test suite turns it into an error unless a test expects it."""
+    still apply); the test suite turns it into an error unless a test expects it.
+
+    Shown once per message (a notebook re-running a cell is not told twice), as
+    ``NameWarning: message``: the interpreter's file and line (a notebook cell's temporary
+    file) say nothing to the person reading it. Filters set by the user still come first."""
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for the package's own warnings: the class and the message."""
+    if not issubclass(category, WorkbenchWarning):
+        _SHOW_OTHERS(message, category, filename, lineno, file, line)
+        return
+    stream = sys.stderr if file is None else file
+    if stream is not None:
+        with suppress(OSError):
+            stream.write(f"{category.__name__}: {message}\n")
+
+
+_SHOW_OTHERS = warnings.showwarning
+warnings.showwarning = _show_warning
+warnings.filterwarnings("once", category=WorkbenchWarning, append=True)
 
 
 # ----------------------------------------------------------------------------- reading

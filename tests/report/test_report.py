@@ -136,8 +136,10 @@ def test_report_is_escaped_and_inlines_plotly_once(pipeline, tmp_path):
         assert f'<section id="{section}">' in page
     no_plots = render_report(generation=gen, golden=GOLDEN, corpus=DOCS, chunks=chunks)
     assert "script-src 'none'" in no_plots and "<script" not in no_plots
-    # retrieval alone draws its per-category heatmap, every script pinned by its hash
-    alone = render_report(ev)
+    # retrieval alone is tables only by default (no plotly.js: the page stays small) ...
+    assert "<script" not in render_report(ev) and len(render_report(ev)) < 100_000
+    # ... and with plots=True draws its per-category heatmap, every script pinned by its hash
+    alone = render_report(ev, plots=True)
     scripts = re.findall(r"<script[^>]*>(.*?)</script>", alone, re.DOTALL)
     assert alone.count('class="plotly-graph-div"') == 1 and alone.count("plotly.js v") == 1
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', alone)
@@ -258,7 +260,7 @@ def test_cli_report_on_the_handbook(tmp_path, capsys):
     code = main(["report", "--corpus", str(HANDBOOK / "docs"), "--golden",
                  str(HANDBOOK / "golden.jsonl"), "-k", "5", "--budget-tokens", "400",
                  "--out", str(out), "--traces", str(tmp_path / "traces.jsonl"),
-                 "--unrestricted"])
+                 "--unrestricted", "--plots"])
     assert code == 0
     printed = capsys.readouterr().out
     assert f"wrote {out}: n=67 questions, live answer accuracy" in printed
@@ -274,6 +276,12 @@ def test_cli_report_on_the_handbook(tmp_path, capsys):
     assert (tmp_path / "traces.jsonl").read_text().count("\n") == 74
     for cell in ("OK", "GEN_FAIL", "RET_FAIL"):
         assert f"<td>{cell}</td>" in page
+    # without --plots: the same report, tables only, under 1 MB (plotly.js alone is 4.6 MB)
+    small = tmp_path / "small.html"
+    assert main(["report", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "-k", "5", "--budget-tokens", "400",
+                 "--out", str(small), "--unrestricted"]) == 0
+    assert small.stat().st_size < 1_000_000 and "<script" not in small.read_text("utf-8")
 
 
 def test_cli_report_user_errors_and_access(tmp_path, capsys):

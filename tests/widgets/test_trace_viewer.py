@@ -344,3 +344,27 @@ def test_trace_viewer_in_jupyterlab(tmp_path):
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".wb-trace script, .wb-trace img").count() == 0
         page.screenshot(path=str(tmp_path / "viewer.png"))
+
+
+def test_a_new_filter_opens_at_its_first_failure():
+    golden, traces = make_traces()
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    viewer.select("q3")
+    viewer.category.value = "lookup"            # q1 passed, q2 failed: the filter opens at q2
+    assert viewer.qids == ["q1", "q2"] and viewer.selected_qid == "q2"
+    assert viewer.position.value.startswith("2 of 2")
+    viewer.category.value = "all"               # the first failure of all three
+    assert viewer.selected_qid == "q2"
+
+
+def test_grade_details_read_as_words_and_are_cut_at_a_word():
+    from workbench.widgets.trace_viewer import grade_details
+
+    shown = grade_details({"missing": ["14 days"], "required": ["14 days", "receipts"]})
+    assert shown == "missing “14 days” (1 of 2 required)"
+    assert grade_details({"missing": [], "required": ["a"]}) == "all 1 required mentioned"
+    assert grade_details({"faithfulness": 0.6666666, "expected": "refusal"}) == (
+        "faithfulness: 0.667; expected: refusal")
+    long = grade_details({"missing": ["word"] * 200, "required": ["word"] * 200}, width=80)
+    assert len(long) <= 80 and long.endswith(" …") and "{" not in long
+    assert all(part in ("missing", "“word”,", "…", "“word”") for part in long.split()[:-1])

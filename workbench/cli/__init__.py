@@ -252,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-generation", action="store_true", help="retrieval metrics only")
     p.add_argument("--traces", help="also save the traces (JSONL, ids only) here")
     p.add_argument("--title", help="report title")
+    p.add_argument("--plots", action="store_true",
+                   help="add the per-category heatmap (inlines plotly.js: about 4.6 MB)")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
     p.set_defaults(fn=_report)
 

@@ -60,7 +60,7 @@ def run_report_command(args: argparse.Namespace) -> int:
              + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
     out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
                        corpus=corpus, chunks=chunks, triage=tri, notes=notes,
-                       unrestricted=args.unrestricted)
+                       unrestricted=args.unrestricted, plots=args.plots)
     line = f"wrote {out}: n={ev.n} questions"
     if generation is not None:
         acc = generation.accuracy()

@@ -278,7 +278,8 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
                   golden: GoldenSet | Sequence[GoldenItem] | None = None,
                   corpus: Mapping[str, Document] | None = None,
                   chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
-                  max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> str:
+                  max_traces: int = 25, notes: str = "", unrestricted: bool = False,
+                  plots: bool = False) -> str:
     """The report as one HTML string (see :func:`write_report`)."""
     from workbench.widgets.metric_table import metric_table_html
 
@@ -296,7 +297,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
         if evaluation.frame["source"].nunique() > 1:
             tables.append("<h3>By source (real / owner / synthetic)</h3>"
                           + _frame(source_slices(evaluation, golden), index=True))
-        if sweep is None and evaluation.frame["category"].nunique() > 1:
+        if plots and sweep is None and evaluation.frame["category"].nunique() > 1:
             from workbench.widgets.plots import category_heatmap
 
             metric = evaluation.metrics[0]
@@ -343,15 +344,19 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
                  golden: GoldenSet | Sequence[GoldenItem] | None = None,
                  corpus: Mapping[str, Document] | None = None,
                  chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
-                 max_traces: int = 25, notes: str = "", unrestricted: bool = False) -> Path:
+                 max_traces: int = 25, notes: str = "", unrestricted: bool = False,
+                 plots: bool = False) -> Path:
     """Write one standalone HTML report (atomically; missing folders are made) and return its
     path. ``sweep`` is a SweepResult (leaderboard, cost/quality and category plots) or
     plotly figure(s); ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence
-    and text. ``unrestricted=True`` allows answers and traces produced without user groups
-    over a corpus with restricted documents (see the module docstring)."""
+    and text, each folded under its summary line. ``unrestricted=True`` allows answers and
+    traces produced without user groups over a corpus with restricted documents (see the
+    module docstring). ``plots=True`` adds the evaluation's per-category heatmap: a plot
+    inlines plotly.js (about 4.6 MB), so a report without a sweep stays well under 1 MB
+    by default; a sweep's figures are drawn whenever a sweep is given."""
     path = target_path(path, "write_report")
     text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
                          corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
-                         notes=notes, unrestricted=unrestricted)
+                         notes=notes, unrestricted=unrestricted, plots=plots)
     atomic_write_text(path, text, make_parents=True)
     return path

@@ -86,7 +86,7 @@ def _convert(target: Path) -> None:
                    "token_type_ids": torch.zeros(2, 16, dtype=torch.long)}
         import warnings
 
-        with warnings.catch_warnings(), torch.no_grad():
+        with warnings.catch_warnings(), torch.no_grad(), quiet_transformers():
             warnings.simplefilter("ignore")  # the tracer's warnings about shape branches
             converted = ov.convert_model(model, example_input=example)
         bar.update()

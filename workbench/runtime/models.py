@@ -62,17 +62,22 @@ def default_threads(threads: int | None = None) -> int:
 
 @contextlib.contextmanager
 def quiet_transformers() -> Iterator[None]:
-    """No progress bars from transformers inside the block (a no-op without it)."""
+    """No progress bars and no log lines below errors from transformers inside the block (its
+    notes on a model's config, such as an unrecognised ``loss_type`` while a model is traced,
+    are not the user's business); a no-op without transformers."""
     try:
         from transformers.utils import logging as hf_logging
     except ImportError:
         yield
         return
     enabled = hf_logging.is_progress_bar_enabled()
+    verbosity = hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     try:
         yield
     finally:
+        hf_logging.set_verbosity(verbosity)
         if enabled:
             hf_logging.enable_progress_bar()
 

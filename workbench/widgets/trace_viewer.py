@@ -19,8 +19,8 @@ cell, category, diagnosis label) and prev/next, and exposes ``selected_qid``.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -141,11 +141,40 @@ def _grade_html(trace: Trace, diagnosis: Diagnosis | None, withheld: bool) -> st
     verdict = {True: '<span class="wb-ok">passed</span>',
                False: '<span class="wb-bad">failed</span>', None: "<i>undecided</i>"}[passed]
     grade = trace.grade or {}
-    details = WITHHELD if withheld else json.dumps(
-        grade["details"], ensure_ascii=False, default=str) if grade.get("details") else ""
+    details = WITHHELD if withheld else grade_details(grade.get("details") or {})
     method = f" by {_esc(grade['method'])}" if grade.get("method") else ""
     error = f' · <span class="wb-bad">error: {_esc(trace.error)}</span>' if trace.error else ""
-    return f"<div>{verdict}{method} <small>{_esc(details[:300])}</small>{error}</div>"
+    return f"<div>{verdict}{method} <small>{_esc(details)}</small>{error}</div>"
+
+
+def grade_details(details: Mapping[str, Any], width: int = 300) -> str:
+    """A grade's details as a person reads them: the must-mention facts missing out of those
+    required (``missing "14 days" (1 of 1 required)``), other fields as ``name: value`` with
+    lists joined and numbers rounded; cut at a word, never mid-word, past ``width``."""
+    details = dict(details)
+    parts = []
+    if isinstance(details.get("missing"), list) and isinstance(details.get("required"), list):
+        missing, required = details.pop("missing"), details.pop("required")
+        parts.append(f"missing {', '.join(_quoted(m) for m in missing)} "
+                     f"({len(missing)} of {len(required)} required)" if missing
+                     else f"all {len(required)} required mentioned")
+    for name, value in details.items():
+        if isinstance(value, list):
+            value = ", ".join(_quoted(v) if isinstance(v, str) else _pairs(v) for v in value)
+        elif isinstance(value, float):
+            value = f"{value:.3f}"
+        parts.append(f"{name}: {value}")
+    return textwrap.shorten("; ".join(parts), width=width, placeholder=" …")
+
+
+def _quoted(text: object) -> str:
+    return f"“{text}”"
+
+
+def _pairs(value: object) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(f"{k}={_quoted(v) if isinstance(v, str) else v}" for k, v in value.items())
+    return str(value)
 
 
 def _diagnosis_html(d: Diagnosis | None, trace: Trace, chunks: Mapping[str, Chunk],
@@ -412,8 +441,14 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
                     first.setdefault(self.traces[i].qid, i)
                 kept = [first[f.qid] for f in self.failures if f.qid in first]
             self.filtered = kept
-            self._at = self.filtered.index(current) if current in self.filtered else 0
+            self._at = self._first_failure() if _change is not None else (
+                self.filtered.index(current) if current in self.filtered else 0)
             self._repaint()
+
+    def _first_failure(self) -> int:
+        """Where a newly chosen filter opens: its first failed trace (else its first)."""
+        return next((n for n, i in enumerate(self.filtered) if self.traces[i].passed is False),
+                    0)
 
     def select(self, qid: str) -> None:
         """Show ``qid`` (clearing filters that hide it)."""
