@@ -27,7 +27,7 @@ RAW_REPR = re.compile(r"\b[A-Z][A-Za-z]+\((?:[a-z_]+=|')|\d\.\d{7,}")
 ESCAPED_NEWLINE = re.compile(r"<td>[^<]*\\n")
 NEXT = re.compile(r"^\*\*Next:\*\* `(\d\d_[a-z0-9_]+\.ipynb)`")
 #: A claim in the prose, and the assert that checks it.
-CLAIM = re.compile(r'<span title="claim:([a-z0-9-]+)">')
+CLAIM = re.compile(r'<span\s+title="claim:([a-z0-9-]+)">')
 CLAIM_ASSERT = re.compile(r"^\s*assert\b.*#\s*claim:([a-z0-9-]+)\s*$", re.M)
 #: A number in a table cell with more digits than a person reads (pandas' default six
 #: decimals, on a rate or on a count: ``0.478176``, ``9.000000``).

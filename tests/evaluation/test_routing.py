@@ -49,7 +49,15 @@ def test_hand_computed_router_metrics():
     assert list(f["saved"]) == [9.0, 7.0, 9.0, 9.0]
     assert list(f["quality_lost"]) == [1.0, 0.0, 1.0, 0.0]
     s = ev.summary()
-    assert s.loc["all", "n"] == 4 and s.loc["all", "hit@1"] == pytest.approx(1 / 3)
+    # n is what the ranking metrics average over: d, which no model passes, is counted apart
+    assert s.loc["all", "n"] == 3 and s.loc["all", "no model passes"] == 1
+    assert s.loc["all", "hit@1"] == pytest.approx(1 / 3)
+    for cat, row in s.iterrows():
+        part = f if cat == "all" else f[f["category"] == cat]
+        for metric in ("hit@1", "mrr", "recall@2"):
+            assert row["n"] == part[metric].notna().sum()
+        assert row["n"] + row["no model passes"] == len(part)
+        assert row["cost"] == pytest.approx(part["cost"].mean())
     assert s.loc["all", "hit@1 low"] <= 1 / 3 <= s.loc["all", "hit@1 high"]
     assert s.loc["y", "mrr"] == pytest.approx(1 / 3)
 

@@ -122,12 +122,17 @@ class RouterEvaluation:
         return {str(q): float(v) for q, v in col.items()}
 
     def summary(self) -> pd.DataFrame:
-        """Per category and ``all``: n, each ranking metric's mean with its interval
-        (:func:`~workbench.evaluation.stats.mean_interval`), and the cost view's means."""
+        """Per category and ``all``: ``n``, the requests some model passes (the ranking
+        metrics' questions: a request no model passes has no right answer to rank), ``no
+        model passes`` (the others), each metric's mean with its interval
+        (:func:`~workbench.evaluation.stats.mean_interval`), and the cost view's means.
+        ``choice_passes`` and the costs average over all the requests of the row."""
         rows = []
         groups = [("all", self.frame), *self.frame.groupby("category", sort=True)]
         for cat, part in groups:
-            row: dict[str, object] = {"category": cat, "n": len(part)}
+            ranked = int(part["hit@1"].notna().sum())
+            row: dict[str, object] = {"category": cat, "n": ranked,
+                                      "no model passes": len(part) - ranked}
             for m in self.metrics:
                 values = part[m].dropna().to_numpy(dtype=float)
                 if values.size:

@@ -46,10 +46,14 @@ class RealismScorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
         self.buttons: dict[str, widgets.ToggleButtons] = {}
         rows = []
         for item in self.items:
+            # the buttons keep their width (a long question never wraps "5" under "1")
             buttons = widgets.ToggleButtons(options=SCORES, value=None,
-                                            style={"button_width": "32px"})
+                                            style={"button_width": "32px"},
+                                            layout=widgets.Layout(flex="0 0 auto",
+                                                                  min_width="190px"))
             self.buttons[item.qid] = buttons
-            rows.append(widgets.HBox([buttons, widgets.HTML(_row_html(item))]))
+            text = widgets.HTML(_row_html(item), layout=widgets.Layout(flex="1 1 auto"))
+            rows.append(widgets.HBox([buttons, text]))
         self.progress = widgets.HTML()
         for b in self.buttons.values():
             b.observe(lambda _change: self._update(), names="value")
