@@ -33,7 +33,7 @@ CLAIM_ASSERT = re.compile(r"^\s*assert\b.*#\s*claim:([a-z0-9-]+)\s*$", re.M)
 #: decimals, on a rate or on a count: ``0.478176``, ``9.000000``).
 UNROUNDED_CELL = re.compile(r"<td[^>]*>\s*-?\d+\.\d{5,}\s*</td>")
 #: A message cut at a fixed length in a notebook (``str(exc)[:120]``): cut mid-word.
-SLICED_MESSAGE = re.compile(r"str\([^()]*\)\[:\s*\d+\s*\]")
+SLICED_MESSAGE = re.compile(r"(?:str\([^()]*\)|\.std(?:out|err)|\bexc|\bmessage)\[:\s*\d+\s*\]")
 
 
 def _markdown(nb: nbformat.NotebookNode) -> str:
@@ -129,9 +129,7 @@ def test_the_claim_check_can_fail() -> None:
 def stderr_problems(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
     """Lines a notebook wrote on stderr that are neither a progress bar nor one of the
     workbench's own warnings (``SomethingWarning: message``, with no interpreter path)."""
-    from workbench.io import WorkbenchWarning
-
-    ours = {cls.__name__ for cls in _subclasses(WorkbenchWarning)}
+    ours = workbench_warnings()
     found = []
     for i, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
@@ -149,11 +147,17 @@ def stderr_problems(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
 PROGRESS_TEXT = re.compile(r"\|[^|\n]*\|\s*\d+/(?:\d+|\?) \[")
 
 
-def _subclasses(cls: type) -> list[type]:
-    found = [cls]
-    for sub in cls.__subclasses__():
-        found += _subclasses(sub)
-    return found
+def workbench_warnings() -> set[str]:
+    """The names of the package's warning classes (WorkbenchWarning and every class defined
+    on it, read from the source: importing every module to list them would be slow)."""
+    names = {"WorkbenchWarning"}
+    bases: dict[str, set[str]] = {}
+    for path in (NOTEBOOKS[0].parents[1] / "workbench").rglob("*.py"):
+        for m in re.finditer(r"^class (\w+)\(([^)]*)\)", path.read_text("utf-8"), re.M):
+            bases[m.group(1)] = {b.strip().split(".")[-1] for b in m.group(2).split(",")}
+    while grown := {name for name, of in bases.items() if of & names} - names:
+        names |= grown
+    return names
 
 
 def check_outputs(nb: nbformat.NotebookNode, name: str) -> None:

@@ -87,12 +87,17 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     if not issubclass(category, WorkbenchWarning):
         _SHOW_OTHERS(message, category, filename, lineno, file, line)
         return
+    text = f"{category.__name__}: {message}"
+    if text in _SHOWN:  # once per message, whatever filters a host installed (IPython's)
+        return
+    _SHOWN.add(text)
     stream = sys.stderr if file is None else file
     if stream is not None:
         with suppress(OSError):
-            stream.write(f"{category.__name__}: {message}\n")
+            stream.write(text + "\n")
 
 
+_SHOWN: set[str] = set()
 _SHOW_OTHERS = warnings.showwarning
 warnings.showwarning = _show_warning
 warnings.filterwarnings("once", category=WorkbenchWarning, append=True)
