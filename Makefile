@@ -48,11 +48,12 @@ browser:
 	@fc-list :lang=zh 2>/dev/null | grep -q . || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1) \
 	  || echo "no Chinese font could be installed: Chinese text in screenshots shows as boxes"
 
-# The file browser starts at the repository root (README, data/); the URL printed opens notebook 01.
+# The file browser starts at the repository root (README, data/); the URL printed opens notebook 00,
+# the first row of the README's table of notebooks.
 lab: install
-	$(call step,starting JupyterLab: open the URL below (it lands on notebook 01)...)
+	$(call step,starting JupyterLab: open the URL below (it lands on notebook 00)...)
 	@$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
-	  --LabApp.default_url=/lab/tree/notebooks/01_golden_set_and_metrics.ipynb
+	  --LabApp.default_url=/lab/tree/notebooks/00_bring_your_own_system.ipynb
 
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks

@@ -46,12 +46,14 @@ def test_install_says_what_it_is_doing_step_by_step() -> None:
     assert all(re.search(r"\[\$\(\( \$\(date \+%s\) - \d+ \)\)s\]", line) for line in said)
 
 
-def test_lab_opens_notebook_01_with_the_file_browser_at_the_repository_root() -> None:
+def test_lab_opens_the_first_notebook_of_the_readme_table_at_the_repository_root() -> None:
     lines = _make_dry_run("lab")
     start = next(i for i, line in enumerate(lines) if "jupyter lab" in line)
     command = " ".join(line.rstrip("\\") for line in lines[start:start + 2])
     url = re.search(r"--LabApp\.default_url=/lab/tree/(\S+)", command)
-    assert url and (ROOT / url.group(1)).is_file() and url.group(1).startswith("notebooks/01_")
+    first_row = re.search(r"^\| `(\d\d_\w+)` \|", (ROOT / "README.md").read_text("utf-8"), re.M)
+    assert url and (ROOT / url.group(1)).is_file() and first_row
+    assert url.group(1) == f"notebooks/{first_row.group(1)}.ipynb"  # the course starts there
     assert "--ServerApp.root_dir=." in command
 
 
