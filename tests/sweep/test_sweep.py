@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import workbench.sweep.worker as sweep_worker
 from workbench.chunking import chunk_corpus, parse_chunker
@@ -461,3 +463,32 @@ def test_state_lines_of_an_older_format_are_skipped_with_one_warning(tiny, tmp_p
     state.write_text(json.dumps({**bad, "format": RESULT_FORMAT + 1}) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="'format'"):
         run_sweep(grid, golden, docs, state_path=state, progress=False)
+
+
+def test_a_grid_accepts_every_chunker_the_spec_parser_accepts():
+    from workbench.chunking import CHUNKER_KINDS, parse_chunker
+    from workbench.sweep.grid import expand_grid
+
+    for kind in CHUNKER_KINDS:
+        configs, skipped = expand_grid({"chunker": kind, "retriever": "bm25", "k": 5})
+        assert not skipped and [c.spec for c in configs] == [parse_chunker(kind).label], kind
+
+
+@given(st.sampled_from(["fixed", "sentence", "recursive", "markdown", "semantic", "parent",
+                        "conversation", "glossary", "code", "document", "fixd", "", "x:y"]),
+       st.lists(st.sampled_from(["size=300", "overlap=20", "unit=tokens", "header=true",
+                                 "title=true", "child=100", "rule=stdev", "size=0",
+                                 "overlap_sentences=1", "bogus=1"]), max_size=3))
+def test_the_grid_asks_the_parser(kind, params):
+    """The oracle is the parser itself: a grid's chunker value is valid exactly when
+    parse_chunker accepts it."""
+    from workbench.chunking import parse_chunker
+    from workbench.sweep.grid import check_value
+
+    spec = f"{kind}:{','.join(params)}" if params else kind
+    try:
+        parse_chunker(spec)
+        accepted = True
+    except ValueError:
+        accepted = False
+    assert (check_value("chunker", spec) is None) == accepted, spec

@@ -84,7 +84,7 @@ from workbench.chunking.glossary import GlossaryChunker
 from workbench.chunking.packing import Splitter
 from workbench.chunking.semantic import SemanticChunker
 from workbench.chunking.source_code import CodeChunker
-from workbench.chunking.specs import SPEC_HELP, attach_embedders, parse_chunker
+from workbench.chunking.specs import CHUNKER_KINDS, SPEC_HELP, attach_embedders, parse_chunker
 from workbench.chunking.structured import (
     HEADER_FIELDS,
     ContextualHeader,
@@ -100,6 +100,7 @@ from workbench.chunking.units import (
 )
 
 __all__ = [
+    "CHUNKER_KINDS",
     "DEFAULT_COUNTER",
     "HEADER_FIELDS",
     "SPEC_HELP",

@@ -31,6 +31,9 @@ CONTENT_KINDS: dict[str, Callable[[int, str, str], Chunker]] = {
     "glossary": GlossaryChunker,
     "code": CodeChunker,
 }
+#: Every kind a spec may name: the one list (sweep grids, the CLI and the help ask here).
+CHUNKER_KINDS = ("document", "fixed", "sentence", "recursive", "markdown", "parent",
+                 "semantic", *CONTENT_KINDS)
 
 SPEC_HELP = (
     "valid chunker specs: "
@@ -197,7 +200,8 @@ def _build(kind: str, p: _Params) -> Chunker:
         p.done("size, unit, counter, header")
         chunker = CONTENT_KINDS[kind](size, unit, counter)
     else:
-        raise WorkbenchError(f"chunker spec {p.spec!r}: unknown kind {kind!r}; {SPEC_HELP}")
+        raise WorkbenchError(f"chunker spec {p.spec!r}: unknown kind {kind!r} (one of "
+                             f"{', '.join(CHUNKER_KINDS)}); {SPEC_HELP}")
     return chunker
 
 

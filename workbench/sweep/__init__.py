@@ -67,7 +67,6 @@ Layer: may import :mod:`workbench.evaluation` and everything below it.
 from __future__ import annotations
 
 from workbench.sweep.grid import (
-    CHUNKER_KINDS,
     GRID_KEYS,
     SWEEP_RETRIEVERS,
     VALID,
@@ -93,7 +92,6 @@ from workbench.sweep.result import (
 from workbench.sweep.runner import InProcessExecutor, make_executor, run_sweep
 
 __all__ = [
-    "CHUNKER_KINDS",
     "GRID_KEYS",
     "MISSING",
     "RANK_BUCKETS",
