@@ -9,8 +9,10 @@ A grid maps parameters to lists of values; every combination is one configuratio
 
 Parameters (a scalar means a one-value list):
 
-    chunker    fixed | sentence | recursive | markdown, or a full chunker spec such as
-               "parent:child=200,size=1000" (size/overlap/unit/header then do not apply)
+    chunker    any kind the spec parser knows (``workbench.chunking.CHUNKER_KINDS``: fixed,
+               sentence, recursive, markdown, semantic, conversation, glossary, code, ...),
+               or a full chunker spec such as "parent:child=200,size=1000"
+               (size/overlap/unit/header then do not apply)
     size       chunk budget (positive integer) in ``unit``
     overlap    integer, or a percentage of size such as "25%" (sentence: whole sentences;
                markdown takes none)
