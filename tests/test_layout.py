@@ -345,11 +345,21 @@ def test_no_top_level_name_is_also_a_package():
 
 def test_a_name_left_in_its_package_says_where_it_lives():
     import workbench
+    import workbench.chunking  # loaded: the hint names it
 
     with pytest.raises(AttributeError, match=r"from workbench\.chunking import diagnose_chunking"):
         _ = workbench.diagnose_chunking
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         _ = workbench.no_such_name
+
+
+def test_a_missing_top_level_name_fails_at_once_importing_nothing():
+    code = ("import sys, workbench; before = set(sys.modules); "
+            "assert not hasattr(workbench, 'nope'); "
+            "print(sorted(m for m in set(sys.modules) - before if m.startswith('workbench')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
 
 
 def test_package_all_names_resolve():

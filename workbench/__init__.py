@@ -3,7 +3,8 @@
 The top level holds the nouns and verbs a notebook uses, one group per step of the flow
 (``docs/architecture.md``); everything else is reachable from the package that owns it
 (``workbench.chunking.diagnose_chunking``, ``workbench.evaluation.compare_paired``, ...).
-A name asked for here that lives only in a package gets an error naming that package.
+A name asked for here that lives only in a package gets an error naming that package when
+that package is loaded; a name that is nowhere fails at once, importing nothing.
 
 Names load lazily, so ``import workbench`` (and the CLI) stays fast and never imports torch
 unless a dense model is used. ``tests/test_layout.py`` pins ``__all__``: a new export is a
@@ -13,6 +14,7 @@ decision.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -51,9 +53,10 @@ def __getattr__(name: str) -> Any:
     package = _OWNER.get(name)
     if package is not None:
         return getattr(importlib.import_module(package), name)
-    if not name.startswith("_"):
+    if not name.startswith("_"):  # where it lives, among the packages already loaded only
         for owner in _PACKAGES:
-            if name in getattr(importlib.import_module(owner), "__all__", ()):
+            module = sys.modules.get(owner)
+            if module is not None and name in getattr(module, "__all__", ()):
                 raise AttributeError(f"workbench.{name} is not in the top level: "
                                      f"from {owner} import {name}")
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
