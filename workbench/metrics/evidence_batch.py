@@ -27,7 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.io import WorkbenchError
-from workbench.metrics.evidence import EVIDENCE_KINDS, ChunkIndex, EvidenceSpan, ItemEvidence
+from workbench.metrics.evidence import (
+    EVIDENCE_KINDS,
+    ChunkIndex,
+    EvidenceSpan,
+    ItemEvidence,
+    needed_characters,
+)
 from workbench.metrics.intervals import Met
 
 __all__ = ["EvidenceBatch", "JudgedItems"]
@@ -126,7 +132,7 @@ class EvidenceBatch:
                 raise WorkbenchError(f"{kind!r} is not an evidence metric; evidence metrics: "
                                      f"{', '.join(sorted(EVIDENCE_KINDS))}")
         n = len(self.item_start) - 1
-        needed = np.maximum(1, np.ceil(threshold * self.span_size - 1e-9)).astype(np.int64)
+        needed = needed_characters(self.span_size, threshold)
         found, seg_rank = self.found(rankings, needed)
         depth = np.fromiter((max(len(r), 1) for r in rankings), np.int64, n)
         deepest = int(depth.max(initial=1))  # no rank lies deeper, whatever k is asked
