@@ -251,7 +251,8 @@ def html_access(path: Path) -> list[tuple[str, str | None, int]]:
                              "attribute given twice or two names, so what it declares is a "
                              "guess: write one <meta name=\"acl\" content=\"group, ...\">",
                              field=said[0])
-        out.append((said[0], dict(attrs).get("content"), line))
+        name = "acl" if said[0].strip().lower() == "acl" else said[0]  # names ignore ASCII case
+        out.append((name, dict(attrs).get("content"), line))
     return out
 
 
