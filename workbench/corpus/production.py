@@ -1,5 +1,6 @@
 """Documents as a production system extracted them: LangChain ``Document``s from any loader,
-LlamaIndex ``Document``s or nodes, or ``{"doc_id", "text", "metadata"}`` records.
+LlamaIndex ``Document``s or nodes, or ``{"doc_id", "text", "metadata"}`` records (the text
+may be ``page_content``, or ``document`` as a Chroma record has it).
 
 :func:`extracted_documents` reads them (by attribute: neither library is imported) into one
 :class:`Extracted` record per document, the text kept as it was indexed, so production
@@ -78,7 +79,8 @@ def _part(item: Any, rule: DocIdRule, where: str) -> _Part:
     offset = None
     if isinstance(item, Mapping):
         refuse_unread_access({k: v for k, v in item.items() if k != "metadata"}, where)
-        meta, text = item.get("metadata") or {}, item.get("text", item.get("page_content"))
+        meta = item.get("metadata") or {}
+        text = item.get("text", item.get("page_content", item.get("document")))
         own_id = item.get("doc_id", item.get("id"))
     elif hasattr(item, "page_content") and hasattr(item, "metadata"):  # LangChain
         meta, text, own_id = item.metadata or {}, item.page_content, getattr(item, "id", None)
