@@ -22,8 +22,9 @@ HOMES = ("workbench", "workbench.corpus", "workbench.corpus.types")
 
 def constructions(source: str, defines: bool = False) -> list[int]:
     """Lines of ``source`` that build our Document outside a type (an annotation, a type
-    parameter or union, an ``isinstance`` check): a call of it (through any alias or module attribute), or the
-    class handed on as a value (assigned, passed, returned, put in a container)."""
+    parameter or union, an ``isinstance`` check): a call of it (through any alias or module
+    attribute), or the class handed on as a value (assigned, passed, returned, put in a
+    container)."""
     tree = ast.parse(source)
     names = {"Document"} if defines else set()
     modules: set[str] = set()
@@ -116,9 +117,9 @@ def test_a_document_with_access_built_outside_the_door_raises(key):
 
 
 def test_the_door_key_is_handed_out_once_and_admitted_metadata_needs_it():
-    with pytest.raises(ValueError, match="held by workbench.corpus.admission"):
+    with pytest.raises(ValueError, match=r"held by workbench\.corpus\.admission"):
         admission_key()
-    with pytest.raises(ValueError, match="only by workbench.corpus.admit"):
+    with pytest.raises(ValueError, match=r"only by workbench\.corpus\.admit"):
         Admitted({"acl": ("finance",)}, object())
     doc = admit("d", "text", "T", {"acl": "finance, hr"})
     assert doc.acl == ("finance", "hr") and isinstance(doc.metadata, Admitted)
