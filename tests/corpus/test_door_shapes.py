@@ -285,6 +285,69 @@ def test_production_parts(n, data, key, value, sibling, kind):
     _judge("production parts", lambda: load_documents(items), value)
 
 
+# The issue's examples, each a positive or a refusal that the generators above contain.
+
+def test_a_single_file_reads_its_sidecar_and_its_meta(tmp_path):
+    secret = tmp_path / "secret.html"
+    secret.write_text(f"<html><body><p>{CANARY}.</p></body></html>", encoding="utf-8")
+    assert load_corpus(secret)["secret"].acl == ()  # nothing declared: public
+    (tmp_path / "secret.meta.yaml").write_text("acl: finance, hr\n", encoding="utf-8")
+    assert load_corpus(secret)["secret"].acl == ("finance", "hr")
+    (tmp_path / "secret.meta.yaml").unlink()
+    secret.write_text('<html><head><meta data-content="public" content="finance" name="acl">'
+                      f"</head><body><p>{CANARY}.</p></body></html>", encoding="utf-8")
+    assert load_corpus(secret)["secret"].acl == ("finance",)  # data-content is not content
+
+
+def test_one_syntax_for_a_list_of_groups_in_every_format(tmp_path):
+    (tmp_path / "a.md").write_text("---\nacl: finance, hr\n---\nText.\n", encoding="utf-8")
+    (tmp_path / "b.html").write_text('<meta name="acl" content="finance, hr"><p>Text.</p>',
+                                     encoding="utf-8")
+    _docx(tmp_path, "acl", "finance, hr")
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text(json.dumps({"id": "c", "text": "T", "metadata": {"acl": "finance, hr"}}),
+                     encoding="utf-8")
+    folder = load_folder(tmp_path)
+    assert {d.id: d.acl for d in folder.values()} == dict.fromkeys(
+        ["a", "b", "procurement"], ("finance", "hr"))
+    assert load_jsonl(jsonl)["c"].acl == ("finance", "hr")
+    (tmp_path / "a.md").write_text("---\nacl: finance,\n---\nText.\n", encoding="utf-8")
+    try:
+        load_folder(tmp_path)
+    except ValueError as exc:
+        assert "a.md:2: field 'acl'" in str(exc)
+    else:
+        raise AssertionError("an empty group between commas loaded")
+
+
+def test_intent_without_acl_anywhere_is_refused(tmp_path):
+    for line in ("restricted_to: [finance]", "visible_to: finance",
+                 "classification: confidential", "restricted: true"):
+        (tmp_path / "a.md").write_text(f"---\n{line}\n---\n{CANARY}.\n", encoding="utf-8")
+        assert _judge("issue examples", lambda: load_folder(tmp_path)) == "refused", line
+
+
+def test_a_turn_with_acl_after_one_without_restricts_the_conversation(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    rows = [{"conversation": "c1", "speaker": "A", "text": CANARY},
+            {"conversation": "c1", "speaker": "B", "text": "ok",
+             "metadata": {"acl": ["finance", "managers"]}},
+            {"conversation": "c2", "speaker": "A", "text": "Lunch.",
+             "metadata": {"acl": "public"}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert _judge("issue examples", lambda: load_corpus(path)) == "restricted"
+
+
+def test_access_on_page_two_of_a_record_is_seen(tmp_path):
+    for meta in ({"ACL": "finance, managers"}, {"groups": ["finance"]}):
+        pages = [{"doc_id": "p", "text": CANARY, "metadata": {"page": 0}},
+                 {"doc_id": "p", "text": "Two.", "metadata": {"page": 1, **meta}}]
+        assert _judge("issue examples", lambda p=pages: load_documents(p)) != "public"
+    pages = [{"doc_id": "p", "text": CANARY, "metadata": {"acl": "finance"}},
+             {"doc_id": "p", "text": "Two.", "acl": "public", "metadata": {}}]
+    assert _judge("issue examples", lambda: load_documents(pages)) == "refused"
+
+
 def test_zz_counts(capsys):
     """The figures of the closing note: shapes tried / restricted / refused / public per
     format (public is 0 in each)."""
