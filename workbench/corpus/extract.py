@@ -49,7 +49,8 @@ from workbench.io import InputError, WorkbenchError, read_text
 from workbench.text import normalize_text
 
 __all__ = ["EXTRACTED_SUFFIXES", "SIDECAR_SUFFIX", "WARNING_KINDS", "ExtractionWarning",
-           "extraction_warnings", "load_document", "looks_like_sidecar", "provenance",
+           "admit_file", "extraction_warnings", "load_document", "looks_like_sidecar",
+           "provenance",
            "refuse_lookalike_sidecars", "sidecar_of"]
 
 EXTRACTED_SUFFIXES = (".pdf", ".html", ".htm", ".docx")
@@ -184,16 +185,25 @@ def load_document(path: str | Path, doc_id: str | None = None, *,
     Problems name the file; a missing reader names the extra to install. ``unknown``
     collects unknown sidecar keys (:func:`~workbench.corpus.admission.admit`)."""
     path = Path(path)
+    if path.parent.is_dir():
+        beside = list(path.parent.iterdir())
+        stem = "".join(_folded(path.stem))
+        refuse_lookalike_sidecars(
+            (p for p in beside if "".join(_folded(p.name)).startswith(stem)),
+            [p for p in beside if p.suffix.lower() in (*EXTRACTED_SUFFIXES, ".md", ".txt")])
+    return admit_file(path, doc_id, unknown=unknown)
+
+
+def admit_file(path: Path, doc_id: str | None = None, *,
+               unknown: dict[str, list[str]] | None = None) -> Document:
+    """:func:`load_document` for a file whose folder was checked for look-alike sidecars
+    (:func:`refuse_lookalike_sidecars`, as :func:`~workbench.corpus.loaders.load_folder`
+    does once for the whole folder)."""
     suffix = path.suffix.lower()
     if suffix not in EXTRACTED_SUFFIXES:
         raise WorkbenchError(f"{path}: not a PDF, HTML or DOCX file (suffix {path.suffix!r})")
     if not path.is_file():
         raise WorkbenchError(f"{path}: not a file")
-    beside = list(path.parent.iterdir())
-    stem = "".join(_folded(path.stem))
-    refuse_lookalike_sidecars(
-        (p for p in beside if "".join(_folded(p.name)).startswith(stem)),
-        [p for p in beside if p.suffix.lower() in (*EXTRACTED_SUFFIXES, ".md", ".txt")])
     reader: Callable[[Path], tuple[str, str, dict[str, Any]]]
     if suffix == ".pdf":
         from workbench.corpus.pdf_text import read_pdf as reader

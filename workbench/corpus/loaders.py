@@ -60,7 +60,12 @@ from workbench.corpus.admission import (
     require_access,
 )
 from workbench.corpus.conversations import load_conversations
-from workbench.corpus.extract import EXTRACTED_SUFFIXES, load_document, refuse_lookalike_sidecars
+from workbench.corpus.extract import (
+    EXTRACTED_SUFFIXES,
+    admit_file,
+    load_document,
+    refuse_lookalike_sidecars,
+)
 from workbench.corpus.headers import (
     normal_line_ends,
     parse_header,
@@ -125,7 +130,7 @@ def load_folder(folder: str | Path, access: str = "auto") -> Corpus:
     refuse_lookalike_sidecars(every, paths)
     for path in paths:
         extracted = path.suffix.lower() in EXTRACTED_SUFFIXES
-        doc = (load_document(path, unknown=unknown) if extracted
+        doc = (admit_file(path, unknown=unknown) if extracted
                else _load_file(path, unknown))
         first = file_of.setdefault(doc.id, path)
         if first != path:
