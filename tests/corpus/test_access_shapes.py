@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import load_folder, load_jsonl
+from workbench.corpus.access import fold_key
 from workbench.generation import assemble_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,10 +198,14 @@ def test_an_html_meta_acl_is_read_or_refused_never_public(tmp_path, name):
         f'<html><head><meta name="{name}" content="finance, managers"></head>'
         f"<body><p>{CANARY}.</p></body></html>", encoding="utf-8")
     outcome = _outcome(lambda: load_folder(folder))
-    assert outcome == ("restricted" if name.casefold() == "acl" else "refused")
+    assert outcome == ("restricted" if name.casefold() == "acl" else "refused") or (
+        outcome == "restricted" and fold_key(name) == "acl")  # a lookalike is read with a warning
     if outcome == "restricted":
-        assert load_folder(folder)["memo"].acl == ("finance", "managers")
-        assert CANARY in _surface(load_folder(folder), ["managers"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            corpus = load_folder(folder)
+        assert corpus["memo"].acl == ("finance", "managers")
+        assert CANARY in _surface(corpus, ["managers"])
 
 
 # Filter fields that sound like readers (audience) are declared under ``filters:``; no

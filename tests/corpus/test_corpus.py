@@ -100,12 +100,14 @@ def test_unknown_front_matter_keys_warn_once_naming_the_closest_known_key(tmp_pa
 
 
 def test_documents_built_in_python_fail_closed_on_a_malformed_acl():
+    from workbench.corpus import admit
     from workbench.generation.context import assemble_context
 
-    for bad in (5, True, False, "", []):
-        doc = Document("d", "text", metadata={"acl": bad})
-        with pytest.raises(ValueError, match="document 'd': field 'acl'"):
-            assemble_context(["d#0"], [Chunk("d#0", "d", 0, 4, "text")], [doc], user_groups=[])
+    for bad in (5, True, False, "", [], "finance,", ["hr", " "]):
+        with pytest.raises(ValueError, match="built only through the one door"):
+            Document("d", "text", metadata={"acl": bad})
+        with pytest.raises(ValueError, match="<memory>: field 'acl'"):
+            admit("d", "text", "", {"acl": bad})
     chunk = Chunk("d#0", "d", 0, 4, "text", metadata={"acl": 0})
     with pytest.raises(ValueError, match="chunk 'd#0': field 'acl'"):
         assemble_context(["d#0"], [chunk], [Document("d", "text")])

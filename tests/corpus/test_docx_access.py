@@ -110,14 +110,16 @@ def test_properties_with_nothing_about_access_load_public(tmp_path):
     assert _outcome(lambda: load_folder(folder)) == "public"
 
 
-def test_two_declarations_or_one_beside_a_sidecar_are_refused(tmp_path):
+def test_two_declarations_or_one_beside_a_sidecar_that_disagree_are_refused(tmp_path):
     folder = _docx(tmp_path / "docs", {"keywords": "acl: finance", "category": "acl: hr"})
     with pytest.raises(ValueError, match=r"procurement\.docx: field '(category|keywords)'"):
         load_folder(folder)
     folder = _docx(tmp_path / "docs", {"keywords": "acl: finance"})
-    (folder / "procurement.meta.yaml").write_text("acl: [finance]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="keep one"):
+    (folder / "procurement.meta.yaml").write_text("acl: [hr]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"procurement\.meta\.yaml:1: field 'acl'.*keep one"):
         load_folder(folder)
+    (folder / "procurement.meta.yaml").write_text("acl: [finance]\n", encoding="utf-8")
+    assert load_folder(folder)["procurement"].acl == ("finance",)  # they agree: one list
 
 
 def test_a_declared_docx_makes_every_other_document_declare(tmp_path):

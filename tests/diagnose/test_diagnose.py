@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from workbench.corpus import Chunk, Corpus, Document
+from workbench.corpus import Chunk, Corpus, Document, admit
 from workbench.diagnose import (
     WITHHELD,
     Trace,
@@ -38,8 +38,8 @@ DOCS = Corpus([
     Document("expense-r4", R4, "Expenses", {"version": 4, "status": "current"}),
     Document("expense-r3", R3, "Expenses (old)", {"version": 3, "status": "superseded",
                                                   "superseded_by": "expense-r4"}),
-    Document("secret", "Board minutes: SECRET-MERGER-7 is approved.", "Minutes",
-             {"acl": ["board"]}),
+    admit("secret", "Board minutes: SECRET-MERGER-7 is approved.", "Minutes",
+          {"acl": ["board"]}),
 ])
 SPLIT = R4.index("## International")
 CHUNKS = [Chunk("expense-r4#0", "expense-r4", 0, SPLIT, R4[:SPLIT]),

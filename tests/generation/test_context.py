@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, admit
 from workbench.corpus.access import can_read
 from workbench.generation.context import (
     RESTRICTED,
@@ -37,7 +37,7 @@ def doc(doc_id: str, text: str, acl=None, status: str = "current", **meta) -> Do
     metadata = {"status": status, **meta}
     if acl is not None:
         metadata["acl"] = acl
-    return Document(doc_id, text, title=doc_id.title(), metadata=metadata)
+    return admit(doc_id, text, doc_id.title(), metadata)
 
 
 def test_can_read_rules():
@@ -57,7 +57,9 @@ def test_can_read_rules():
         with pytest.raises(ValueError, match="field 'acl'"):
             can_read(["finance"], bad)
     with pytest.raises(ValueError, match="field 'acl'"):
-        Document("d", "x", metadata={"acl": []}).acl  # noqa: B018 (an empty list is no rule)
+        admit("d", "x", "", {"acl": []})  # an empty list is no rule
+    with pytest.raises(ValueError, match="one door"):
+        Document("d", "x", metadata={"acl": ["finance"]})  # access only through the door
 
 
 acl_strategy = st.one_of(st.none(), st.just("ALL "), st.just(["all"]),

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.local_server import local_server
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, admit
 from workbench.corpus.access import can_read_chunk
 from workbench.diagnose import traces_from_result, triage, triage_rows
 from workbench.generation import (
@@ -78,7 +78,7 @@ def tiny_corpus():
         "shipping": "Standard shipping takes 5 business days.",
         "leave": "Staff receive 25 days of annual leave.",
     }
-    docs = [Document(k, v, k.title(), {"acl": ["all"]}) for k, v in texts.items()]
+    docs = [admit(k, v, k.title(), {"acl": ["all"]}) for k, v in texts.items()]
     chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs]
 
     def ev(doc_id, quote):
@@ -397,7 +397,7 @@ def acl_cases(draw):
         status = draw(st.sampled_from(["current", "current", "superseded"]))
         acl = draw(_acl)
         meta: dict = {"status": status, **({"acl": acl} if acl is not None else {})}
-        docs.append(Document(f"d{i}", text, f"Doc {i}", meta))
+        docs.append(admit(f"d{i}", text, f"Doc {i}", meta))
         start = 0
         for j, part in enumerate(parts):
             own = draw(st.one_of(st.none(), _acl))
@@ -454,7 +454,7 @@ def test_no_unreadable_chunk_id_reaches_the_generation_result(case, k, budget):
 
 def test_unreadable_hit_keeps_the_ranks_of_the_readable_ones():
     docs, chunks, golden = tiny_corpus()
-    docs[3] = Document("leave", docs[3].text, "Leave", {"acl": ["hr"]})  # leave#0: hr only
+    docs[3] = admit("leave", docs[3].text, "Leave", {"acl": ["hr"]})  # leave#0: hr only
     ranked = {"refund window?": ["leave#0", "refunds#0"]}
     retriever = CallableRetriever(lambda q: ranked.get(q, []), "fixed")
     result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=2,

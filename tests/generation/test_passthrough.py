@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, Document, admit
 from workbench.generation import approx_tokens, assemble_context, passthrough_context
 from workbench.retrieval import Hit
 
 DOCS = [Document("refunds", "Refunds within 30 days.", "Refund Policy"),
         Document("refunds-2023", "Refunds within 45 days.", "Refund Policy 2023",
                  {"status": "superseded", "superseded_by": "refunds"}),
-        Document("payroll", "Salaries are paid monthly.", "Payroll", {"acl": ["finance"]})]
+        admit("payroll", "Salaries are paid monthly.", "Payroll", {"acl": ["finance"]})]
 CHUNKS = [Chunk("u-new", "refunds", 0, 23, DOCS[0].text),
           Chunk("u-old", "refunds-2023", 0, 23, DOCS[1].text),
           Chunk("u-pay", "payroll", 0, 26, DOCS[2].text)]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.corpus import Corpus, Document
+from workbench.corpus import Corpus, Document, admit
 from workbench.golden import GoldenSet
 from workbench.golden.labelling import (
     LabellingSession,
@@ -83,7 +83,7 @@ def test_suggestions_find_numbers_durations_money_codes_and_forms():
 def test_warnings_superseded_unreadable_and_one_fact_two_numbers():
     old = Document("old", "Refunds are issued within 30 days of the return.",
                    metadata={"status": "superseded", "superseded_by": "en"})
-    secret = Document("secret", "Salary bands are confidential.", metadata={"acl": ["hr"]})
+    secret = admit("secret", "Salary bands are confidential.", "", {"acl": ["hr"]})
     corpus = _corpus(old=old, secret=secret)
     warned = span_warnings(corpus, [("en", 0, 48)])
     assert len(warned) == 1 and "'old'" in warned[0] and "'30'" in warned[0]

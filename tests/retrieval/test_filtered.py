@@ -23,8 +23,8 @@ TEXT = {
 }
 DOCS = [
     Document(f"{topic}-{product}-{version}", f"{TEXT[topic]} ({product} {version})", topic,
-             {"product": product, "version": version, "audience": "admin" if topic == "login"
-              else "user"})
+             {"product": product, "version": version,
+              "filters": {"audience": "admin" if topic == "login" else "user"}})
     for topic in TEXT for product in ("Acme", "Globex") for version in ("2", "3")
 ]
 CORPUS = Corpus(DOCS)

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import pytest
 
 from tests.browser import notebook_page, run_cell
-from workbench.corpus import Chunk, Corpus, Document
+from workbench.corpus import Chunk, Corpus, Document, admit
 from workbench.diagnose import case_from_bug_report, make_trace
 from workbench.generation import Answer
 from workbench.generation.context import assemble_context
@@ -22,7 +22,7 @@ FILLER = "Shipping is free on orders over $50 and takes three to five working da
 DOCS = Corpus([
     Document("refunds", HOSTILE, "Refunds <b>policy</b>", {"version": 2}),
     Document("shipping", FILLER, "Shipping", {}),
-    Document("secret", "SECRET-PLAN-9 for the board only.", "Board", {"acl": ["board"]}),
+    admit("secret", "SECRET-PLAN-9 for the board only.", "Board", {"acl": ["board"]}),
 ])
 CHUNKS = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in DOCS.values()]
 
@@ -87,7 +87,7 @@ def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
     recorded that chunk shows no text of it, and the item whose evidence lies in it shows no
     quote, no must-mention string and no document id."""
     text = "Holiday rules for all staff. Salary bands: HR-BAND-77 for grade 7."
-    doc = Document("pay", text, "Pay", {"acl": ["all"]})
+    doc = admit("pay", text, "Pay", {"acl": ["all"]})
     public = Chunk("pay#0", "pay", 0, 28, text[:28])
     private = Chunk("pay#1", "pay", 29, len(text), text[29:], metadata={"acl": ["HR"]})
     corpus, chunks = Corpus([doc]), [public, private]

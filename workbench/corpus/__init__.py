@@ -1,7 +1,9 @@
 """Corpus: the documents the answers live in, and who may read which version of them.
 
 Owns :class:`Document`, :class:`Span`, :class:`Chunk`, :class:`Corpus`
-(:mod:`~workbench.corpus.types`), the loaders (:mod:`~workbench.corpus.loaders`: folders of
+(:mod:`~workbench.corpus.types`), the one door every document enters by
+(:func:`admit`, :mod:`~workbench.corpus.admission`: a Document with access is built nowhere
+else), the loaders (:mod:`~workbench.corpus.loaders`: folders of
 md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``), the PDF / HTML / DOCX
 extractors with their page numbers, heading paths and warnings
 (:mod:`~workbench.corpus.extract`), documents as a production system extracted them
@@ -26,6 +28,14 @@ from workbench.corpus.access import (
     parse_acl,
     user_groups_of,
 )
+from workbench.corpus.admission import (
+    FACT_KEYS,
+    HEADER_KEYS,
+    STATUSES,
+    Declaration,
+    FrontMatterWarning,
+    admit,
+)
 from workbench.corpus.extract import (
     EXTRACTED_SUFFIXES,
     ExtractionWarning,
@@ -34,9 +44,6 @@ from workbench.corpus.extract import (
     provenance,
 )
 from workbench.corpus.loaders import (
-    HEADER_KEYS,
-    STATUSES,
-    FrontMatterWarning,
     load_corpus,
     load_documents,
     load_folder,
@@ -49,10 +56,12 @@ from workbench.corpus.types import Chunk, Corpus, Document, Located, Span
 __all__ = [
     "EVERYONE",
     "EXTRACTED_SUFFIXES",
+    "FACT_KEYS",
     "HEADER_KEYS",
     "STATUSES",
     "Chunk",
     "Corpus",
+    "Declaration",
     "Document",
     "ExtractionWarning",
     "FrontMatterWarning",
@@ -66,6 +75,7 @@ __all__ = [
     "RawOffsets",
     "Span",
     "acl_of",
+    "admit",
     "can_read",
     "can_read_chunk",
     "extraction_warnings",

@@ -3,7 +3,8 @@
 Access (fails closed). A document's ``metadata["acl"]`` names the groups allowed to read it;
 a chunk may carry its own ``metadata["acl"]``. :func:`parse_acl` is the one reading of an
 ``acl`` value: a single group name or a list of group names, each trimmed and case-folded
-(``" Finance "`` and ``"finance"`` are one group). Anything else that is present (``false``,
+(``" Finance "`` and ``"finance"`` are one group); a comma separates group names in every
+format (``"finance, hr"`` is two groups). Anything else that is present (``false``,
 ``0``, ``''``, ``null``, ``5``, ``true``, an empty list, a blank name) is an error, never
 "everyone". An ``acl`` that is absent means everyone, and so does one naming ``"all"``
 or ``"public"`` (:data:`EVERYONE`; ``public`` is read as ``all``; the loaders require a
@@ -52,11 +53,15 @@ EVERYONE = "all"
 PUBLIC = "public"
 #: Words that name readers: a key folding to one of them is access metadata.
 ACCESS_WORDS = ("acl", "acls", "groups", "access", "permissions")
-#: Words that may name readers under another name: a key holding one (after
-#: :func:`fold_key`) is refused outside :data:`FILTERS_KEY`, because whether it restricts
-#: access is a guess.
+#: Roots of words that name readers or a restriction under another name (``restricted_to``,
+#: ``visible_to``, ``classification``, ``sensitivity``, ``confidential``, ``clearance``,
+#: ``entitlements``, ``privileges``, ``secret``, ``private``, ``authorized_users``,
+#: ``shared_with``, ``tlp``, ``embargo``): a key holding one (after :func:`fold_key`) is
+#: refused outside :data:`FILTERS_KEY`, because whether it restricts access is a guess.
 READER_WORDS = ("access", "allow", "audience", "group", "permission", "reader", "role",
-                "visibility")
+                "visib", "restrict", "classif", "confidential", "sensitiv", "clearance",
+                "entitle", "privilege", "secret", "private", "authoris", "authoriz", "sharedwith",
+                "tlp", "embargo")
 #: The one key whose entries are filter fields, never access (``filters: {audience: x}``).
 FILTERS_KEY = "filters"
 #: The reader words a filter field may hold under :data:`FILTERS_KEY`; every other reader
@@ -158,18 +163,22 @@ def _group(name: Any, where: str, field: str, what: str) -> str:
 def parse_acl(value: Any, where: str = "acl", field: str = "acl") -> tuple[str, ...]:
     """The groups an ``acl`` value names (trimmed, case-folded, in order); raises
     :class:`~workbench.io.InputError` naming ``where`` and ``field`` for anything but a group
-    name or a non-empty list of group names."""
+    name or a non-empty list of group names. One syntax in every format: a comma separates
+    groups, in a string or in a list entry (``"finance, hr"`` is ``[finance, hr]``), and an
+    empty name between commas is refused."""
     fix = ("give a group name or a list of group names, e.g. acl: [finance], or acl: [all] "
            "for everyone")
     if isinstance(value, str):
         if not value.strip():
             raise InputError(where, f"is empty; {fix}", field=field)
-        return _everyone((_group(value, where, field, ""),))
+        return _everyone(tuple(dict.fromkeys(_group(g, where, field, "")
+                                             for g in value.split(","))))
     if isinstance(value, list | tuple):
         if not value:
             raise InputError(where, f"is an empty list; {fix}", field=field)
-        return _everyone(tuple(dict.fromkeys(_group(g, where, field, "entry ")
-                                             for g in value)))
+        return _everyone(tuple(dict.fromkeys(
+            _group(part, where, field, "entry ") for g in value
+            for part in (g.split(",") if isinstance(g, str) else [g]))))
     shown = json.dumps(value, default=str) if value is None or isinstance(
         value, bool | int | float) else repr(value)
     raise InputError(where, f"is {shown}, which names no group; {fix}", field=field)

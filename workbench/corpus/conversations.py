@@ -5,8 +5,12 @@ exact span of the whole turn (its ``[time] speaker:`` prefix included) in ``Docu
 
 * :func:`load_conversations` reads JSONL with one turn per line:
   ``{"conversation": id, "speaker", "text", "time"?, "title"?, "metadata"?}`` (turns in file
-  order; a conversation's first line may carry its title and metadata, whose ``acl`` is
-  checked as the other loaders check it). The document text is
+  order; a conversation's first line may carry its title). Access is read as for every
+  document, through the door (:func:`~workbench.corpus.admission.admit`): every turn's
+  ``metadata`` is a declaration of its conversation (an ``acl`` on any turn restricts the
+  whole conversation, turns that declare different ones refuse it, a key that names readers
+  anywhere refuses it), and deny by default holds across the file
+  (:func:`~workbench.corpus.admission.require_access`). The document text is
   one ``[time] speaker: text`` paragraph per turn, and ``metadata["turns"]`` lists the turns
   as ``{"speaker", "time", "start", "end"}``.
 * :func:`parse_turns` finds the turns of a Markdown / plain-text log, one turn per line that
@@ -23,10 +27,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus.access import acl_of
+from workbench.corpus.admission import Declaration, admit, refuse_unread_access, require_access
 from workbench.corpus.types import Corpus, Document
 from workbench.io import InputError, WorkbenchError, iter_jsonl
 from workbench.text import normalize_text
@@ -92,7 +95,7 @@ def document_turns(document: Document) -> list[Turn]:
 
 
 def _conversation(doc_id: str, rows: Sequence[tuple[str, str, str]], title: str,
-                  meta: dict[str, Any]) -> Document:
+                  declared: list[Declaration], where: str) -> Document:
     parts: list[str] = []
     turns: list[dict[str, Any]] = []
     pos = 0
@@ -102,17 +105,19 @@ def _conversation(doc_id: str, rows: Sequence[tuple[str, str, str]], title: str,
         turns.append({"speaker": speaker, "time": time, "start": pos, "end": pos + len(piece)})
         parts.append(piece)
         pos += len(piece) + 2
-    meta = {**meta, "turns": turns}
-    return Document(doc_id, "\n\n".join(parts), title, MappingProxyType(meta))
+    return admit(doc_id, "\n\n".join(parts), title, declared, where=where,
+                 facts={"turns": turns})
 
 
-def load_conversations(path: str | Path) -> Corpus:
+def load_conversations(path: str | Path, access: str = "auto") -> Corpus:
     """One document per conversation of a turns JSONL (module docstring); a bad line raises
-    :class:`~workbench.io.InputError` naming the file, line and field."""
+    :class:`~workbench.io.InputError` naming the file, line and field. ``access`` as in
+    :func:`~workbench.corpus.loaders.load_folder`."""
     order: list[str] = []
     rows: dict[str, list[tuple[str, str, str]]] = {}
     titles: dict[str, str] = {}
-    metas: dict[str, dict[str, Any]] = {}
+    declared: dict[str, list[Declaration]] = {}
+    first: dict[str, str] = {}
     for where, row in iter_jsonl(path, "conversations JSONL"):
         if not isinstance(row, dict):
             raise InputError(where, 'each line must be a JSON object {"conversation", '
@@ -127,20 +132,21 @@ def load_conversations(path: str | Path) -> Corpus:
         time = row.get("time", "")
         if not isinstance(time, str | int | float):
             raise InputError(where, "must be text such as 2024-05-01T10:00", field="time")
+        refuse_unread_access({k: v for k, v in row.items() if k != "metadata"}, where)
         meta = row.get("metadata") or {}
         if not isinstance(meta, dict) or "turns" in meta:
             raise InputError(where, "must be an object without 'turns'", field="metadata")
-        try:  # who may read: the one reading of an acl, checked at load
-            acl_of(meta, f"{where}: metadata")
-        except ValueError as exc:
-            raise InputError(where, str(exc), field="metadata.acl") from None
         conv = normalize_text(conv.strip())
         if conv not in rows:
             order.append(conv)
             rows[conv] = []
             titles[conv] = normalize_text(str(row.get("title") or conv))
-            metas[conv] = dict(meta)
+            declared[conv] = []
+            first[conv] = where
+        if meta:
+            declared[conv].append(Declaration(meta, where, prefix="metadata."))
         speaker = normalize_text(row["speaker"].strip())
         rows[conv].append((speaker, normalize_text(str(time)), normalize_text(row["text"])))
-    return Corpus([_conversation(c, rows[c], titles[c], metas[c]) for c in order],
-                  source=str(path))
+    docs = [_conversation(c, rows[c], titles[c], declared[c], first[c]) for c in order]
+    require_access(docs, lambda d: first[d.id], access, str(path))
+    return Corpus(docs, source=str(path))

@@ -13,7 +13,9 @@ Access (deny by default, :func:`docx_access`): the text-valued core properties (
 category, subject, content status, comments, ...) and custom properties are kept in
 ``metadata["properties"]``. One of them may declare the readers as ``acl: finance,
 managers`` (a custom property named ``acl``: the groups alone). Any other property line
-``WORD: ...`` whose word folds to an access word, and any access word or sensitivity label
+``WORD: ...`` or custom property whose name says access or a restriction
+(:func:`~workbench.corpus.access.access_like`: ``groups``, ``Classification``,
+``restricted_to``, ...), and any access word or sensitivity label
 (``Confidential``) in a labelling property (keywords, category, content status, custom
 properties), refuses the document, naming the property: it cannot be read as readers, and
 the document must never load as public.
@@ -26,7 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus.access import access_word, fold_key, parse_acl
+from workbench.corpus.access import access_like, access_word, fold_key, parse_acl
 from workbench.corpus.blocks import TextBuilder
 from workbench.io import InputError
 
@@ -147,14 +149,14 @@ def docx_access(properties: Any, path: Path) -> dict[str, Any]:
         key, groups = (name[len("custom:"):], value) if name.startswith("custom:") else (
             None, value)
         declared = _DECLARED.match(value) if key is None else None
-        if declared is not None and access_word(declared[1]) is not None:
+        if declared is not None and access_like(declared[1]):
             key, groups = declared[1], declared[2]
         if key is not None and key.strip().casefold() == "acl" and "acl" not in found:
-            found["acl"] = parse_acl(groups.split(","), str(path), field=name)
+            found["acl"] = parse_acl(groups, str(path), field=name)
             continue
         words = [w for w in re.split(r"[\W_]+", f"{key or ''} {value}") if w]
         label = name in LABEL_PROPERTIES or name.startswith("custom:")
-        if (key is not None and access_word(key) is not None) or (label and any(
+        if (key is not None and access_like(key)) or (label and any(
                 access_word(w) is not None or fold_key(w) in SENSITIVITY_WORDS for w in words)):
             raise InputError(str(path), f"DOCX property {name!r} ({value[:60]!r}) looks like "
                              "access information that is not read as readers, so the document "

@@ -18,6 +18,13 @@ table row on one line and no boilerplate). Rules:
   line; whitespace inside source text collapses (source line breaks are not breaks), except
   in ``pre``;
 * entities are decoded and non-breaking spaces become spaces; ``<title>`` is the title.
+
+Access (:func:`html_access`): the ``<meta>`` tags are read with the same parser (never a
+pattern), attributes in any order and case: a tag whose ``name``, ``property`` or
+``itemprop`` names readers (:func:`~workbench.corpus.access.access_like`) is a declaration
+``{name: content}`` for the door (:mod:`workbench.corpus.admission`), which reads an ``acl``
+and refuses the rest; only ``content`` is read (``data-content`` is not), and an attribute
+given twice or a tag with two names refuses the document.
 """
 
 from __future__ import annotations
@@ -27,11 +34,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from workbench.corpus.access import access_like
 from workbench.corpus.blocks import TextBuilder
-from workbench.io import WorkbenchError
+from workbench.io import InputError, WorkbenchError
 
-__all__ = ["FURNITURE_CLASSES", "PERMALINK_CLASSES", "PERMALINK_TEXT", "SKIPPED", "SKIPPED_ROLES",
-           "html_to_text", "read_html"]
+__all__ = ["FURNITURE_CLASSES", "META_NAMES", "PERMALINK_CLASSES", "PERMALINK_TEXT", "SKIPPED",
+           "SKIPPED_ROLES", "decode_html", "html_access", "html_to_text", "read_html"]
+
+#: The attributes that name a ``<meta>`` tag's value.
+META_NAMES = ("name", "property", "itemprop")
 
 SKIPPED = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "form",
                      "button", "nav", "aside", "head"})
@@ -212,9 +223,42 @@ def html_to_text(markup: str) -> tuple[str, str, list[dict[str, Any]]]:
     return " ".join(parser.title.split()), parser.out.text, parser.out.headings
 
 
-def read_html(path: Path) -> tuple[str, str, dict[str, Any]]:
-    """Title, text and metadata of an HTML file (UTF-8, or the charset it declares; a UTF-8
-    byte-order mark wins over a declared charset and is dropped)."""
+class _MetaTags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[int, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "meta":
+            self.tags.append((self.getpos()[0], attrs))
+
+
+def html_access(path: Path) -> list[tuple[str, str | None, int]]:
+    """``(name, content, line)`` of every ``<meta>`` tag of the file whose name says access
+    (see the module doc); a tag with an attribute given twice or two names refuses it."""
+    parser = _MetaTags()
+    parser.feed(decode_html(path))
+    parser.close()
+    out = []
+    for line, attrs in parser.tags:
+        names = [(k, v or "") for k, v in attrs if k in META_NAMES]
+        said = [v for _, v in names if access_like(v)]
+        if not said:
+            continue
+        counted = [k for k, _ in attrs if k in (*META_NAMES, "content")]
+        if len(names) > 1 or len(counted) != len(set(counted)):
+            raise InputError(f"{path}:{line}", f"<meta> names readers ({said[0]!r}) with an "
+                             "attribute given twice or two names, so what it declares is a "
+                             "guess: write one <meta name=\"acl\" content=\"group, ...\">",
+                             field=said[0])
+        name = "acl" if said[0].strip().lower() == "acl" else said[0]  # names ignore ASCII case
+        out.append((name, dict(attrs).get("content"), line))
+    return out
+
+
+def decode_html(path: Path) -> str:
+    """The markup of an HTML file (UTF-8, or the charset it declares; a UTF-8 byte-order
+    mark wins over a declared charset and is dropped)."""
     data = path.read_bytes()
     head = data[:2048].decode("ascii", "replace").lower()
     charset = "utf-8-sig"
@@ -229,7 +273,12 @@ def read_html(path: Path) -> tuple[str, str, dict[str, Any]]:
         except UnicodeDecodeError as exc:
             raise WorkbenchError(f"{path}: not valid {charset} text (byte {exc.start}); save the "
                              "page as UTF-8") from None
-    title, text, headings = html_to_text(markup)
+    return markup
+
+
+def read_html(path: Path) -> tuple[str, str, dict[str, Any]]:
+    """Title, text and metadata of an HTML file (:func:`decode_html`)."""
+    title, text, headings = html_to_text(decode_html(path))
     if not title and headings:
         title = headings[0]["text"]
     meta = {"format": "html", "headings": headings,

@@ -1,5 +1,6 @@
 """Documents as a production system extracted them: LangChain ``Document``s from any loader,
-LlamaIndex ``Document``s or nodes, or ``{"doc_id", "text", "metadata"}`` records.
+LlamaIndex ``Document``s or nodes, or ``{"doc_id", "text", "metadata"}`` records (the text
+may be ``page_content``, or ``document`` as a Chroma record has it).
 
 :func:`extracted_documents` reads them (by attribute: neither library is imported) into one
 :class:`Extracted` record per document, the text kept as it was indexed, so production
@@ -16,7 +17,10 @@ Conventions:
   document: placed at their offsets when every one has them (``start_char_idx`` /
   ``start_index``; characters no record covers are spaces, overlaps must agree), else in
   page order (``page`` / ``page_number`` when every one has an integer) or the order given,
-  joined by a blank line. Their metadata is the first record's; they must agree on ``acl``.
+  joined by a blank line. Every record's metadata is kept (:attr:`Extracted.parts`) and goes
+  through the door (:func:`~workbench.corpus.admission.admit`): an ``acl`` or any key naming
+  readers on any part is seen, and parts that disagree about access refuse the document;
+  a record's own keys beside ``metadata`` that name readers (a top-level ``acl``) refuse it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.corpus.admission import refuse_unread_access
 from workbench.io import InputError
 
 __all__ = ["PAGE_SEPARATOR", "Extracted", "extracted_documents"]
@@ -45,13 +50,14 @@ DocIdRule = str | Callable[[Mapping[str, Any]], str | None] | None
 
 @dataclass(frozen=True)
 class Extracted:
-    """One document as the production system extracted it; ``where`` names its first
-    record in errors."""
+    """One document as the production system extracted it: ``parts`` are ``(where,
+    metadata)`` of each of its records (page and offset keys left out), ``where`` names
+    its first record in errors."""
 
     doc_id: str
     text: str
     title: str
-    metadata: Mapping[str, Any]
+    parts: tuple[tuple[str, Mapping[str, Any]], ...]
     where: str
 
 
@@ -72,7 +78,9 @@ def _part(item: Any, rule: DocIdRule, where: str) -> _Part:
     own_id: Any = None
     offset = None
     if isinstance(item, Mapping):
-        meta, text = item.get("metadata") or {}, item.get("text", item.get("page_content"))
+        refuse_unread_access({k: v for k, v in item.items() if k != "metadata"}, where)
+        meta = item.get("metadata") or {}
+        text = item.get("text", item.get("page_content", item.get("document")))
         own_id = item.get("doc_id", item.get("id"))
     elif hasattr(item, "page_content") and hasattr(item, "metadata"):  # LangChain
         meta, text, own_id = item.metadata or {}, item.page_content, getattr(item, "id", None)
@@ -153,13 +161,11 @@ def extracted_documents(items: Iterable[Any], doc_id: DocIdRule = None,
     out = []
     for key, parts in groups.items():
         first = parts[0]
-        acls = {repr(p.metadata.get("acl")) for p in parts}
-        if len(acls) > 1:
-            raise InputError(first.where, f"the parts of document {key!r} declare different "
-                             f"acl ({', '.join(sorted(acls))}): a document has one access list",
-                             field="metadata.acl")
-        meta = {k: v for k, v in first.metadata.items() if k not in _PART_KEYS}
-        title = meta.pop("title", "")
+        metas = [{k: v for k, v in p.metadata.items() if k not in _PART_KEYS} for p in parts]
+        title = next((m.pop("title") for m in metas if "title" in m), "")
+        for m in metas:
+            m.pop("title", None)
         out.append(Extracted(key, _joined(parts), title if isinstance(title, str) else "",
-                             meta, first.where))
+                             tuple((p.where, m) for p, m in zip(parts, metas, strict=True)),
+                             first.where))
     return out

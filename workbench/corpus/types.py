@@ -7,6 +7,12 @@ ids are ``{doc_id}#{ordinal}`` with ordinals from 0. A chunk carries its documen
 recorded), never out of the chunk id.
 Who may read a document and whether it is current are decided in :mod:`workbench.corpus.access`
 (``Document.acl`` and ``Document.is_current`` read the metadata through it).
+
+Access by construction: a :class:`Document` whose metadata names readers (a key that
+:func:`~workbench.corpus.access.access_like` says may: ``acl``, ``groups``,
+``restricted_to``, ...) can only be built with :class:`Admitted` metadata, and only the one
+door in, :func:`workbench.corpus.admission.admit`, can make that: it holds the key
+(:func:`admission_key`, handed out once). Any other construction with such a key raises.
 """
 
 from __future__ import annotations
@@ -16,12 +22,49 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from workbench.corpus.access import acl_of, is_superseded
+from workbench.corpus.access import FILTERS_KEY, access_like, acl_of, is_superseded
 from workbench.corpus.offsets import find_spans
 from workbench.io import WorkbenchError
 from workbench.text import normalize_text
 
-__all__ = ["Chunk", "Corpus", "Document", "Located", "Span"]
+__all__ = ["Admitted", "Chunk", "Corpus", "Document", "Located", "Span", "admission_key"]
+
+_KEY = object()
+_HANDED: list[bool] = []
+
+
+def admission_key() -> object:
+    """The key that makes :class:`Admitted` metadata, handed out once: the door
+    (:mod:`workbench.corpus.admission`) takes it when it is imported, so a second caller
+    (anything else) is refused."""
+    if _HANDED:
+        raise WorkbenchError("the admission key is held by workbench.corpus.admission: build "
+                             "a Document with access through workbench.corpus.admit")
+    _HANDED.append(True)
+    return _KEY
+
+
+class Admitted(Mapping[str, Any]):
+    """Read-only metadata that the door checked (access read, or the document refused)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any], key: object) -> None:
+        if key is not _KEY:
+            raise WorkbenchError("Admitted metadata is made only by workbench.corpus.admit")
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Admitted({self._data!r})"
 
 
 class Located(Protocol):
@@ -45,6 +88,16 @@ class Document:
     text: str
     title: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.metadata, Admitted):
+            return
+        named = next((k for k in self.metadata if k != FILTERS_KEY and access_like(k)), None)
+        if named is not None:
+            raise WorkbenchError(f"document {self.id!r}: metadata {named!r} names readers; a "
+                                 "Document with access is built only through the one door, "
+                                 "workbench.corpus.admit(id, text, title, metadata), which "
+                                 "checks it (or a loader: load_corpus, load_documents)")
 
     @property
     def acl(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from types import MappingProxyType
 
-from workbench.corpus import Corpus, Document, load_corpus, load_jsonl
+from workbench.corpus import Corpus, admit, load_corpus, load_jsonl
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import (
@@ -161,7 +161,7 @@ def load_squad(path: str | Path) -> tuple[Corpus, GoldenSet]:
                     or not isinstance(para.get("qas", []), list):
                 raise InputError(str(path), "must be {context: text, qas: [...]}", field=where)
             raw = para["context"]
-            doc = Document(f"{slug}-{ai}-{pi}", normalize_text(raw), title)
+            doc = admit(f"{slug}-{ai}-{pi}", raw, title, where=f"{path}: {where}")
             docs.append(doc)
             for qi, qa in enumerate(para.get("qas", [])):
                 field = f"{where}.qas[{qi}]"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.corpus import Document
+from workbench.corpus import FACT_KEYS, Document, admit
 from workbench.evaluation import Run
 from workbench.golden import GoldenSet, Problem, parse_item
 from workbench.io import WorkbenchError
@@ -55,8 +55,12 @@ def _cache(ref: EmbeddingCache | str | Path) -> EmbeddingCache:
 
 
 def decode_docs(rows: Sequence[tuple[str, str, str, dict[str, Any]]]) -> list[Document]:
-    """Documents from the ``(id, text, title, metadata)`` rows a task carries."""
-    return [Document(i, text, title, MappingProxyType(dict(meta))) for i, text, title, meta in rows]
+    """Documents from the ``(id, text, title, metadata)`` rows a task carries, admitted again
+    through the one door (their access read as it was at load)."""
+    return [admit(i, text, title, {k: v for k, v in meta.items() if k not in FACT_KEYS},
+                  where=f"sweep task document {i!r}",
+                  facts={k: v for k, v in meta.items() if k in FACT_KEYS})
+            for i, text, title, meta in rows]
 
 
 def decode_golden(rows: Sequence[dict[str, Any]]) -> GoldenSet:
