@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import ChatReply
 from workbench.generation.agreement import cohen_kappa, rating_agreement
 from workbench.generation.calibration import calibrate_judge
@@ -22,6 +21,7 @@ from workbench.generation.synthetic_filter import (
     realism_agreement,
 )
 from workbench.golden import Evidence, GoldenItem
+from workbench.stats import clopper_pearson
 
 RATINGS = st.integers(1, 5)
 VARIED = st.lists(RATINGS, min_size=2, max_size=40).filter(lambda r: len(set(r)) > 1)

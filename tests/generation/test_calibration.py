@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.local_server import local_server as start_local_server
-from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import Grade, Judge, LLMJudge, OpenAIChatGenerator, context_from_passages
 from workbench.generation.calibration import (
     RelevanceJudge,
@@ -24,6 +23,7 @@ from workbench.generation.calibration import (
     rogan_gladen,
 )
 from workbench.io import WorkbenchError
+from workbench.stats import clopper_pearson
 
 ROOT = Path(__file__).resolve().parents[2]
 

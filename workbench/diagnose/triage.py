@@ -19,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.evaluation import FrameField, format_p, sign_test
+from workbench.evaluation import FrameField
 from workbench.generation.oracle import GenerationResult
 from workbench.io import WorkbenchError
+from workbench.stats import format_p, sign_test
 from workbench.text import escape_html, frame_html
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")
