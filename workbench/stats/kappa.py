@@ -31,11 +31,11 @@ def kappa_weights(k: int, weights: str = "none") -> np.ndarray:
     """The k x k disagreement weights (0 on the diagonal)."""
     if weights not in WEIGHTS:
         raise WorkbenchError(f"weights must be 'none' or 'quadratic', got {weights!r}")
-    grid = np.arange(k)
+    grid = np.arange(k, dtype=float)
     if weights == "quadratic":
-        squared: np.ndarray = (grid[:, None] - grid[None, :]) ** 2 / max(k - 1, 1) ** 2
-        return squared
-    return (grid[:, None] != grid[None, :]).astype(float)
+        return np.asarray((grid[:, None] - grid[None, :]) ** 2 / max(k - 1, 1) ** 2,
+                          dtype=float)
+    return np.asarray(grid[:, None] != grid[None, :], dtype=float)
 
 
 def kappa_codes(a: Sequence[Hashable], b: Sequence[Hashable],
