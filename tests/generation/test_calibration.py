@@ -22,7 +22,7 @@ from workbench.generation.calibration import (
     judge_report,
 )
 from workbench.io import WorkbenchError
-from workbench.stats import clopper_pearson, rogan_gladen
+from workbench.stats import SMALL_N, clopper_pearson, rogan_gladen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +69,22 @@ def test_perfect_judge_corrects_nothing():
     rate = corrected_pass_rate(cal, [True] * 7 + [False] * 13)
     assert rate.corrected == pytest.approx(rate.judged_rate) == pytest.approx(0.35)
     assert rate.ci[0] <= 0.35 <= rate.ci[1]
+
+
+def test_refuses_a_judge_calibrated_on_too_few_passes_or_fails():
+    """Fewer than SMALL_N answers the person passed (or failed) leave the judge's error rate
+    on that side unknown: the corrected rate is refused, by corrected_pass_rate and in the
+    report, even for a judge that agreed on every one."""
+    for passed in (SMALL_N - 1, 40 - SMALL_N + 1):
+        human = [True] * passed + [False] * (40 - passed)
+        cal = calibrate_judge(human, human)
+        assert cal.better_than_chance
+        with pytest.raises(WorkbenchError, match=f"fewer than {SMALL_N} on a side"):
+            corrected_pass_rate(cal, [True, False])
+        report = judge_report(human, human, [True, False])
+        assert report.corrected is None and "fewer than" in (report.refusal or "")
+    human = [True] * SMALL_N + [False] * SMALL_N
+    assert corrected_pass_rate(calibrate_judge(human, human), [True, False]).n == 2
 
 
 def test_refuses_a_judge_no_better_than_chance():
@@ -241,6 +257,8 @@ def test_real_model_judge_calibrated_on_the_handbook_answers(local_server, handb
     assert cal.specificity_ci[0] <= cal.specificity <= cal.specificity_ci[1]
     if cal.youden_low <= 0:  # Youden's J interval reaches 0: no corrected rate
         assert report.corrected is None and "not shown to beat chance" in (report.refusal or "")
+    elif min(cal.positives, cal.negatives) < SMALL_N:  # too few on a side to know its errors
+        assert report.corrected is None and "fewer than" in (report.refusal or "")
     else:
         rate = report.corrected
         assert rate is not None and rate.n == report.judged_n
