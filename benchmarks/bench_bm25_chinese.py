@@ -37,11 +37,11 @@ from pathlib import Path
 import bm25s
 
 from workbench.chunking import DocumentChunker, chunk_corpus
-from workbench.evaluation import sign_test
 from workbench.golden import load_squad
 from workbench.metrics import score_queries
 from workbench.retrieval import BM25Retriever
 from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
+from workbench.stats import sign_test
 from workbench.text import CJK, nfc
 
 ROOT = Path(__file__).resolve().parents[1]
