@@ -20,7 +20,7 @@ variant, k1=1.5, b=0.75), so only the tokenisation differs:
 MRR@k and nDCG@k (binary relevance, trec_eval conventions) come from
 :func:`workbench.metrics.score_queries` on the same qrels for all three (each run scored
 once: the means and the per-question reciprocal ranks); the paired sign test
-(:func:`workbench.evaluation.sign_test` on the wins / losses per question on reciprocal
+(:func:`workbench.stats.sign_test` on the wins / losses per question on reciprocal
 rank) says whether a difference is beyond noise.
 Exits 1 when our BM25 scores below the reference on either metric.
 """
