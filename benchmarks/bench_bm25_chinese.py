@@ -20,7 +20,7 @@ variant, k1=1.5, b=0.75), so only the tokenisation differs:
 MRR@k and nDCG@k (binary relevance, trec_eval conventions) come from
 :func:`workbench.metrics.score_queries` on the same qrels for all three (each run scored
 once: the means and the per-question reciprocal ranks); the paired sign test
-(:func:`workbench.evaluation.sign_test` on the wins / losses per question on reciprocal
+(:func:`workbench.stats.sign_test` on the wins / losses per question on reciprocal
 rank) says whether a difference is beyond noise.
 Exits 1 when our BM25 scores below the reference on either metric.
 """
@@ -37,11 +37,11 @@ from pathlib import Path
 import bm25s
 
 from workbench.chunking import DocumentChunker, chunk_corpus
-from workbench.evaluation import sign_test
 from workbench.golden import load_squad
 from workbench.metrics import score_queries
 from workbench.retrieval import BM25Retriever
 from workbench.retrieval.bm25 import ENGLISH_STOPWORDS, tokenize
+from workbench.stats import sign_test
 from workbench.text import CJK, nfc
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,11 +26,12 @@ from pathlib import Path
 from workbench.chunking import chunk_corpus, diagnose_chunking, parse_chunker
 from workbench.corpus import Corpus, Document, load_folder
 from workbench.corpus.conversations import load_conversations
-from workbench.evaluation import compare_paired, evaluate, mean_interval
+from workbench.evaluation import evaluate
 from workbench.generation import ExtractiveReader
 from workbench.generation.chunk_context import ContextCost, contextualize
 from workbench.golden import GoldenSet
 from workbench.retrieval import BM25Retriever, EmbeddingCache, make_retriever, with_embedder
+from workbench.stats import compare_paired, mean_interval
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "content_types"
 HANDBOOK = ROOT.parent / "handbook"

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import ROOT, load_benchmark
 from workbench.corpus import load_folder
-from workbench.evaluation import sign_test
 from workbench.golden import GoldenSet
+from workbench.stats import sign_test
 
 PARAGRAPHS = [
     ("北京是中国的首都，也是政治和文化中心。", "中国的首都是哪里？", "北京"),

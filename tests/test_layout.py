@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ PACKAGE = ROOT / "workbench"
 # The flow of DESIGN.md section 2, lowest first. A module may import only from its own
 # package or from a lower layer; packages in one layer may import each other (no cycles).
 LAYERS: list[tuple[str, ...]] = [
-    ("io", "text", "ranking", "runtime"),
+    ("io", "text", "ranking", "runtime", "stats"),
     ("corpus",),
     ("golden",),
     ("chunking",),
@@ -407,6 +408,52 @@ def test_the_layout_section_names_every_module_and_only_modules_that_exist():
     unnamed = sorted(m for m in actual - set(named)
                      if not (m.endswith("/__init__.py") and m[: -len("__init__.py")] in named))
     assert not unnamed, f"modules missing from docs/architecture.md's layout: {unnamed}"
+
+
+# A statistic is defined in workbench/stats/ and nowhere else: no function outside it is
+# named after one, and no module outside it calls scipy's distributions or draws binomials.
+STATISTIC_NAMES = re.compile(r"(^|_)(kappas?|cohen|clopper|pearson|wilson|mcnemar|bootstrap|"
+                             r"rogan|gladen|binom\w*|holm|sign_test|permutation|selection_bias|"
+                             r"percentile_bounds)($|_)")
+STATISTIC_CALLS = re.compile(r"(^|\.)(bdtr\w*|betainc\w*|ndtri|binomial|binom|btdtr\w*)$")
+
+
+def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A property reads a result (``Agreement.kappa_answerable`` calls the stats kappa)."""
+    return any(ast.unparse(d) == "property" for d in node.decorator_list)
+
+
+def test_statistics_are_defined_only_in_the_stats_package():
+    bad = []
+    for module, path in MODULES.items():
+        if _step(module) == "stats":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and STATISTIC_NAMES.search(node.name) and not _is_property(node)):
+                bad.append(f"{module}:{node.lineno} defines {node.name}")
+            elif isinstance(node, ast.Call) and STATISTIC_CALLS.search(ast.unparse(node.func)):
+                bad.append(f"{module}:{node.lineno} calls {ast.unparse(node.func)}")
+            elif (isinstance(node, ast.ImportFrom | ast.Import)
+                  and any((getattr(node, "module", None) or a.name).startswith("scipy")
+                          for a in node.names)):
+                bad.append(f"{module}:{node.lineno} imports scipy")
+    assert not bad, "statistics belong in workbench/stats/:\n" + "\n".join(bad)
+
+
+def test_the_statistics_rule_catches_a_statistic_written_elsewhere(tmp_path):
+    """The rule above on planted code: a kappa, a binomial draw and scipy outside stats."""
+    planted = ("from scipy import special\n"
+               "def cohen_kappa(a, b):\n    return 0.0\n"
+               "def resample(rng):\n    return rng.binomial(10, 0.5)\n")
+    tree = ast.parse(planted)
+    names = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+             and STATISTIC_NAMES.search(n.name)]
+    calls = [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and STATISTIC_CALLS.search(ast.unparse(n.func))]
+    assert names == ["cohen_kappa"] and calls == ["rng.binomial"]
+    assert not STATISTIC_NAMES.search("clip") and not STATISTIC_NAMES.search("kappaesque")
 
 
 def test_every_warning_the_package_issues_is_a_workbench_warning():

@@ -2,7 +2,7 @@
 
 The top level holds the nouns and verbs a notebook uses, one group per step of the flow
 (``docs/architecture.md``); everything else is reachable from the package that owns it
-(``workbench.chunking.diagnose_chunking``, ``workbench.evaluation.compare_paired``, ...).
+(``workbench.chunking.diagnose_chunking``, ``workbench.stats.compare_paired``, ...).
 A name asked for here that lives only in a package gets an error naming that package when
 that package is loaded; a name that is nowhere fails at once, importing nothing.
 
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _OWNER = {name: package for package, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_OWNER)
 #: Where a name that is not in the top level is looked up, to say where it lives.
-_PACKAGES = ("workbench.text", *_EXPORTS)
+_PACKAGES = ("workbench.text", "workbench.stats", *_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -345,7 +345,8 @@ def test_evidence_text_errors_name_the_item_and_the_cause():
 def test_the_small_sample_mark_sits_below_ten_questions(handbook, n, small):
     """n = 10 is not small (the rule is n < 10): the summary, the table's † and the
     by-category view agree at the boundary."""
-    from workbench.evaluation import SMALL_MARK, is_small_sample
+    from workbench.evaluation import SMALL_MARK
+    from workbench.stats import is_small_sample
 
     corpus, golden = handbook
     items = [i for i in golden.items if i.answerable][:n]

@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import ChatReply
-from workbench.generation.agreement import cohen_kappa, rating_agreement
+from workbench.generation.agreement import rating_agreement
 from workbench.generation.calibration import calibrate_judge
 from workbench.generation.synthetic_filter import (
     RealismJudge,
@@ -22,6 +21,7 @@ from workbench.generation.synthetic_filter import (
     realism_agreement,
 )
 from workbench.golden import Evidence, GoldenItem
+from workbench.stats import clopper_pearson, cohen_kappa
 
 RATINGS = st.integers(1, 5)
 VARIED = st.lists(RATINGS, min_size=2, max_size=40).filter(lambda r: len(set(r)) > 1)
@@ -44,13 +44,38 @@ def test_a_constant_judge_has_kappa_zero_and_is_not_above_chance(person, constan
     assert not got.better_than_chance
 
 
-@pytest.mark.parametrize(("person", "judged"), [([3, 3, 3, 3], [3, 3, 3, 3]),
-                                               ([3, 3, 3, 3], [1, 5, 2, 4]), ([2], [4]),
-                                               ([5], [5])])
-def test_kappa_is_undefined_when_the_person_used_one_category(person, judged):
+@pytest.mark.parametrize(("person", "judged"), [([3, 3, 3, 3], [3, 3, 3, 3]), ([5], [5])])
+def test_kappa_is_undefined_when_both_used_one_and_the_same_category(person, judged):
     got = rating_agreement(person, judged, resamples=200)
     assert math.isnan(got.kappa) and not got.better_than_chance
     assert got.kappa_ci == (0.0, 1.0)  # nothing measured: the widest interval
+    assert "kappa undefined" in got.summary()
+
+
+@pytest.mark.parametrize(("person", "judged"), [([3, 3, 3, 3], [1, 5, 2, 4]), ([2], [4])])
+def test_a_person_with_one_category_gives_kappa_zero_as_sklearn(person, judged):
+    """The one convention (workbench.stats.kappa): only one rater constant is chance, 0."""
+    got = rating_agreement(person, judged, resamples=200)
+    assert got.kappa == 0.0 == cohen_kappa_score(person, judged, weights="quadratic",
+                                                 labels=[1, 2, 3, 4, 5])
+    assert got.kappa_ci[0] <= 0.0 and not got.better_than_chance
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(RATINGS, RATINGS), min_size=1, max_size=20))
+def test_rating_agreement_reports_the_stats_kappa_without_warnings(pairs):
+    """rating_agreement's kappa is cohen_kappa's (NaN included), and no resample, however
+    degenerate, prints a numpy warning."""
+    import warnings
+
+    person, judged = [p for p, _ in pairs], [j for _, j in pairs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rating_agreement(person, judged, resamples=100)
+    want = cohen_kappa(person, judged, (1, 2, 3, 4, 5), "quadratic")
+    assert (math.isnan(got.kappa) and math.isnan(want)) or got.kappa == want
+    low, high = got.kappa_ci
+    assert low <= high and (math.isnan(want) or low <= want <= high)
 
 
 @settings(max_examples=60)
@@ -67,14 +92,8 @@ def test_permuting_items_changes_no_point_estimate(pairs, rnd):
 
 @settings(max_examples=60)
 @given(st.lists(st.tuples(RATINGS, RATINGS), min_size=2, max_size=40))
-def test_weighted_kappa_is_sklearns_and_the_binary_one_is_calibrations(pairs):
+def test_calibrations_kappa_is_sklearns(pairs):
     person, judged = [p for p, _ in pairs], [j for _, j in pairs]
-    ours = cohen_kappa(person, judged, (1, 2, 3, 4, 5), "quadratic")
-    if len(set(person)) == len(set(judged)) == 1 and person[0] == judged[0]:
-        assert math.isnan(ours)
-    else:
-        theirs = cohen_kappa_score(person, judged, weights="quadratic", labels=[1, 2, 3, 4, 5])
-        assert ours == pytest.approx(theirs, abs=1e-9)
     human, verdict = [p >= 3 for p in person], [j >= 3 for j in judged]
     if 0 < sum(human) < len(human):
         assert calibrate_judge(human, verdict).kappa == pytest.approx(
@@ -106,8 +125,10 @@ def test_more_items_narrow_the_interval_and_the_seed_fixes_it():
 def test_bad_ratings_are_refused():
     with pytest.raises(ValueError, match="outside the categories"):
         rating_agreement([1, 6], [1, 2])
-    with pytest.raises(ValueError, match="equally long"):
+    with pytest.raises(ValueError, match="2 labels against 1"):
         rating_agreement([1, 2], [1])
+    with pytest.raises(ValueError, match="at least one item"):
+        rating_agreement([], [])
 
 
 class Rater:

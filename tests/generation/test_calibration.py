@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.local_server import local_server as start_local_server
-from workbench.evaluation.stats import clopper_pearson
 from workbench.generation import Grade, Judge, LLMJudge, OpenAIChatGenerator, context_from_passages
 from workbench.generation.calibration import (
     RelevanceJudge,
@@ -21,9 +20,9 @@ from workbench.generation.calibration import (
     corrected_pass_rate,
     grader_of,
     judge_report,
-    rogan_gladen,
 )
 from workbench.io import WorkbenchError
+from workbench.stats import SMALL_N, clopper_pearson, rogan_gladen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,6 +69,22 @@ def test_perfect_judge_corrects_nothing():
     rate = corrected_pass_rate(cal, [True] * 7 + [False] * 13)
     assert rate.corrected == pytest.approx(rate.judged_rate) == pytest.approx(0.35)
     assert rate.ci[0] <= 0.35 <= rate.ci[1]
+
+
+def test_refuses_a_judge_calibrated_on_too_few_passes_or_fails():
+    """Fewer than SMALL_N answers the person passed (or failed) leave the judge's error rate
+    on that side unknown: the corrected rate is refused, by corrected_pass_rate and in the
+    report, even for a judge that agreed on every one."""
+    for passed in (SMALL_N - 1, 40 - SMALL_N + 1):
+        human = [True] * passed + [False] * (40 - passed)
+        cal = calibrate_judge(human, human)
+        assert cal.better_than_chance
+        with pytest.raises(WorkbenchError, match=f"fewer than {SMALL_N} on a side"):
+            corrected_pass_rate(cal, [True, False])
+        report = judge_report(human, human, [True, False])
+        assert report.corrected is None and "fewer than" in (report.refusal or "")
+    human = [True] * SMALL_N + [False] * SMALL_N
+    assert corrected_pass_rate(calibrate_judge(human, human), [True, False]).n == 2
 
 
 def test_refuses_a_judge_no_better_than_chance():
@@ -123,13 +138,13 @@ def test_corrected_interval_covers_the_true_rate_where_the_raw_rate_does_not():
     rng = np.random.default_rng(2026)
     true_rate, se, sp, reps = 0.30, 0.85, 0.80, 200
     covered = raw_covered = 0
-    for rep in range(reps):
+    for _rep in range(reps):
         human = rng.random(200) < 0.4
         judged_cal = np.where(human, rng.random(200) < se, rng.random(200) >= sp)
         cal = calibrate_judge(list(human), list(judged_cal))
         truth = rng.random(300) < true_rate
         judged = np.where(truth, rng.random(300) < se, rng.random(300) >= sp)
-        rate = corrected_pass_rate(cal, list(judged), resamples=1000, seed=rep)
+        rate = corrected_pass_rate(cal, list(judged))
         covered += rate.ci[0] <= true_rate <= rate.ci[1]
         raw_covered += rate.judged_ci[0] <= true_rate <= rate.judged_ci[1]
     coverage, raw = covered / reps, raw_covered / reps
@@ -242,6 +257,8 @@ def test_real_model_judge_calibrated_on_the_handbook_answers(local_server, handb
     assert cal.specificity_ci[0] <= cal.specificity <= cal.specificity_ci[1]
     if cal.youden_low <= 0:  # Youden's J interval reaches 0: no corrected rate
         assert report.corrected is None and "not shown to beat chance" in (report.refusal or "")
+    elif min(cal.positives, cal.negatives) < SMALL_N:  # too few on a side to know its errors
+        assert report.corrected is None and "fewer than" in (report.refusal or "")
     else:
         rate = report.corrected
         assert rate is not None and rate.n == report.judged_n

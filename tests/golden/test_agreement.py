@@ -1,5 +1,5 @@
-"""Agreement of two labellers: span overlap in characters, must-mention, Cohen's kappa (checked
-against scikit-learn and by hand), the disagreement table; properties: a set agrees with
+"""Agreement of two labellers: span overlap in characters, must-mention, Cohen's kappa (the
+stats kappa, tests/stats/test_kappa.py), the disagreement table; properties: a set agrees with
 itself perfectly, agreement is symmetric, kappa lies in [-1, 1]."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.golden import Evidence, GoldenItem, GoldenSet
-from workbench.golden.agreement import agreement, cohen_kappa, span_overlap
+from workbench.golden.agreement import agreement, span_overlap
+from workbench.stats import cohen_kappa
 
 
 def item(qid, ev=(), must=(), category="lookup", answerable=None, question=None):
@@ -20,39 +21,20 @@ def item(qid, ev=(), must=(), category="lookup", answerable=None, question=None)
                       answerable=bool(ev) if answerable is None else answerable)
 
 
-def test_kappa_by_hand():
-    # 2x2 table [[20, 5], [10, 15]] (Cohen's classic layout): p_o = 0.7, p_e = 0.5
-    a = ["y"] * 25 + ["n"] * 25
-    b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
-    assert cohen_kappa(a, b) == pytest.approx(0.4)
-    assert cohen_kappa(["a", "b"], ["b", "a"]) == -1.0
-    assert cohen_kappa(["a", "b", "a"], ["a", "b", "a"]) == 1.0
-    # degenerate: one label everywhere on both sides, or nothing at all
-    assert math.isnan(cohen_kappa([True] * 4, [True] * 4))
-    assert math.isnan(cohen_kappa([], []))
-    assert cohen_kappa([True] * 3 + [False], [True] * 4) == 0.0
-    with pytest.raises(ValueError, match="3 labels against 2"):
-        cohen_kappa([1, 2, 3], [1, 2])
-
-
-labels = st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("abcd")), max_size=30)
-
-
-@settings(max_examples=200, deadline=None)
-@given(labels)
-def test_kappa_matches_sklearn_and_stays_in_range(pairs):
-    sklearn = pytest.importorskip("sklearn.metrics")
-    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
-    k = cohen_kappa(a, b)
-    assert k == cohen_kappa(b, a) or (math.isnan(k) and math.isnan(cohen_kappa(b, a)))
-    if math.isnan(k):
-        assert not pairs or len(set(a) | set(b)) == 1
-        return
-    assert -1 <= k <= 1
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert k == pytest.approx(sklearn.cohen_kappa_score(a, b))
+@pytest.mark.parametrize(("a", "b"), [([], []), ([True] * 3, [True] * 3),
+                                      ([True] * 3, [True, False, True])])
+def test_the_agreement_kappas_are_the_stats_kappa_undefined_included(a, b):
+    """Answerable and category kappas follow workbench.stats.cohen_kappa: NaN with no
+    questions or one and the same label from both, 0 when only one labeller varied."""
+    ga = GoldenSet([item(f"q{i}", answerable=v, category=str(v)) for i, v in enumerate(a)])
+    gb = GoldenSet([item(f"q{i}", answerable=v, category=str(v)) for i, v in enumerate(b)])
+    got = agreement(ga, gb)
+    for value in (got.kappa_answerable, got.kappa_category):
+        want = cohen_kappa(a, b)
+        assert (math.isnan(value) and math.isnan(want)) or value == want
+    summary = dict(zip(got.summary().metric, got.summary().value, strict=True))
+    assert ((math.isnan(summary["answerable_kappa"]) and math.isnan(got.kappa_answerable))
+            or summary["answerable_kappa"] == got.kappa_answerable)
 
 
 def test_span_overlap_counts_characters_per_document():

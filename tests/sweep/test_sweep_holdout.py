@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import InputError
-from workbench.sweep import SweepResult, run_sweep, selection_bias, split_golden
+from workbench.stats import selection_bias
+from workbench.sweep import SweepResult, run_sweep, split_golden
 from workbench.sweep.holdout import split_path
 
 GRID = {"size": [200, 400, 800], "overlap": [0], "retriever": ["bm25"], "k": [5]}

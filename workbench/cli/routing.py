@@ -12,7 +12,7 @@ from workbench.evaluation.routing import (
     load_requests,
     load_routes,
 )
-from workbench.evaluation.stats import comparison_table
+from workbench.stats import comparison_table
 
 
 def run_route_command(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ definition diagnosis shares (:meth:`workbench.metrics.Relevance.retrieved_rank`)
 evidence span found at the coverage threshold (one span of a multi-chunk answer is not the
 answer's evidence), or a labelled chunk retrieved. The verdict comes from a paired test,
 never from raw counts: RET_FAIL and GEN_FAIL are the two ways a question fails, and an
-exact sign test on their counts (:func:`workbench.evaluation.sign_test`) must reject
+exact sign test on their counts (:func:`workbench.stats.sign_test`) must reject
 "equally common" at ``alpha`` before the triage says which half to fix first; otherwise it
 says "can't tell".
 """
@@ -19,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.evaluation import FrameField, format_p, sign_test
+from workbench.evaluation import FrameField
 from workbench.generation.oracle import GenerationResult
 from workbench.io import WorkbenchError
+from workbench.stats import format_p, sign_test
 from workbench.text import escape_html, frame_html
 
 QUADRANTS = ("OK", "GEN_FAIL", "LUCKY", "RET_FAIL")

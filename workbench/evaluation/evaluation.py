@@ -23,13 +23,6 @@ import pandas as pd
 from workbench.corpus import Chunk, Document
 from workbench.evaluation.failures import Failures, Flipped, flipped, worst_failures
 from workbench.evaluation.run import Run
-from workbench.evaluation.stats import (
-    SMALL_N,
-    compare_many,
-    comparison_table,
-    is_small_sample,
-    mean_interval,
-)
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.metrics import (
@@ -43,6 +36,13 @@ from workbench.metrics import (
     score_queries,
 )
 from workbench.retrieval import Retriever
+from workbench.stats import (
+    SMALL_N,
+    compare_many,
+    comparison_table,
+    is_small_sample,
+    mean_interval,
+)
 from workbench.text import escape_html, frame_html
 
 __all__ = ["INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField", "describe_relevance",

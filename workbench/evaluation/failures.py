@@ -24,9 +24,9 @@ import numpy as np
 from workbench.chunking import split_spans
 from workbench.corpus import Chunk, Span
 from workbench.evaluation.run import Run
-from workbench.evaluation.stats import compare_paired
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, parse_metric
+from workbench.stats import compare_paired
 from workbench.text import escape_html
 
 #: Characters of context shown either side of an evidence span.
@@ -196,7 +196,7 @@ class Flipped:
 def flipped(baseline: Mapping[str, float], candidate: Mapping[str, float], metric: str,
             names: tuple[str, str]) -> Flipped:
     """The flips of ``candidate`` against ``baseline`` (per-question values on the same
-    questions), through :func:`~workbench.evaluation.stats.compare_paired`."""
+    questions), through :func:`~workbench.stats.compare_paired`."""
     comparison = compare_paired(baseline, candidate, resamples=1, bootstrap_resamples=1)
     lost = tuple((str(f.qid), f.baseline, f.candidate) for f in comparison.flipped
                  if f.direction == "lost")

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.evaluation.stats import PairedComparison, compare_paired, mean_interval
 from workbench.io import InputError, WorkbenchError, decode_json_file, iter_jsonl, read_text
 from workbench.metrics.trec import score_queries
+from workbench.stats import PairedComparison, compare_paired, mean_interval
 
 __all__ = ["RouterEvaluation", "RoutingRequest", "compare_routers", "evaluate_router",
            "load_costs", "load_requests", "load_routes"]
@@ -125,7 +125,7 @@ class RouterEvaluation:
         """Per category and ``all``: ``n``, the requests some model passes (the ranking
         metrics' questions: a request no model passes has no right answer to rank), ``no
         model passes`` (the others), each metric's mean with its interval
-        (:func:`~workbench.evaluation.stats.mean_interval`), and the cost view's means.
+        (:func:`~workbench.stats.mean_interval`), and the cost view's means.
         ``choice_passes`` and the costs average over all the requests of the row."""
         rows = []
         groups = [("all", self.frame), *self.frame.groupby("category", sort=True)]
@@ -194,6 +194,6 @@ def evaluate_router(requests: Sequence[RoutingRequest], routes: Mapping[str, Seq
 def compare_routers(a: RouterEvaluation, b: RouterEvaluation, metric: str = "hit@1",
                     alpha: float = 0.05) -> PairedComparison:
     """Paired comparison of two routers on the same requests (``b - a``), by
-    :func:`~workbench.evaluation.stats.compare_paired` (McNemar for 0/1 metrics)."""
+    :func:`~workbench.stats.compare_paired` (McNemar for 0/1 metrics)."""
     return compare_paired(a.scores(metric), b.scores(metric), alpha=alpha,
                           name=f"{b.name or 'b'} vs {a.name or 'a'}: {metric}")

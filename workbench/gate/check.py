@@ -35,17 +35,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from workbench.evaluation import Evaluation
 from workbench.evaluation.pipeline import Pipeline, run_pipeline
-from workbench.evaluation.stats import (
-    compare_paired,
-    holm,
-    minimal_detectable_difference,
-    one_question,
-    paired_permutation_test,
-)
 from workbench.gate.baseline import (
     PATH_KEYS,
     Baseline,
@@ -57,6 +49,14 @@ from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
 from workbench.io import FileStamp, InputError, WorkbenchError, locked
 from workbench.retrieval import EmbeddingCache
+from workbench.stats import (
+    compare_paired,
+    holm,
+    mcnemar_exact,
+    minimal_detectable_difference,
+    one_question,
+    paired_permutation_test,
+)
 
 __all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
            "evaluation_from_scores", "update_baseline"]
@@ -271,13 +271,14 @@ class GateResult:
                 "min_questions_to_fail": self.min_questions_to_fail, "rule": self.rule()}
 
 
-def _one_sided(test: str, wins: int, losses: int, a: Mapping[str, float],
-               b: Mapping[str, float]) -> float:
-    if test == "mcnemar-exact":  # P(gains <= observed | changes, 1/2)
-        return float(special.bdtr(wins, wins + losses, 0.5)) if wins + losses else 1.0
+def _one_sided(test: str, a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """The one-sided p-value of a drop from ``a`` to ``b``: exact McNemar for 0/1 metrics,
+    the sign-flip permutation test otherwise."""
     qids = list(a)
-    return paired_permutation_test(np.array([a[q] for q in qids]), np.array([b[q] for q in qids]),
-                                   alternative="less")
+    x, y = np.array([a[q] for q in qids]), np.array([b[q] for q in qids])
+    if test == "mcnemar-exact":
+        return mcnemar_exact(x, y, alternative="less").p_value
+    return paired_permutation_test(x, y, alternative="less")
 
 
 def _golden_check(baseline: Baseline, golden: GoldenSet | None, qids: set[str],
@@ -357,7 +358,7 @@ def check_gate(current: Evaluation, baseline: Baseline | str | Path, alpha: floa
                      if f.direction == "lost")
         gained = tuple((str(f.qid), f.baseline, f.candidate) for f in reversed(cmp.flipped)
                        if f.direction == "gained")
-        p = _one_sided(cmp.test, cmp.wins, cmp.losses, a, b)
+        p = _one_sided(cmp.test, a, b)
         # one question's worth on this metric: its largest per-question value, over n
         top = max([*a.values(), *b.values(), 0.0]) or 1.0
         floor = top / n if min_drop is None else float(min_drop)

@@ -37,7 +37,7 @@ retrieval, golden, corpus, text and io).
 
 from __future__ import annotations
 
-from workbench.generation.agreement import RatingAgreement, cohen_kappa, rating_agreement
+from workbench.generation.agreement import RatingAgreement, rating_agreement
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache, cache_key
 from workbench.generation.calibration import (
     RELEVANCE_PROMPT_VERSION,
@@ -51,7 +51,6 @@ from workbench.generation.calibration import (
     corrected_pass_rate,
     grader_of,
     judge_report,
-    rogan_gladen,
 )
 from workbench.generation.context import (
     ASSEMBLIES,
@@ -167,8 +166,8 @@ __all__ = [
 ]
 __all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
             "RatingAgreement", "RelevanceJudge", "answer_relevance", "calibrate_judge",
-            "cohen_kappa", "compare_grades", "corrected_pass_rate", "grader_of", "judge_report",
-            "rating_agreement", "rogan_gladen"]
+            "compare_grades", "corrected_pass_rate", "grader_of", "judge_report",
+            "rating_agreement"]
 __all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
             "evaluate_rewrites", "last_user_turn_rewrite"]
 __all__ += ["REALISM_PROMPT_VERSION", "SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter",

@@ -4,8 +4,11 @@
   (P(judge passes | person passes)) and specificity (P(judge fails | person fails)) with
   exact Clopper-Pearson intervals, and Cohen's kappa.
 * :func:`corrected_pass_rate`: the pass rate of unlabelled answers corrected for the judge's
-  measured error rates (Rogan-Gladen), with an interval that carries the uncertainty of both
-  the calibration set and the judged set.
+  measured error rates (:func:`~workbench.stats.rogan_gladen`), with Lang and Reiczigel's
+  interval (:func:`~workbench.stats.rogan_gladen_interval`), which carries the uncertainty
+  of both the calibration set and the judged set; refused where no interval covers (a judge
+  not shown to beat chance, fewer than :data:`~workbench.stats.SMALL_N` answers the person
+  passed or failed). Its coverage by simulation is in the README.
 * :func:`judge_report`: both in one honest report: calibrate on the labelled answers (the
   judge's undecided grades left out and counted), then the raw and corrected pass rate of
   the answers only the judge graded, or the refusal when the judge is not shown to beat
@@ -27,20 +30,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from workbench.evaluation.stats import PairedComparison, clopper_pearson, compare_paired
-from workbench.generation.agreement import cohen_kappa
 from workbench.generation.grading import ChatJudge, Grade, answer_tokens, is_refusal
 from workbench.generation.prompt import ChatModel
 from workbench.io import WorkbenchError
 from workbench.retrieval.bm25 import STOPWORDS
+from workbench.stats import (
+    SMALL_N,
+    PairedComparison,
+    clopper_pearson,
+    cohen_kappa,
+    compare_paired,
+    is_small_sample,
+    rogan_gladen,
+    rogan_gladen_interval,
+)
 
 __all__ = ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "JudgeReport",
            "RelevanceJudge", "answer_relevance", "calibrate_judge", "compare_grades",
-           "corrected_pass_rate", "grader_of", "judge_report", "rogan_gladen"]
+           "corrected_pass_rate", "grader_of", "judge_report"]
 
 RELEVANCE_PROMPT_VERSION = "answer-relevance-v1"
 
@@ -83,6 +93,14 @@ class JudgeCalibration:
         return self.sensitivity + self.specificity - 1.0
 
     @property
+    def true_positives(self) -> int:
+        return round(self.sensitivity * self.positives)
+
+    @property
+    def true_negatives(self) -> int:
+        return round(self.specificity * self.negatives)
+
+    @property
     def better_than_chance(self) -> bool:
         return self.youden_low > 0.0
 
@@ -90,8 +108,8 @@ class JudgeCalibration:
 def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = "",
                     confidence: float = 0.95) -> JudgeCalibration:
     """Sensitivity and specificity of ``judged`` against ``human`` (exact intervals) and
-    Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` (1 when both agree on everything and
-    ``p_e = 1``). Needs at least one answer the person passed and one they failed."""
+    Cohen's kappa (:func:`~workbench.stats.cohen_kappa`, defined here: the person used both
+    verdicts). Needs at least one answer the person passed and one they failed."""
     h, j = _verdicts(human, "human"), _verdicts(judged, "judged")
     if h.shape != j.shape:
         raise WorkbenchError(f"human and judged differ in length: {h.size} vs {j.size}")
@@ -111,15 +129,6 @@ def calibrate_judge(human: Sequence[bool], judged: Sequence[bool], judge: str = 
                             confidence=confidence)
 
 
-def rogan_gladen(p_judged: float | np.ndarray, sensitivity: float | np.ndarray,
-                 specificity: float | np.ndarray) -> Any:
-    """``(p_judged + spec - 1) / (sens + spec - 1)`` clipped to [0, 1] (Rogan & Gladen 1978,
-    "Estimating prevalence from the results of a screening test", Am J Epidemiol 107:71-76).
-    Elementwise on arrays; the caller guarantees ``sens + spec - 1 > 0``."""
-    p, se, sp = np.asarray(p_judged), np.asarray(sensitivity), np.asarray(specificity)
-    return np.clip((p + sp - 1.0) / (se + sp - 1.0), 0.0, 1.0)
-
-
 @dataclass(frozen=True)
 class CorrectedRate:
     """The judged pass rate of ``n`` unlabelled answers and the Rogan-Gladen corrected one,
@@ -135,48 +144,42 @@ class CorrectedRate:
     confidence: float = 0.95
 
 
-def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool], *,
-                        resamples: int = 2000, seed: int = 0) -> CorrectedRate:
-    """The pass rate of answers only the judge graded, corrected for its error rates.
+def corrected_pass_rate(calibration: JudgeCalibration, judged: Sequence[bool]) -> CorrectedRate:
+    """The pass rate of answers only the judge graded, corrected for its error rates
+    (:func:`~workbench.stats.rogan_gladen`), with Lang and Reiczigel's interval
+    (:func:`~workbench.stats.rogan_gladen_interval`: the judged rate, sensitivity and
+    specificity all uncertain).
 
-    The interval is a parametric bootstrap over both sources of uncertainty: each resample
-    draws the calibration's true-positive and true-negative counts (Binomial on its positives
-    and negatives) and the judged passes (Binomial on ``n``), applies :func:`rogan_gladen` and
-    takes percentile bounds; resamples whose ``sens + spec - 1`` is not above 0 are set to the
-    uninformative 0 / 1 so they widen the interval instead of vanishing (as in Lang &
-    Reiczigel 2014, Prev Vet Med 113:13-22, who compare it with the delta-method interval).
-    Refuses (ValueError) when the judge is not shown to beat chance
-    (:attr:`JudgeCalibration.better_than_chance`)."""
+    Refused (WorkbenchError) where no interval can be trusted: the judge is not shown to
+    beat chance (:attr:`JudgeCalibration.better_than_chance`), or the person passed or failed
+    fewer than :data:`~workbench.stats.SMALL_N` of the calibration answers (the judge's error
+    rate on that side is a guess; by simulation, intervals there cover as little as 70%)."""
+    who = calibration.judge or "(unnamed)"
     if not calibration.better_than_chance:
         raise WorkbenchError(
-            f"judge {calibration.judge or '(unnamed)'} is not shown to beat chance: "
+            f"judge {who} is not shown to beat chance: "
             f"sensitivity + specificity - 1 = {calibration.youden:.2f}, lower bound "
             f"{calibration.youden_low:.2f} <= 0 on {calibration.n} labelled answers; no "
             "corrected rate is reported (label more answers or use a better judge)")
+    if is_small_sample(calibration.positives) or is_small_sample(calibration.negatives):
+        raise WorkbenchError(
+            f"judge {who} is calibrated on {calibration.positives} answers the person passed "
+            f"and {calibration.negatives} they failed: fewer than {SMALL_N} on a side leave "
+            "its error rate there unknown; no corrected rate is reported (label more answers "
+            f"until each side has {SMALL_N})")
     j = _verdicts(judged, "judged")
     if j.size == 0:
         raise WorkbenchError("judged is empty")
     n, passes = j.size, int(j.sum())
-    p = passes / n
-    rng = np.random.default_rng(seed)
-    se_b = rng.binomial(calibration.positives, calibration.sensitivity,
-                        resamples) / calibration.positives
-    sp_b = rng.binomial(calibration.negatives, calibration.specificity,
-                        resamples) / calibration.negatives
-    p_b = rng.binomial(n, p, resamples) / n
-    den = se_b + sp_b - 1.0
-    ok = den > 0
-    est = np.where(ok, rogan_gladen(p_b, se_b, np.where(ok, sp_b, 1.0)), 0.0)
-    tail = (1.0 - calibration.confidence) / 2.0
-    # a chance-level resample says nothing: count it once at each edge
-    low = float(np.quantile(np.where(ok, est, 0.0), tail))
-    high = float(np.quantile(np.where(ok, est, 1.0), 1.0 - tail))
-    corrected = float(rogan_gladen(p, calibration.sensitivity, calibration.specificity))
-    return CorrectedRate(judge=calibration.judge, n=n, judged_rate=p,
+    low, high = rogan_gladen_interval(
+        (passes, n), (calibration.true_positives, calibration.positives),
+        (calibration.true_negatives, calibration.negatives), calibration.confidence)
+    corrected = float(rogan_gladen(passes / n, calibration.sensitivity, calibration.specificity))
+    return CorrectedRate(judge=calibration.judge, n=n, judged_rate=passes / n,
                          judged_ci=clopper_pearson(passes, n, calibration.confidence),
-                         corrected=corrected, ci=(min(low, corrected), max(high, corrected)),
-                         method=f"parametric bootstrap over calibration and judged sets "
-                                f"({resamples} resamples)",
+                         corrected=corrected, ci=(low, high),
+                         method="Lang-Reiczigel adjusted interval over calibration and judged "
+                                "sets",
                          confidence=calibration.confidence)
 
 
@@ -215,12 +218,13 @@ class JudgeReport:
 
 def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
                  unlabelled: Sequence[bool | None], judge: str = "", *,
-                 confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> JudgeReport:
+                 confidence: float = 0.95) -> JudgeReport:
     """Calibrate ``judged`` against ``human`` (same answers) and correct the judge's pass rate
     on ``unlabelled`` (answers no person graded). The judge's undecided verdicts (None) are
     left out of both and counted in ``undecided``. No corrected rate, only the reason, when
     the decided answers cannot calibrate the judge (no pass or no fail by the person among
-    them) or the judge is not shown to beat chance (:func:`corrected_pass_rate`)."""
+    them), too few of them on a side, or the judge is not shown to beat chance
+    (:func:`corrected_pass_rate`)."""
     if len(human) != len(judged):
         raise WorkbenchError(f"human and judged differ in length: {len(human)} vs {len(judged)}")
     pairs = [(h, j) for h, j in zip(human, judged, strict=True) if j is not None]
@@ -233,7 +237,7 @@ def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
     refusal: str | None = None
     try:
         cal = calibrate_judge([h for h, _ in pairs], [j for _, j in pairs], judge, confidence)
-        rate = corrected_pass_rate(cal, rest, resamples=resamples, seed=seed)
+        rate = corrected_pass_rate(cal, rest)
     except WorkbenchError as exc:  # too few labels of a kind, chance level, nothing judged
         refusal = str(exc)
     return JudgeReport(cal, len(pairs), undecided, len(rest), rate, refusal)

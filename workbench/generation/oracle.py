@@ -20,13 +20,7 @@ from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.access import can_read_chunk, user_groups_of
-from workbench.evaluation import (
-    FrameField,
-    bootstrap_ci,
-    is_small_sample,
-    mcnemar_exact,
-    mean_interval,
-)
+from workbench.evaluation import FrameField
 from workbench.generation.context import AssembledContext, CountTokens, assemble_context
 from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
@@ -34,6 +28,7 @@ from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.retrieval import Retriever
+from workbench.stats import bootstrap_ci, is_small_sample, mcnemar_exact, mean_interval
 from workbench.text import escape_html, frame_html
 
 MODES = ("oracle", "live")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
-from workbench.evaluation import FrameField, is_small_sample, mean_interval
+from workbench.evaluation import FrameField
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
 from workbench.generation.prompt import Generator, generate_all
@@ -29,6 +29,7 @@ from workbench.golden import GoldenItem, GoldenSet
 from workbench.io import WorkbenchError
 from workbench.metrics import Relevance
 from workbench.retrieval import Retriever
+from workbench.stats import is_small_sample, mean_interval
 from workbench.text import escape_html, frame_html
 
 __all__ = [

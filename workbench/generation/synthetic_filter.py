@@ -32,13 +32,13 @@ from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk
 from workbench.evaluation import Evaluation, Run
-from workbench.evaluation.stats import mean_interval
 from workbench.generation.agreement import RatingAgreement, rating_agreement
 from workbench.generation.grading import ChatJudge
 from workbench.generation.prompt import ChatModel
 from workbench.golden import GoldenItem
 from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.retrieval.bm25 import tokenize
+from workbench.stats import mean_interval
 
 __all__ = ["REALISM_PROMPT_VERSION", "RealismJudge", "SyntheticFilter", "UnmeasuredJudgeWarning",
            "UntrustedJudgeError", "filter_synthetic", "fooled_by", "item_slices",
@@ -220,7 +220,7 @@ def overlap_table(items: Iterable[GoldenItem], chunks: Sequence[Chunk]) -> pd.Da
 def item_slices(evaluation: Evaluation, items: Iterable[GoldenItem],
                 fields: Sequence[str] = ("source", "kind"),
                 confidence: float = 0.95) -> pd.DataFrame:
-    """Mean and interval (:func:`~workbench.evaluation.stats.mean_interval`) of each system's
+    """Mean and interval (:func:`~workbench.stats.mean_interval`) of each system's
     metrics per combination of item ``fields`` (an attribute such as ``source`` or a key of
     ``extra`` such as ``kind``; ``-`` when an item has none)."""
     def value(item: GoldenItem, name: str) -> str:

@@ -10,12 +10,13 @@ Labelling from real sources: candidate questions from logs, run logs and trace e
 (:mod:`~workbench.golden.agreement`), Label Studio and Argilla files both ways
 (:mod:`~workbench.golden.exchange`).
 
-Layer: may import :mod:`workbench.corpus`, :mod:`workbench.text` and :mod:`workbench.io`.
+Layer: may import :mod:`workbench.corpus`, :mod:`workbench.stats`, :mod:`workbench.text` and
+:mod:`workbench.io`.
 """
 
 from __future__ import annotations
 
-from workbench.golden.agreement import Agreement, agreement, cohen_kappa
+from workbench.golden.agreement import Agreement, agreement
 from workbench.golden.candidates import (
     Candidate,
     Candidates,
@@ -41,7 +42,7 @@ from workbench.golden.reanchor import Reanchored, ReanchorReport, apply_confirme
 
 __all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
            "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "agreement", "apply_confirmed", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
+           "agreement", "apply_confirmed", "can_read_item", "dedupe", "from_argilla",
            "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
            "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
            "to_argilla", "to_label_studio"]

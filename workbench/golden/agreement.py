@@ -14,15 +14,15 @@ only one labeller has are listed, never scored. Per question:
 * ``answerable`` and ``category`` of each labeller.
 
 Overall: observed agreement and Cohen's kappa for ``answerable`` and ``category``
-(:func:`cohen_kappa`), and the mean of each per-question overlap over the questions where
+(:func:`workbench.stats.cohen_kappa`: NaN when undefined, no questions or one and the same
+label from both), and the mean of each per-question overlap over the questions where
 it is defined (with that n). :meth:`Agreement.disagreements` puts the two labels of every
 question that differs side by side, for adjudication (also as escaped HTML).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,30 +30,13 @@ from workbench.golden.candidates import question_key
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import WorkbenchError
+from workbench.stats import cohen_kappa
 from workbench.text import escape_html, frame_html
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Agreement", "agreement", "cohen_kappa", "span_overlap"]
-
-
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Cohen's kappa of two raters' labels on the same items:
-    ``(p_o - p_e) / (1 - p_e)``, ``p_o`` the observed agreement and ``p_e`` the chance
-    agreement from each rater's label frequencies (Cohen 1960), computed from integer counts.
-    In [-1, 1]. NaN when there are no items, or when ``p_e = 1`` (both raters gave one and
-    the same label to every item: agreement is total but cannot be told from chance; read
-    the observed agreement instead)."""
-    if len(a) != len(b):
-        raise WorkbenchError(f"cohen_kappa: {len(a)} labels against {len(b)}")
-    n = len(a)
-    agree = sum(x == y for x, y in zip(a, b, strict=True))
-    ca, cb = Counter(a), Counter(b)
-    chance = sum(ca[k] * cb[k] for k in ca)  # n^2 * p_e
-    if n == 0 or chance == n * n:
-        return float("nan")
-    return (n * agree - chance) / (n * n - chance)
+__all__ = ["Agreement", "agreement", "span_overlap"]
 
 
 def _ranges(evidence: Sequence[Evidence]) -> dict[str, list[tuple[int, int]]]:

@@ -60,8 +60,8 @@ what runs on process-pool and Dask workers), :mod:`~workbench.sweep.runner` (:fu
 memoised tasks, executors, resume state) and :mod:`~workbench.sweep.result`
 (:class:`SweepResult`, :func:`refine`, :func:`first_relevant_rank_table`) and
 :mod:`~workbench.sweep.holdout` (the tuning / held-out split, the held-out
-:class:`Confirmation` and the winner's curse: :func:`selection_bias`). ``workbench sweep``
-is :mod:`workbench.cli.sweep`.
+:class:`Confirmation`; the winner's curse is :func:`workbench.stats.selection_bias`).
+``workbench sweep`` is :mod:`workbench.cli.sweep`.
 
 Layer: may import :mod:`workbench.evaluation` and everything below it.
 """
@@ -81,7 +81,6 @@ from workbench.sweep.holdout import (
     Confirmation,
     HoldoutSplit,
     load_or_split,
-    selection_bias,
     split_golden,
 )
 from workbench.sweep.result import (
@@ -112,6 +111,5 @@ __all__ = [
     "make_executor",
     "refine",
     "run_sweep",
-    "selection_bias",
     "split_golden",
 ]

@@ -13,8 +13,8 @@ questions. Two remedies, both here:
   beside the sweep state (``STATE.holdout.json``): a resumed sweep reuses it; a golden set
   changed since (fingerprint of every item) or another fraction or seed is refused with
   what changed and what to do.
-* :func:`selection_bias` estimates, on the tuning questions, how much of the winner's score
-  is expected from selection alone.
+* :func:`~workbench.stats.selection_bias` estimates, on the tuning questions, how much of the
+  winner's score is expected from selection alone.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.evaluation.stats import PairedComparison
 from workbench.golden import GoldenSet
 from workbench.io import InputError, WorkbenchError, atomic_write_text, locked, read_text
+from workbench.stats import PairedComparison
 
 #: Bumped when the stored split's shape changes.
 SPLIT_FORMAT = 1
@@ -152,40 +152,6 @@ def _read_split(path: Path, golden: GoldenSet, fraction: float, seed: int) -> Ho
         raise InputError(where, f"the golden set changed since this split was made: {what}; "
                          f"{again}", field="golden")
     return HoldoutSplit(fraction, seed, tuple(tuning), tuple(heldout), str(row["golden"]))
-
-
-def selection_bias(scores: np.ndarray, resamples: int = 1000, seed: int = 0) -> float:
-    """Expected optimism of "pick the configuration with the best mean" on these questions:
-    ``scores`` is configurations x questions (every configuration scored every question).
-
-    The bootstrap of the whole selection procedure (Efron 1983, "Estimating the error rate
-    of a prediction rule"; Tibshirani & Tibshirani 2009, "A bias correction for the minimum
-    error rate in cross-validation", Ann. Appl. Stat., apply the same idea to tuning): for
-    each resample of the questions (with replacement) the winner is re-picked on the
-    resample, and its optimism is its mean on the resample minus its mean on all the
-    questions (which stand in for the population). The estimate is the average optimism:
-    how many points of the winner's score are expected from the choice alone. The average
-    noise of all configurations in the same resample (zero in expectation) is subtracted as
-    a control variate, so identical configurations, or one far ahead, give exactly 0. It is
-    0 for a single configuration; ties go to the first configuration (as ``argmax``).
-    """
-    x = np.asarray(scores, dtype=float)
-    if x.ndim != 2 or x.shape[1] == 0:
-        raise WorkbenchError(f"scores must be configurations x questions, got shape {x.shape}")
-    if x.shape[0] == 1:
-        return 0.0
-    rng = np.random.default_rng(seed)
-    full = x.mean(axis=1)
-    total = 0.0
-    n = x.shape[1]
-    for start in range(0, resamples, 200):  # bounded memory: configs x 200 x n at a time
-        idx = rng.integers(0, n, size=(min(200, resamples - start), n))
-        means = x[:, idx].mean(axis=2)  # configs x resamples
-        winners = means.argmax(axis=0)
-        cols = np.arange(means.shape[1])
-        drift = means - full[:, None]  # each configuration's resampling noise
-        total += float((drift[winners, cols] - drift.mean(axis=0)).sum())
-    return total / resamples
 
 
 def score_matrix(per_config: Mapping[str, Mapping[str, float]], configs: Sequence[str]

@@ -14,12 +14,12 @@ import pandas as pd
 from workbench.corpus import Chunk
 from workbench.evaluation import INTERVAL_NOTE, Evaluation, Run
 from workbench.evaluation.pipeline import Pipeline
-from workbench.evaluation.stats import compare_paired, mean_interval
 from workbench.golden import GoldenSet
 from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, at_k
+from workbench.stats import compare_paired, mean_interval, selection_bias
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, param_label
-from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix, selection_bias
+from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix
 from workbench.text import escape_html, frame_html
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),

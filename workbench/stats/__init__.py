@@ -1,4 +1,18 @@
-"""Is a difference between two configurations larger than noise? Paired statistics for small
+"""Statistics, the lowest floor: every interval, test, kappa, corrected rate, bootstrap rule,
+selection bias and power figure of the package is defined here and nowhere else
+(tests/test_layout.py fails on one defined elsewhere). Pure functions of their inputs and a
+seed; evaluation, golden, generation, sweep and gate import them.
+
+Layer: the lowest, with :mod:`workbench.io`, :mod:`workbench.text`, :mod:`workbench.ranking`
+and :mod:`workbench.runtime`; imports only :mod:`workbench.io` and :mod:`workbench.text`.
+
+Undefined statistics have one answer: NaN (a kappa with no items or one and the same
+category from both raters, :data:`~workbench.stats.kappa.UNDEFINED`; a corrected rate of a
+judge at chance, :func:`rogan_gladen`), never a numpy warning; a resample whose statistic
+is undefined counts at the low end of the range for the lower bound and the high end for
+the upper one (:func:`percentile_bounds`).
+
+Is a difference between two configurations larger than noise? Paired statistics for small
 golden sets.
 
 Golden sets are small (50-80 questions), so one question moves a mean by 1/n: 2 points at
@@ -45,38 +59,45 @@ How big a difference can n questions see?
     question is worth (:func:`one_question`): a difference of one or two questions is noise,
     and a CI tolerance below about 5 points at n=50 fails on noise alone.
 
-The package is split by concern: :mod:`~workbench.evaluation.stats.intervals` (bootstrap
-intervals and the shared input checks), :mod:`~workbench.evaluation.stats.significance`
-(permutation test, McNemar, Holm), :mod:`~workbench.evaluation.stats.power` (what n
-questions can detect) and :mod:`~workbench.evaluation.stats.comparison`
-(:class:`PairedComparison`, :func:`compare_paired`, :func:`compare_many`,
-:func:`comparison_table`). Importing it loads ``scipy.special`` only,
-never ``scipy.stats``.
+The package is split by concern: :mod:`~workbench.stats.intervals` (Clopper-Pearson, Wilson,
+bootstrap intervals, the undefined-resample rule and the shared input checks),
+:mod:`~workbench.stats.significance` (permutation test, McNemar and the sign test, one- and
+two-sided, Holm), :mod:`~workbench.stats.power` (what n questions can detect),
+:mod:`~workbench.stats.comparison` (:class:`PairedComparison`, :func:`compare_paired`,
+:func:`compare_many`, :func:`comparison_table`), :mod:`~workbench.stats.kappa` (Cohen's
+kappa, unweighted and weighted), :mod:`~workbench.stats.prevalence` (Rogan-Gladen and Lang
+and Reiczigel's interval) and :mod:`~workbench.stats.selection` (the winner's curse).
+Importing it loads ``scipy.special`` only, never ``scipy.stats``.
 """
 
 from __future__ import annotations
 
-from workbench.evaluation.stats.comparison import (
+from workbench.stats.comparison import (
     Flip,
     PairedComparison,
     compare_many,
     compare_paired,
     comparison_table,
 )
-from workbench.evaluation.stats.intervals import (
+from workbench.stats.intervals import (
     SMALL_N,
     bootstrap_ci,
     clopper_pearson,
     is_small_sample,
     mean_interval,
     paired_bootstrap_ci,
+    percentile_bounds,
+    wilson,
 )
-from workbench.evaluation.stats.power import (
+from workbench.stats.kappa import cohen_kappa
+from workbench.stats.power import (
     minimal_detectable_difference,
     one_question,
     questions_needed,
 )
-from workbench.evaluation.stats.significance import (
+from workbench.stats.prevalence import rogan_gladen, rogan_gladen_interval
+from workbench.stats.selection import selection_bias
+from workbench.stats.significance import (
     EXACT_MAX,
     McNemarResult,
     format_p,
@@ -94,6 +115,7 @@ __all__ = [
     "PairedComparison",
     "bootstrap_ci",
     "clopper_pearson",
+    "cohen_kappa",
     "compare_many",
     "compare_paired",
     "comparison_table",
@@ -106,6 +128,11 @@ __all__ = [
     "one_question",
     "paired_bootstrap_ci",
     "paired_permutation_test",
+    "percentile_bounds",
     "questions_needed",
+    "rogan_gladen",
+    "rogan_gladen_interval",
+    "selection_bias",
     "sign_test",
+    "wilson",
 ]

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from workbench.evaluation.stats.intervals import TIE, is_binary, paired_bootstrap_ci
-from workbench.evaluation.stats.significance import (
+from workbench.io import WorkbenchError
+from workbench.stats.intervals import TIE, is_binary, paired_bootstrap_ci
+from workbench.stats.significance import (
     format_p,
     holm,
     mcnemar_exact,
     paired_permutation_test,
 )
-from workbench.io import WorkbenchError
 from workbench.text.normalize import escape_html
 
 if TYPE_CHECKING:

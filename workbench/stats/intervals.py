@@ -1,6 +1,8 @@
 """Intervals for the mean of per-question values: :func:`mean_interval` (the one every summary
 shows: Clopper-Pearson for 0/1 values, the percentile bootstrap otherwise),
-:func:`clopper_pearson`, :func:`bootstrap_ci`, :func:`paired_bootstrap_ci`; :data:`SMALL_N`
+:func:`clopper_pearson`, :func:`wilson`, :func:`bootstrap_ci`, :func:`paired_bootstrap_ci`,
+:func:`percentile_bounds` (the one rule for resamples whose statistic is undefined);
+:data:`SMALL_N`
 (cells with fewer questions are marked as such), and the
 input checks and conventions the other statistics modules share: :data:`TIE` (a paired
 difference at or below it is a tie), :data:`BLOCK_ELEMENTS` (the size of a vectorised block
@@ -8,11 +10,13 @@ of resamples), :func:`paired_arrays`, :func:`check_resamples` and :func:`is_bina
 
 Sources: Clopper and Pearson, "The use of confidence or fiducial limits illustrated in the
 case of the binomial", Biometrika 26(4), 1934 (the exact interval from beta quantiles);
-Efron and Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall 1993, ch. 13 (the
-percentile interval)."""
+Wilson, "Probable inference, the law of succession, and statistical inference", JASA 22,
+1927 (the score interval); Efron and Tibshirani, "An Introduction to the Bootstrap", Chapman
+& Hall 1993, ch. 13 (the percentile interval)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -20,9 +24,22 @@ from scipy import special
 
 from workbench.io import WorkbenchError
 
-__all__ = ["BLOCK_ELEMENTS", "SMALL_N", "TIE", "bootstrap_ci", "check_resamples",
-           "clopper_pearson", "is_binary", "is_small_sample", "mean_interval", "paired_arrays",
-           "paired_bootstrap_ci"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "SMALL_N",
+    "TIE",
+    "bootstrap_ci",
+    "check_confidence",
+    "check_resamples",
+    "clopper_pearson",
+    "is_binary",
+    "is_small_sample",
+    "mean_interval",
+    "paired_arrays",
+    "paired_bootstrap_ci",
+    "percentile_bounds",
+    "wilson",
+]
 
 #: Cells with fewer questions than this are marked "n < 10": any interval there is rough.
 SMALL_N = 10
@@ -61,7 +78,7 @@ def paired_arrays(
     return x, y
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise WorkbenchError(f"confidence must be in (0, 1), got {confidence}")
 
@@ -77,6 +94,23 @@ def is_binary(x: np.ndarray) -> bool:
     return bool(np.all((x == 0.0) | (x == 1.0)))
 
 
+def percentile_bounds(samples: np.ndarray, confidence: float = 0.95, *,
+                      undefined: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+    """Percentile bounds of resampled statistics, with the one rule for a resample whose
+    statistic is undefined (NaN): it says nothing, so it counts at ``undefined[0]`` (the low
+    end of the statistic's range) for the lower bound and at ``undefined[1]`` for the upper
+    one, and a handful of items never gives a narrow interval."""
+    check_confidence(confidence)
+    x = np.asarray(samples, dtype=float).ravel()
+    if x.size == 0:
+        raise WorkbenchError("percentile bounds need at least one resample")
+    tail = (1.0 - confidence) / 2.0
+    missing = np.isnan(x)
+    low = float(np.quantile(np.where(missing, undefined[0], x), tail))
+    high = float(np.quantile(np.where(missing, undefined[1], x), 1.0 - tail))
+    return low, high
+
+
 def bootstrap_ci(
     values: Iterable[float] | np.ndarray,
     confidence: float = 0.95,
@@ -89,7 +123,7 @@ def bootstrap_ci(
     ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means. A single
     value gives a zero-width interval.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     check_resamples(resamples)
     x = _as_1d(values, "values")
     n = x.size
@@ -125,7 +159,7 @@ def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple
     """Exact (Clopper-Pearson) interval for a proportion: the beta quantiles
     ``B(a/2; x, n-x+1)`` and ``B(1-a/2; x+1, n-x)``, with 0 / 1 at the edges. ``successes``
     may be fractional (the sum of [0, 1] values), which gives a conservative interval."""
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if n < 1:
         raise WorkbenchError("an interval needs at least one value")
     if not 0.0 <= successes <= n:
@@ -137,6 +171,23 @@ def clopper_pearson(successes: float, n: int, confidence: float = 0.95) -> tuple
     high = 1.0 if successes >= n else float(special.betaincinv(successes + 1, n - successes,
                                                                  1.0 - tail))
     return low, high
+
+
+def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a proportion: the ``p`` with ``|p_hat - p| <= z sqrt(p (1 -
+    p) / n)``, ``z`` the normal quantile of ``(1 + confidence) / 2``. Narrower than
+    Clopper-Pearson and close to nominal on average, but not guaranteed (use
+    :func:`clopper_pearson` where coverage must hold)."""
+    check_confidence(confidence)
+    if n < 1:
+        raise WorkbenchError("an interval needs at least one value")
+    if not 0.0 <= successes <= n:
+        raise WorkbenchError(f"successes must lie in [0, {n}], got {successes}")
+    z = float(special.ndtri(0.5 + confidence / 2.0))
+    p, z2 = successes / n, z * z / n
+    centre = (p + z2 / 2.0) / (1.0 + z2)
+    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n)) / (1.0 + z2)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def mean_interval(values: Iterable[float] | np.ndarray, confidence: float = 0.95,

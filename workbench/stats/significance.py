@@ -12,14 +12,14 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
-from workbench.evaluation.stats.intervals import (
+from workbench.io import WorkbenchError
+from workbench.stats.intervals import (
     BLOCK_ELEMENTS,
     TIE,
     check_resamples,
     is_binary,
     paired_arrays,
 )
-from workbench.io import WorkbenchError
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -68,10 +68,7 @@ def paired_permutation_test(
 
     For 0/1 outcomes the exact p-value equals :func:`mcnemar_exact`'s.
     """
-    if alternative not in ("two-sided", "greater", "less"):
-        raise WorkbenchError(
-            f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
-        )
+    _check_alternative(alternative)
     check_resamples(resamples)
     x, y = paired_arrays(a, b)
     d = y - x
@@ -97,7 +94,7 @@ def paired_permutation_test(
 @dataclass(frozen=True)
 class McNemarResult:
     """Exact McNemar test on paired binary outcomes (McNemar, Psychometrika 12(2), 1947; the
-    exact form is the two-sided binomial test of ``b_only`` among the discordant pairs).
+    exact form is the binomial test of ``b_only`` among the discordant pairs).
 
     ``b_only``: questions only the candidate (b) got right; ``a_only``: only the baseline (a)
     got right. Questions both got right or both got wrong carry no information.
@@ -119,34 +116,50 @@ def _binary(x: np.ndarray, what: str) -> np.ndarray:
     return x.astype(bool)
 
 
-def mcnemar_exact(
-    a_hits: Iterable[float] | np.ndarray, b_hits: Iterable[float] | np.ndarray
-) -> McNemarResult:
-    """Exact (binomial) McNemar test for paired 0/1 outcomes such as hit@k.
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ("two-sided", "greater", "less"):
+        raise WorkbenchError(
+            f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
+        )
 
-    With ``b = b_only`` and ``c = a_only``, the two-sided p-value is
-    ``min(1, 2 * BinomCDF(min(b, c); b + c, 1/2))``, and 1 when ``b + c == 0``.
-    """
+
+def mcnemar_exact(
+    a_hits: Iterable[float] | np.ndarray, b_hits: Iterable[float] | np.ndarray,
+    alternative: Alternative = "two-sided",
+) -> McNemarResult:
+    """Exact (binomial) McNemar test for paired 0/1 outcomes such as hit@k: the sign test
+    (:func:`sign_test`) of ``b_only`` against ``a_only``. ``alternative``: ``"two-sided"``
+    (any difference), ``"greater"`` (the candidate b better) or ``"less"`` (b worse: the
+    gate's one-sided test of a regression)."""
     x, y = paired_arrays(a_hits, b_hits)
     ha, hb = _binary(x, "a_hits"), _binary(y, "b_hits")
     b_only = int(np.count_nonzero(hb & ~ha))
     a_only = int(np.count_nonzero(ha & ~hb))
-    return McNemarResult(b_only=b_only, a_only=a_only, p_value=sign_test(b_only, a_only))
+    return McNemarResult(b_only=b_only, a_only=a_only,
+                         p_value=sign_test(b_only, a_only, alternative))
 
 
-def sign_test(b: int, c: int) -> float:
-    """Two-sided exact sign test of two counts: under "no difference" each of the ``b + c``
-    events is equally likely to fall on either side, so ``p = min(1, 2 * BinomCDF(min(b, c);
-    b + c, 1/2))`` (1 when there are no events). McNemar's test is this test on the
-    discordant questions; triage uses it on retrieval vs generation failures."""
+def sign_test(b: int, c: int, alternative: Alternative = "two-sided") -> float:
+    """Exact sign test of two counts: under "no difference" each of the ``b + c`` events is
+    equally likely to fall on either side, ``X ~ Binomial(b + c, 1/2)`` counts those on
+    ``b``'s side. Two-sided ``p = min(1, 2 * P(X <= min(b, c)))``; ``"greater"`` (``b``
+    larger) ``P(X >= b)``; ``"less"`` ``P(X <= b)``. 1 when there are no events. McNemar's
+    test is this test on the discordant questions; triage uses it on retrieval vs
+    generation failures."""
+    _check_alternative(alternative)
     for name, value in (("b", b), ("c", c)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
             raise WorkbenchError(f"{name} must be a count (an integer >= 0), got {value!r}")
-    total = int(b) + int(c)
+    b, c = int(b), int(c)
+    total = b + c
     if not total:
         return 1.0
-    # bdtr(k, n, 1/2) is the binomial CDF P(X <= k)
-    return min(1.0, 2.0 * float(special.bdtr(min(int(b), int(c)), total, 0.5)))
+    # bdtr(k, n, 1/2) is the binomial CDF P(X <= k); P(X >= b) = P(X <= c) by symmetry
+    if alternative == "less":
+        return float(special.bdtr(b, total, 0.5))
+    if alternative == "greater":
+        return float(special.bdtr(c, total, 0.5))
+    return min(1.0, 2.0 * float(special.bdtr(min(b, c), total, 0.5)))
 
 
 def holm(p_values: Sequence[float] | np.ndarray) -> list[float]:

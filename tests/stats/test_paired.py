@@ -1,4 +1,4 @@
-"""Paired statistics for small golden sets (workbench.evaluation.stats)."""
+"""Paired statistics for small golden sets (workbench.stats)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from workbench.evaluation.stats import (
+from workbench.stats import (
     EXACT_MAX,
     PairedComparison,
     bootstrap_ci,
@@ -440,7 +440,7 @@ def test_a_comparison_shows_people_a_sentence_not_a_dataclass_repr() -> None:
 def test_clopper_pearson_equals_statsmodels_beta_interval(confidence):
     """Clopper-Pearson (1934) is statsmodels' ``proportion_confint(method="beta")``: every
     count of every n up to 40, two-sided at the confidence given."""
-    from workbench.evaluation.stats import clopper_pearson
+    from workbench.stats import clopper_pearson
 
     proportion = pytest.importorskip("statsmodels.stats.proportion")
     for n in range(1, 41):
@@ -457,7 +457,7 @@ def test_clopper_pearson_equals_statsmodels_beta_interval(confidence):
 def test_clopper_pearson_covers_at_least_the_confidence(n, p):
     """Exact coverage, summed over every outcome of Binomial(n, p): never below 95%, and the
     0/1 values' mean_interval is the same interval."""
-    from workbench.evaluation.stats import clopper_pearson, mean_interval
+    from workbench.stats import clopper_pearson, mean_interval
 
     covered = sum(sps.binom.pmf(x, n, p) for x in range(n + 1)
                   if clopper_pearson(x, n)[0] <= p <= clopper_pearson(x, n)[1])
