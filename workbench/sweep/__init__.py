@@ -79,6 +79,7 @@ from workbench.sweep.grid import (
 from workbench.sweep.holdout import (
     Confirmation,
     HoldoutSplit,
+    Tied,
     load_or_split,
     selection_bias,
     split_golden,
@@ -104,6 +105,7 @@ __all__ = [
     "InProcessExecutor",
     "SweepConfig",
     "SweepResult",
+    "Tied",
     "check_value",
     "expand_grid",
     "first_relevant_rank_table",
