@@ -312,7 +312,10 @@ class SweepResult(Evaluation):
 
     def _repr_html_(self) -> str:
         board = frame_html(self.leaderboard().drop(columns=["metric"]).round(3))
-        note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
+        split = self._holdout
+        parts = "" if split is None else \
+            f" ({len(split.tuning)} tuning: the table; {len(split.heldout)} held out)"
+        note = (f"{len(self._config_table)} configurations, n={self.n} questions{parts}; "
                 f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
                 f"texts embedded "
                 f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped; "
