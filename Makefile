@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY := 1
 START := $(shell date +%s)
 step = @echo "[$$(( $$(date +%s) - $(START) ))s] $(1)"
 
-.PHONY: install lab test lint browser hooks
+.PHONY: install lab test explore lint browser hooks
 
 $(STAMP): pyproject.toml
 	$(call step,creating the environment in $(VENV)...)
@@ -61,3 +61,14 @@ lint: install
 
 test: install browser lint
 	WORKBENCH_NO_SKIPS=1 $(PY) -m pytest -q -p no:cacheprovider
+
+# The property tests with new examples (test uses a fixed, derandomised profile: see
+# tests/conftest.py). The seed is printed first; `make explore SEED=N` replays that run, and a
+# failure also prints its @reproduce_failure blob.
+ifndef SEED
+SEED := $(shell date +%s%N | cut -c1-12)
+endif
+explore: install
+	@echo "exploring property tests with --hypothesis-seed=$(SEED) (replay: make explore SEED=$(SEED))"
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q -p no:cacheprovider -m hypothesis \
+	  --hypothesis-seed=$(SEED)

@@ -11,10 +11,16 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# No wall-clock deadline on property tests: speed is measured in benchmarks/, never asserted
-# in a test, and a loaded CI machine would fail a correct test on time alone.
-settings.register_profile("workbench", deadline=None)
-settings.load_profile("workbench")
+# Hypothesis profiles. "workbench" (the default: `make test`, CI) is derandomised and keeps no
+# example database, so a clean clone draws the same examples every run and passes or fails
+# the same way; "explore" (HYPOTHESIS_PROFILE=explore, `make explore`) draws new examples
+# each run to find what the fixed ones miss. Both print the blob (@reproduce_failure) that
+# replays a failing example. No wall-clock deadline: speed is measured in benchmarks/, never
+# asserted in a test, and a loaded machine would fail a correct test on time alone.
+settings.register_profile("workbench", deadline=None, derandomize=True, database=None,
+                          print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "workbench"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -252,6 +252,54 @@ def test_document_level_eval_exports_what_it_scored_and_trec_agrees(tmp_path, ca
     assert 0 < trec["ndcg_cut_10"] < 1
 
 
+def test_eval_and_trec_state_the_same_n_and_means_at_every_threshold(tmp_path, capsys,
+                                                                     handbook):
+    """Graded qrels (grades 0-3) and one run: at every threshold, eval's n and means equal
+    those trec gives for the topics with a relevant document (its stdout when every topic
+    has one, else its note), and trec's num_q adds the topics eval excluded and counted."""
+    import random
+    import re
+
+    beir = beir_from_handbook(tmp_path / "beir", handbook)
+    rng = random.Random(35)
+    rows = (beir / "qrels" / "test.tsv").read_text().splitlines()
+    docs = sorted(d.id for d in handbook[0].documents)
+    grades: dict[tuple[str, str], int] = {}
+    for row in rows[1:]:
+        qid, doc, _ = row.split("\t")
+        grades[qid, doc] = rng.randint(1, 3)
+        grades.setdefault((qid, rng.choice(docs)), 0)  # judged not relevant
+    (beir / "qrels" / "test.tsv").write_text("\n".join(
+        [rows[0], *(f"{q}\t{d}\t{g}" for (q, d), g in grades.items())]) + "\n")
+    pairs = {"ndcg@10": "ndcg_cut_10", "recall@10": "recall_10", "mrr@10": "recip_rank",
+             "precision@5": "P_5"}
+    noted = 0
+    for threshold in (1, 2, 3):
+        assert main(["eval", "--corpus", str(beir), "--level", "document", "-k", "10",
+                     "--relevance-threshold", str(threshold), "--json", "--export-run",
+                     str(tmp_path / "run.trec"), *[a for m in pairs for a in ("-m", m)]]) == 0
+        scored = json.loads(capsys.readouterr().out)
+        assert main(["trec", str(beir / "qrels" / "test.tsv"), str(tmp_path / "run.trec"),
+                     "--threshold", str(threshold), *[a for m in pairs.values()
+                                                      for a in ("-m", m)]]) == 0
+        out, err = capsys.readouterr()
+        lines = dict(ln.split()[::2] for ln in out.splitlines())
+        excluded = scored["excluded"]["no_relevant_at_threshold"]
+        assert int(lines["num_q"]) == scored["n"] + excluded
+        if excluded:
+            noted += 1
+            note = re.search(r"(\d+) of (\d+) topics .* excludes them: n=(\d+): (.*)", err)
+            assert note is not None, err
+            assert [int(note[1]), int(note[3])] == [excluded, scored["n"]]
+            lines = dict(part.split() for part in note[4].split(", "))
+        else:
+            assert "no relevant document" not in err
+        for ours, theirs in pairs.items():
+            assert float(lines[theirs]) == pytest.approx(scored["metrics"][ours], abs=1e-4), \
+                (threshold, ours)
+    assert noted == 2  # thresholds 2 and 3 leave topics without a relevant document
+
+
 def test_trec_warns_when_no_retrieved_id_is_judged(tmp_path, capsys, handbook):
     beir = beir_from_handbook(tmp_path / "beir", handbook)
     assert main(["eval", "--corpus", str(beir), "--level", "document", "-k", "5", "--json",

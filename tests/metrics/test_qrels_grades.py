@@ -180,3 +180,43 @@ def scores_with(decompose: list[bool]) -> list[float]:
 @given(st.lists(st.booleans(), min_size=1, max_size=12))
 def test_decomposed_ids_in_the_qrels_give_the_numbers_of_composed_ones(decompose):
     assert scores_with(decompose) == scores_with([False])
+
+
+@pytest.mark.parametrize("source", [True, False])
+def test_eval_and_trec_give_the_same_n_and_means_at_every_threshold(cranfield, capsys,
+                                                                    tmp_path, source):
+    """Cranfield's graded qrels at every threshold, with the grade-5 judgments (each
+    question's source document: every topic has one) and without them (grades 1-4: topics
+    without a relevant document from threshold 2 on): eval's n and means equal what trec
+    states for the topics with a relevant document (its stdout when every topic has one,
+    else its note), and trec's num_q (trec_eval's) adds the topics eval excluded."""
+    import shutil
+
+    if not source:
+        folder = tmp_path / "beir"
+        shutil.copytree(cranfield, folder)
+        lines = (cranfield / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+        (folder / "qrels" / "test.tsv").write_text("\n".join(
+            ln for ln in lines if not ln.endswith("\t5")) + "\n", encoding="utf-8")
+        cranfield = folder
+    qrels = cranfield / "qrels" / "test.tsv"
+    noted = 0
+    for threshold in range(1, 6 if source else 5):
+        out, _ = eval_and_export(capsys, cranfield, tmp_path / "run.trec",
+                                 "--relevance-threshold", str(threshold))
+        assert main(["trec", str(qrels), str(tmp_path / "run.trec"), "--threshold",
+                     str(threshold), "-m", "ndcg_cut_10", "-m", "recall_10"]) == 0
+        std, err = capsys.readouterr()
+        rows = {r[0]: r[2] for r in map(str.split, std.splitlines())}
+        excluded = out["excluded"]["no_relevant_at_threshold"]
+        assert int(rows["num_q"]) == out["n"] + excluded
+        stated = rows
+        if excluded:
+            noted += 1
+            note = re.search(r"(\d+) of \d+ topics .* excludes them: n=(\d+): (.*)", err)
+            assert note is not None and [int(note[1]), int(note[2])] == [excluded, out["n"]]
+            stated = dict(part.split() for part in note[3].split(", "))
+        assert float(stated["ndcg_cut_10"]) == pytest.approx(out["metrics"]["ndcg@10"], abs=1e-4)
+        assert float(stated["recall_10"]) == pytest.approx(out["metrics"]["recall@10"],
+                                                           abs=1e-4)
+    assert noted == (0 if source else 3)  # without the sources: thresholds 2-4

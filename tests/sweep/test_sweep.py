@@ -285,7 +285,10 @@ def test_cli_sweep_json_shape(tmp_path, capsys):
     assert len(out["configs"]) == 3 and len(out["skipped"]) == 1
     assert "overlap 600 >= size 400" in out["skipped"][0]["reason"]
     row = out["configs"][0]
-    assert set(row) == {"config", "params", "spec", "metrics", "cost", "embedded", "reused"}
+    assert set(row) == {"config", "params", "spec", "questions", "metrics", "heldout", "cost",
+                        "embedded", "reused"}
+    assert row["questions"] == "all" and row["heldout"] is None
+    assert out["questions"] == {"all": 67}
     assert row["params"] == {"size": 400, "overlap": 0, "retriever": "bm25", "k": 5}
     assert set(row["metrics"]["recall@5"]) == {"mean", "ci_low", "ci_high", "n"}
     assert row["metrics"]["recall@5"]["n"] == 67

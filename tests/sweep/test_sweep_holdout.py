@@ -196,3 +196,101 @@ def test_selection_bias_grows_with_the_number_of_null_configurations():
     two, ten, forty = (selection_bias(x[:m]) for m in (2, 10, 40))
     assert 0 < two < ten < forty
     assert selection_bias(x[::-1]) == pytest.approx(forty, abs=0.01)  # order of configs
+
+
+def _sweep_of(values: np.ndarray, heldout: int, tokens: list[int] | None = None) -> SweepResult:
+    """configurations x questions of recall@5 as a SweepResult whose last ``heldout``
+    questions are the held-out part."""
+    from workbench.sweep import HoldoutSplit
+
+    configs, n = values.shape
+    qids = [f"q{i:03d}" for i in range(n)]
+    names = [f"size={s}" for s in range(configs)]
+    frame = pd.DataFrame({
+        "system": np.repeat(names, n), "qid": qids * configs, "category": "c", "source": "",
+        "relevance": "chunk-id", "metric": "recall@5", "value": values.ravel(),
+        "size": np.repeat(range(configs), n)})
+    table = pd.DataFrame({"size": range(configs), "spec": "", "retriever_name": "bm25",
+                          "k_value": 5, "index_tokens": tokens or [0] * configs}, index=names)
+    split = HoldoutSplit(0.3, 0, tuple(qids[:n - heldout]), tuple(qids[n - heldout:]), "")
+    return SweepResult(frame, {}, {}, table, holdout=split)
+
+
+def test_an_exact_tie_is_said_with_the_tied_held_out_figures():
+    """The issue's case: two configurations equal on the tuning part (the tie-break picks the
+    first), the other better held out; a third far behind. The confirmation says so, lists
+    the tied one's held-out figures, and sets the winner's gap beside the average gap."""
+    tuning = np.array([[1] * 7 + [0] * 3, [0] * 3 + [1] * 7, [0] * 9 + [1]], float)
+    held = np.array([[1, 0, 0, 0, 1], [1, 1, 1, 1, 0], [0, 0, 0, 0, 0]], float)
+    result = _sweep_of(np.hstack([tuning, held]), heldout=5)
+    conf = result.confirm("recall@5")
+    assert conf.config == "size=0" and result.tied("recall@5") == ["size=1"]
+    assert [(t.config, t.tuning_mean, t.heldout_mean, t.heldout_n) for t in conf.tied] == [
+        ("size=1", 0.7, 0.8, 5)]
+    gaps = tuning.mean(axis=1) - held.mean(axis=1)
+    assert conf.gap == pytest.approx(gaps[0])
+    assert conf.mean_gap == pytest.approx(gaps.mean())
+    text = conf.summary()
+    assert "tied on tuning" in text and "size=1: tuning 0.700, held-out 0.800 n=5" in text
+    assert f"{gaps.mean() * 100:+.1f} points on average over the 3 configurations" in text
+
+
+@settings(max_examples=60)
+@given(st.integers(2, 6), st.integers(4, 30), st.integers(0, 2**32 - 1))
+def test_tied_is_every_configuration_within_one_question_of_the_winner(configs, n, seed):
+    """The rule itself: the configurations other than the winner whose tuning mean is at most
+    1/n below the winner's (n tuning questions), best first."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 2, size=(configs, n + 3)).astype(float)
+    result = _sweep_of(values, heldout=3, tokens=list(rng.integers(0, 3, configs)))
+    means = values[:, :n].mean(axis=1)
+    winner = result.best("recall@5")
+    top = means[int(winner.split("=")[1])]
+    assert top == means.max()
+    expected = [c for c in result.leaderboard("recall@5").index
+                if c != winner and means[int(c.split("=")[1])] >= top - 1 / n - 1e-12]
+    assert result.tied("recall@5") == expected
+
+
+def test_cli_sweep_json_gives_tuning_and_held_out_figures_apart(tmp_path, capsys):
+    """configs[].metrics are the tuning figures the leaderboard and best rank on (so ranking
+    the JSON picks the same winner), configs[].heldout the held-out ones, each with its n."""
+    from tests.conftest import HANDBOOK
+    from workbench.cli import main
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("size: [200, 400, 800]\nretriever: bm25\nk: 5\nmetrics: [recall@5]\n",
+                    encoding="utf-8")
+    assert main(["sweep", "--corpus", str(HANDBOOK / "docs"), "--golden",
+                 str(HANDBOOK / "golden.jsonl"), "--grid", str(grid), "--cache",
+                 str(tmp_path / "cache"), "--holdout", "0.3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["questions"] == {"all": 67, "tuning": 47, "heldout": 20}
+    rows = out["configs"]
+    assert all(r["questions"] == "tuning" and r["metrics"]["recall@5"]["n"] == 47
+               and r["heldout"]["recall@5"]["n"] == 20 for r in rows)
+    by_json = max(rows, key=lambda r: (r["metrics"]["recall@5"]["mean"],
+                                       -r["cost"]["index_tokens"]))
+    assert by_json["config"] == out["best"]["recall@5"] == out["holdout"]["config"]
+    winner = next(r for r in rows if r["config"] == out["holdout"]["config"])
+    assert winner["heldout"]["recall@5"]["mean"] == pytest.approx(out["holdout"]["heldout"]["mean"],
+                                                                 abs=1e-9)
+    gaps = [r["metrics"]["recall@5"]["mean"] - r["heldout"]["recall@5"]["mean"] for r in rows]
+    assert out["holdout"]["mean_gap"] == pytest.approx(np.mean(gaps), abs=1e-9)
+    assert out["tied"]["recall@5"] == [t["config"] for t in out["holdout"]["tied"]]
+
+
+def test_cli_sweep_says_a_tie_without_a_held_out_part(tmp_path, capsys):
+    """size 1200 and 1201 chunk the handbook alike: an exact tie, said under the winner."""
+    from tests.conftest import HANDBOOK
+    from workbench.cli import main
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("size: [1200, 1201]\nretriever: bm25\nk: 5\nmetrics: [recall@5]\n",
+                    encoding="utf-8")
+    args = ["sweep", "--corpus", str(HANDBOOK / "docs"), "--golden",
+            str(HANDBOOK / "golden.jsonl"), "--grid", str(grid), "--cache", str(tmp_path / "c")]
+    assert main(args) == 0
+    assert "tied with it (one question: 1/67): size=1201" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tied"] == {"recall@5": ["size=1201"]}

@@ -59,7 +59,28 @@ def run_trec_command(args: argparse.Namespace) -> int:
     print(_trec_line("num_q", str(len(scores.qids))))
     for name, label in zip(names, labels, strict=True):
         print(_trec_line(label, f"{means[name]:.4f}"))
+    _note_no_relevant(qrels, run, names, labels, args.threshold)
     return 0
+
+
+def _note_no_relevant(qrels: Any, run: Any, names: list[str], labels: list[str],
+                      threshold: int) -> None:
+    """When some topics have no relevant document at the threshold, say so on stderr with
+    the figures ``workbench eval`` reports for the same run and qrels: its n and means over
+    the other topics (eval excludes and counts them; trec_eval averages them in as 0)."""
+    from workbench.metrics import score_queries
+
+    kept = score_queries(qrels, run, names, grade_threshold=threshold)
+    if not kept.excluded_no_relevant:
+        return
+    means = kept.mean()
+    figures = ", ".join(f"{label} {means[name]:.4f}"
+                        for name, label in zip(names, labels, strict=True))
+    print(f"note: {len(kept.excluded_no_relevant)} of "
+          f"{len(kept.qids) + len(kept.excluded_no_relevant)} topics have no relevant document "
+          f"at threshold {threshold}; num_q and the means above count them as 0 (trec_eval; "
+          f"nDCG keeps their graded gains). workbench eval excludes them: n={len(kept.qids)}"
+          + (f": {figures}" if kept.qids else ""), file=sys.stderr)
 
 
 def _trec_line(label: str, value: str) -> str:
@@ -305,7 +326,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
     print(f"{described}; k={args.k}, {level} level")
     if encoder_line:
         print(encoder_line)
-    print(f"n={ev.n} questions" + (f"; excluded: {dropped}" if dropped else ""))
+    print(f"n={ev.n} questions" + (f"; excluded: {dropped}" if dropped else "")
+          + (" (workbench trec and trec_eval average those with no relevant document in as 0)"
+             if excluded.get("no_relevant_at_threshold") else ""))
     for label in ev.relevance:
         print(f"relevance {label}: {describe_relevance(label)}")
     print(f"mean [{INTERVAL_NOTE}]")

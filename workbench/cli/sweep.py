@@ -23,21 +23,32 @@ def _num(value: Any) -> Any:
     return None if isinstance(value, float) and value != value else value
 
 
+def _figures(row: dict[Any, Any]) -> dict[str, Any]:
+    return {"mean": _num(row["mean"]), "ci_low": _num(row["ci_low"]),
+            "ci_high": _num(row["ci_high"]), "n": int(row["n"])}
+
+
 def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
-    """One JSON-able row per configuration: parameters, metrics (mean, ci_low, ci_high, n),
-    cost, and the texts embedded / reused."""
-    summary: dict[tuple[str, str], dict[Any, Any]] = {
-        (str(r["system"]), str(r["metric"])): r for r in result.summary().to_dict("records")}
+    """One JSON-able row per configuration: parameters, ``metrics`` (mean, ci_low, ci_high,
+    n) on the questions the leaderboard and ``best`` rank on (``questions``: ``tuning`` with a
+    held-out split, else ``all``), ``heldout`` (the same on the held-out questions; None
+    without a split), cost, and the texts embedded / reused."""
+    split = result.holdout is not None
+
+    def by_key(part: str | None) -> dict[tuple[str, str], dict[Any, Any]]:
+        return {(str(r["system"]), str(r["metric"])): r
+                for r in result.part_summary(part).to_dict("records")}
+
+    ranked = by_key("tuning" if split else None)
+    held = by_key("heldout") if split else {}
     rows = []
     for name, cfg in result.config_table.iterrows():
-        metrics = {}
-        for metric in result.metrics:
-            s = summary[(str(name), metric)]
-            metrics[metric] = {"mean": _num(s["mean"]), "ci_low": _num(s["ci_low"]),
-                               "ci_high": _num(s["ci_high"]), "n": int(s["n"])}
         rows.append({
             "config": name, "params": {p: _num(cfg[p]) for p in result.grid_params},
-            "spec": cfg["spec"], "metrics": metrics,
+            "spec": cfg["spec"], "questions": "tuning" if split else "all",
+            "metrics": {m: _figures(ranked[str(name), m]) for m in result.metrics},
+            "heldout": {m: _figures(held[str(name), m]) for m in result.metrics}
+            if split else None,
             "cost": {c: _num(cfg[c]) for c in ("chunks", "index_tokens", "cost_multiplier",
                                                "split_rate", "prompt_tokens_at_k")},
             "embedded": int(cfg["embedded"]), "reused": int(cfg["reused"])})
@@ -46,12 +57,23 @@ def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
 
 def confirmation_row(c: Confirmation) -> dict[str, Any]:
     """The held-out confirmation as JSON: tuning and held-out mean [interval] n, the
-    selection bias and the paired comparison against the baseline on the held-out part."""
+    selection bias, the winner's gap beside the average gap of every configuration, the
+    configurations tied with it (their tuning and held-out figures) and the paired
+    comparison against the baseline on the held-out part."""
     return {"config": c.config, "metric": c.metric, "baseline": c.baseline,
             "tuning": {"mean": c.tuning_mean, "ci": list(c.tuning_ci), "n": c.tuning_n},
             "heldout": {"mean": c.heldout_mean, "ci": list(c.heldout_ci), "n": c.heldout_n},
-            "selection_bias": c.selection_bias, "gap": c.gap,
+            "selection_bias": c.selection_bias, "gap": c.gap, "mean_gap": c.mean_gap,
+            "tied": [{"config": t.config, "tuning_mean": t.tuning_mean,
+                      "heldout": {"mean": t.heldout_mean, "n": t.heldout_n}} for t in c.tied],
             "comparison": None if c.comparison is None else c.comparison.to_dict()}
+
+
+def _questions(result: SweepResult) -> dict[str, int]:
+    """How many questions each figure averages over: all, and the tuning / held-out parts."""
+    split = result.holdout
+    return {"all": result.n} if split is None else {
+        "all": result.n, "tuning": len(split.tuning), "heldout": len(split.heldout)}
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
@@ -80,8 +102,10 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     metric = result.metrics[0]
     confirmed = result.confirm(metric) if result.holdout is not None else None
     if args.json:
-        print(json.dumps({"n": result.n, "metric_order": result.metrics,
+        print(json.dumps({"n": result.n, "questions": _questions(result),
+                          "metric_order": result.metrics,
                           "best": {m: result.best(m) for m in result.metrics},
+                          "tied": {m: result.tied(m) for m in result.metrics},
                           "configs": sweep_rows(result),
                           "skipped": [{"params": {k: _num(v) for k, v in s["params"].items()},
                                        "reason": s["reason"]} for s in result.skipped],
@@ -100,13 +124,23 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         "embedded": board["embedded"], "reused": board["reused"]}, index=board.index)
     with pd.option_context("display.width", 250, "display.max_columns", 20,
                            "display.max_colwidth", 60):
-        print(f"{len(result.config_table)} configurations, n={result.n} questions; "
-              f"{metric} ({', '.join(result.relevance)}): mean [{INTERVAL_NOTE}], best first")
+        parts = _questions(result)
+        print(f"{len(result.config_table)} configurations, n={result.n} questions"
+              + (f" ({parts['tuning']} tuning: the table; {parts['heldout']} held out)"
+                 if confirmed else "")
+              + f"; {metric} ({', '.join(result.relevance)}): mean [{INTERVAL_NOTE}], "
+              "best first")
         print(table.to_string())
+    tied = result.tied(metric)
     print(f"best on {metric}: {result.best(metric)}"
           + (" (ranked on the tuning questions)" if confirmed else "")
           + f"; expected from selection alone: {board['selection_bias'].iloc[0] * 100:+.1f} "
           "points")
+    if tied and confirmed is None:  # the confirmation lists them with their held-out figures
+        exact = (board.loc[tied, "mean"] == board["mean"].iloc[0]).all()
+        print(f"  {'tied with it' if exact else 'within one question of it'} (one question: "
+              f"1/{int(board['n'].iloc[0])}): {', '.join(tied)}; the tie-break (fewer index "
+              "tokens, then grid order) or one question chose the winner")
     if confirmed is not None:
         print(confirmed.summary())
     print(f"texts embedded: {result.embedded}, reused from the cache: {result.reused}; "

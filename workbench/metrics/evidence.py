@@ -26,9 +26,11 @@ precision@k     ``|useful ranks <= k| / k``. A rank is *useful* when its chunk a
                 is not useful, so it never raises precision.
 ndcg, ndcg@k    gain 1 per span at the rank where it is found: ``DCG = sum 1/log2(f_j + 1)``.
                 The ideal places the t-th span at ``L_t``, the fewest chunks of the chunking
-                that together find t spans: no ranking finds its t-th span earlier, so
-                nDCG <= 1, and the ideal is the best ordering the chunking allows. 0 when the
-                chunking can find no span.
+                that together find t spans, exact for any number of chunks: no ranking finds
+                its t-th span earlier, so nDCG <= 1. An ordering reaches it when the
+                fewest-chunk sets nest (always when no chunk holds two spans); where they
+                cannot, the best ordering scores below 1. 0 when the chunking can find no
+                span.
 map, ap@k       ``sum_{j: f_j <= k} precision@f_j / m``.
 r_precision     recall at k = m.
 coverage@k      non-whitespace evidence characters inside the top k, over all the spans'
@@ -63,7 +65,6 @@ __all__ = ["EVIDENCE_KINDS", "WHITESPACE", "ChunkIndex", "EvidenceSpan", "ItemEv
 
 EVIDENCE_KINDS = frozenset({"recall", "hit_rate", "mrr", "precision", "ndcg", "ap",
                             "r_precision", "coverage"})
-_EXACT_IDEAL_LIMIT = 12  # candidate chunks of one group of spans searched exhaustively
 _NEVER = math.inf
 
 
@@ -335,7 +336,7 @@ def _ideal_ranks(item: ItemEvidence, threshold: float) -> list[float]:
 
     ideal = [0.0] + [_NEVER] * len(spans)  # ideal[t]: fewest chunks finding t spans
     for members in groups.values():
-        costs = (_group_costs(members, item, needed, single) if len(members) > 1
+        costs = (_group_costs(members, item, needed) if len(members) > 1
                  else [0.0, single[members[0]]])
         merged = [_NEVER] * len(ideal)
         for t, base in enumerate(ideal):
@@ -348,54 +349,94 @@ def _ideal_ranks(item: ItemEvidence, threshold: float) -> list[float]:
     return ideal[1:]
 
 
-def _group_costs(members: list[int], item: ItemEvidence, needed: Sequence[int],
-                 single: Sequence[float]) -> list[float]:
-    """costs[u]: the fewest chunks finding u spans of this group of spans that share
-    chunks (costs[0] = 0); exact up to a dozen undominated chunks, a lower bound beyond."""
+def _group_costs(members: list[int], item: ItemEvidence, needed: Sequence[int]
+                 ) -> list[float]:
+    """costs[u]: the fewest chunks finding u spans of this group of spans that share chunks
+    (costs[0] = 0), exact for any number of chunks.
+
+    The group lies in one document. Chunks are clipped to the group's extent and those
+    inside another dropped (a chunk holding a superset of another's characters serves every
+    set the smaller one serves), so the rest, by start, also grow in end. A set of them,
+    taken in that order, covers exactly ``[max(a_i, b_prev), b_i)`` anew at each chunk i,
+    where ``b_prev`` is the end of the previous chosen one: what a chunk adds depends on the
+    previous chunk only, and everything covered so far lies before ``b_i``. After choosing
+    chunk i, a span ending by ``b_i`` is settled (found or not), one starting at or after
+    ``b_i`` is untouched, and only the spans across ``b_i`` carry a partial coverage. A layer
+    per chunk count c holds, per last chunk i, the states (spans found; coverage of each span
+    across ``b_i``, capped at what it needs) that no other state beats in settled spans found
+    and in every open span's coverage (:func:`_pareto`). Whatever follows chunk i adds the
+    same characters to both states, so a beaten state never ends with more spans found:
+    dropping it keeps every layer exact."""
     group = set(members)
-    pool = _undominated([parts for parts in item.pieces.values()
-                         if any(j in group for j, _, _ in parts)], group)
+    spans = item.spans
+    lo = min(spans[j].start for j in members)
+    hi = max(spans[j].end for j in members)
+    clipped = {(max(item.candidates[cid][1], lo), min(item.candidates[cid][2], hi))
+               for cid, parts in item.pieces.items() if any(j in group for j, _, _ in parts)}
+    chunks: list[tuple[int, int]] = []
+    for a, b in sorted(clipped, key=lambda ab: (ab[0], -ab[1])):
+        if not chunks or b > chunks[-1][1]:
+            chunks.append((a, b))  # else inside the previous (longer or equal) chunk
+    order = sorted(members, key=lambda j: (spans[j].start, spans[j].end))
+    across = [tuple(j for j in order if spans[j].start < b < spans[j].end) for _, b in chunks]
+
+    def step(prev_end: int, held: dict[int, int], found: int, i: int
+             ) -> tuple[int, tuple[int, ...]]:
+        a, b = chunks[i]
+        x = max(a, prev_end)
+        for j in order:
+            span = spans[j]
+            if span.end <= x or span.start >= b:
+                continue
+            before = held.get(j, 0)
+            if before < needed[j]:
+                now = min(needed[j], before + span.count(x, b))
+                found += now >= needed[j]
+                held[j] = now
+        return found, tuple(min(held.get(j, 0), needed[j]) for j in across[i])
+
     costs = [0.0] + [_NEVER] * len(members)
-    if len(pool) > _EXACT_IDEAL_LIMIT:
-        # a lower bound (any set finding u spans finds each of them alone): keeps nDCG <= 1
-        for u, q in enumerate(sorted(single[j] for j in members), start=1):
-            costs[u] = q
-        return costs
-    for size in range(1, len(pool) + 1):
-        for combo in itertools.combinations(pool, size):
-            found = _found_count(item.spans, combo, needed, group)
-            for u in range(1, found + 1):
-                costs[u] = min(costs[u], size)
-        if costs[-1] != _NEVER:
+    layer: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    for i in range(len(chunks)):
+        layer.setdefault(i, []).append(step(lo, {}, 0, i))
+    for count in range(1, len(chunks) + 1):
+        layer = {i: _pareto(states, tuple(needed[j] for j in across[i]))
+                 for i, states in layer.items()}
+        best = max(found for states in layer.values() for found, _ in states)
+        for u in range(1, best + 1):
+            costs[u] = min(costs[u], float(count))
+        if best == len(members) or count == len(chunks):
             break
+        nxt: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        for i, states in layer.items():
+            for found, held in states:
+                carried = dict(zip(across[i], held, strict=True))
+                for i2 in range(i + 1, len(chunks)):
+                    nxt.setdefault(i2, []).append(step(chunks[i][1], dict(carried), found, i2))
+        if not nxt:
+            break
+        layer = nxt
     return costs
 
 
-def _found_count(spans: Sequence[EvidenceSpan], chosen: Iterable[Sequence[tuple[int, int, int]]],
-                 needed: Sequence[int], group: set[int]) -> int:
-    unions: dict[int, list[tuple[int, int]]] = {j: [] for j in group}
-    covered = dict.fromkeys(group, 0)
-    for parts in chosen:
-        for j, a, b in parts:
-            if j in group:
-                covered[j] += _add(unions[j], (a, b), spans[j])
-    return sum(covered[j] >= needed[j] for j in group)
+def _pareto(states: list[tuple[int, tuple[int, ...]]], needs: tuple[int, ...]
+            ) -> list[tuple[int, tuple[int, ...]]]:
+    """The states that no other state matches or beats in settled spans found (found, less
+    the open spans already found) and in every open span's coverage. Comparing the found
+    count itself would be wrong: an open span found now is counted, but one that another
+    state has not found yet may still be found later."""
+    def settled(found: int, held: tuple[int, ...]) -> int:
+        return found - sum(h >= n for h, n in zip(held, needs, strict=True))
 
-
-def _undominated(pool: list[tuple[tuple[int, int, int], ...]], group: set[int]
-                 ) -> list[tuple[tuple[int, int, int], ...]]:
-    """Drop chunks whose evidence another chunk holds entirely (never needed by an ideal)."""
-    def shape(parts: tuple[tuple[int, int, int], ...]) -> dict[int, tuple[int, int]]:
-        return {j: (a, b) for j, a, b in parts if j in group}
-
-    unique = list({tuple(sorted(shape(p).items())): p for p in pool}.values())
-    shapes = [shape(p) for p in unique]
-
-    def inside(x: dict[int, tuple[int, int]], y: dict[int, tuple[int, int]]) -> bool:
-        return all(j in y and y[j][0] <= a and b <= y[j][1] for j, (a, b) in x.items())
-
-    return [p for p, sh in zip(unique, shapes, strict=True)
-            if not any(o is not sh and inside(sh, o) for o in shapes)]
+    kept: list[tuple[int, tuple[int, ...]]] = []
+    keys: list[tuple[int, tuple[int, ...]]] = []
+    for found, held in sorted(set(states), key=lambda s: (settled(*s), s[1]), reverse=True):
+        done = settled(found, held)
+        if not any(d >= done and all(h >= x for h, x in zip(hh, held, strict=True))
+                   for d, hh in keys):
+            kept.append((found, held))
+            keys.append((done, held))
+    return kept
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,7 @@ from workbench.sweep.grid import (
 from workbench.sweep.holdout import (
     Confirmation,
     HoldoutSplit,
+    Tied,
     load_or_split,
     split_golden,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "InProcessExecutor",
     "SweepConfig",
     "SweepResult",
+    "Tied",
     "check_value",
     "expand_grid",
     "first_relevant_rank_table",

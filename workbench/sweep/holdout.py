@@ -163,12 +163,27 @@ def score_matrix(per_config: Mapping[str, Mapping[str, float]], configs: Sequenc
 
 
 @dataclass(frozen=True)
+class Tied:
+    """A configuration within one question of the winner on the tuning part (its mean at
+    most 1/n below the winner's, n the tuning questions), with its held-out figures."""
+
+    config: str
+    tuning_mean: float
+    heldout_mean: float
+    heldout_n: int
+
+
+@dataclass(frozen=True)
 class Confirmation:
     """The tuning winner reported where the choice could not look (:meth:`SweepResult.confirm`):
     its mean [interval] and n on the tuning and on the held-out questions, the selection bias
     expected on the tuning part among ``configs`` configurations, and ``comparison``, the
     paired comparison (candidate = the winner) against ``baseline`` on the held-out questions
-    (None when the winner is the baseline). ``gap`` = tuning mean - held-out mean."""
+    (None when the winner is the baseline). ``gap`` = tuning mean - held-out mean;
+    ``mean_gap`` the same averaged over every configuration: what the held-out part's
+    difficulty explains, so ``gap - mean_gap`` is the winner's own excess (selection).
+    ``tied``: the configurations within one question of the winner on the tuning part
+    (:class:`Tied`), which the tie-break or one question separated from it."""
 
     config: str
     metric: str
@@ -182,6 +197,8 @@ class Confirmation:
     selection_bias: float
     configs: int
     comparison: PairedComparison | None
+    mean_gap: float
+    tied: tuple[Tied, ...] = ()
 
     @property
     def gap(self) -> float:
@@ -195,7 +212,18 @@ class Confirmation:
             f"  tuning   {self.tuning_mean:.3f} [{t[0]:.3f}, {t[1]:.3f}] n={self.tuning_n}; "
             f"expected from selection alone: {self.selection_bias * 100:+.1f} points",
             f"  held-out {self.heldout_mean:.3f} [{h[0]:.3f}, {h[1]:.3f}] n={self.heldout_n}; "
-            f"gap tuning - held-out {self.gap * 100:+.1f} points"]
+            f"gap tuning - held-out {self.gap * 100:+.1f} points, against "
+            f"{self.mean_gap * 100:+.1f} points on average over the {self.configs} configurations "
+            f"(the held-out part's difficulty): the winner's own "
+            f"{(self.gap - self.mean_gap) * 100:+.1f} points"]
+        if self.tied:
+            exact = all(t.tuning_mean == self.tuning_mean for t in self.tied)
+            lines.append(f"  {'tied' if exact else 'within one question'} on tuning with "
+                         f"{len(self.tied)} configuration(s) (one question: 1/{self.tuning_n}"
+                         f" = {100 / self.tuning_n:.2f} points); the tie-break (fewer index "
+                         "tokens, then grid order) or one question chose the winner:")
+            lines.extend(f"    {t.config}: tuning {t.tuning_mean:.3f}, held-out "
+                         f"{t.heldout_mean:.3f} n={t.heldout_n}" for t in self.tied)
         if self.comparison is None:
             lines.append(f"  the winner is the baseline ({self.baseline})")
         else:

@@ -19,7 +19,7 @@ from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, at_k
 from workbench.stats import compare_paired, mean_interval, selection_bias
 from workbench.sweep.grid import GRID_KEYS, PERCENT, as_list, param_label
-from workbench.sweep.holdout import Confirmation, HoldoutSplit, score_matrix
+from workbench.sweep.holdout import Confirmation, HoldoutSplit, Tied, score_matrix
 from workbench.text import escape_html, frame_html
 
 RANK_BUCKETS: tuple[tuple[int, int, str], ...] = ((1, 1, "1"), (2, 3, "2-3"), (4, 5, "4-5"),
@@ -139,7 +139,7 @@ class SweepResult(Evaluation):
         n and cost, on the tuning questions when the sweep has a held-out split.
         ``category`` restricts the questions to one category. The winner's row carries
         ``selection_bias``: the points of its mean expected from picking the best of these
-        configurations alone (:func:`~workbench.sweep.holdout.selection_bias`, ``resamples``
+        configurations alone (:func:`~workbench.stats.selection_bias`, ``resamples``
         bootstrap resamples; NaN on the other rows)."""
         metric = self.metric_name(metric)
         frame = self._tuning(metric, category)
@@ -155,6 +155,26 @@ class SweepResult(Evaluation):
         bias = selection_bias(matrix, resamples) if matrix.shape[1] else float("nan")
         table["selection_bias"] = [bias if i == 0 else float("nan") for i in range(len(table))]
         return table
+
+    def part_summary(self, part: str | None = None, confidence: float = 0.95) -> pd.DataFrame:
+        """:meth:`Evaluation.summary` (mean, interval and n per configuration and metric)
+        over the ``"tuning"`` or ``"heldout"`` questions of the split, or over every
+        question (``None``, or a sweep without a split)."""
+        frame = self._frame
+        if part is not None and self._holdout is not None:
+            frame = frame[frame["qid"].isin(getattr(self._holdout, part))]
+        return Evaluation(frame[list(Evaluation.COLUMNS)]).summary(confidence)
+
+    def tied(self, metric: str | None = None) -> list[str]:
+        """The configurations other than :meth:`best` whose mean ``metric`` on the ranking
+        questions (the tuning part with a split) is at most one question below the
+        winner's (1/n: one question moves a mean of values in [0, 1] by at most that),
+        equal means included, best first: the winner owes its place over them to the
+        tie-break or to one question."""
+        board = self.leaderboard(metric, resamples=1)
+        top = board.iloc[0]
+        close = board["mean"].iloc[1:] >= top["mean"] - 1.0 / int(top["n"]) - 1e-12
+        return [str(c) for c in board.index[1:][close.to_numpy()]]
 
     def confirm(self, metric: str | None = None, baseline: str | None = None,
                 confidence: float = 0.95, alpha: float = 0.05) -> Confirmation:
@@ -184,12 +204,20 @@ class SweepResult(Evaluation):
                                         {q: win_held[q] for q in common}, alpha=alpha,
                                         confidence=confidence, name=winner)
         top = board.iloc[0]
+
+        def held_mean(config: str) -> float:
+            return float(np.mean(list(held[config].values())))
+
+        tuning = {str(c): float(m) for c, m in board["mean"].items()}
+        gaps = [mean - held_mean(c) for c, mean in tuning.items()]
+        tied = tuple(Tied(c, tuning[c], held_mean(c), len(held[c])) for c in self.tied(metric))
         return Confirmation(
             config=winner, metric=metric, baseline=base, tuning_mean=float(top["mean"]),
             tuning_ci=(float(top["ci_low"]), float(top["ci_high"])), tuning_n=int(top["n"]),
-            heldout_mean=float(np.mean(list(win_held.values()))), heldout_ci=(low, high),
+            heldout_mean=held_mean(winner), heldout_ci=(low, high),
             heldout_n=len(win_held), selection_bias=float(top["selection_bias"]),
-            configs=len(board), comparison=comparison)
+            configs=len(board), comparison=comparison, mean_gap=float(np.mean(gaps)),
+            tied=tied)
 
     def best(self, metric: str | None = None, category: str | None = None) -> str:
         """The name of the configuration with the highest mean ``metric`` (ties: the smaller
@@ -278,7 +306,10 @@ class SweepResult(Evaluation):
 
     def _repr_html_(self) -> str:
         board = frame_html(self.leaderboard().drop(columns=["metric"]).round(3))
-        note = (f"{len(self._config_table)} configurations, n={self.n} questions; "
+        split = self._holdout
+        parts = "" if split is None else \
+            f" ({len(split.tuning)} tuning: the table; {len(split.heldout)} held out)"
+        note = (f"{len(self._config_table)} configurations, n={self.n} questions{parts}; "
                 f"{self.metrics[0]} ({', '.join(self.relevance)}), mean [{INTERVAL_NOTE}]; "
                 f"texts embedded "
                 f"{self.embedded}, reused {self.reused}; {len(self.skipped)} skipped; "
