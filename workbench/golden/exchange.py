@@ -58,13 +58,34 @@ LABEL_STUDIO_CONFIG = """<View>
   </Choices>
 </View>"""
 
+
+def _options(*values: str) -> list[dict[str, str]]:
+    return [{"text": v, "value": v} for v in values]
+
+
+#: The dataset settings in the form ``rg.Settings.from_json`` loads (Argilla 2.8): text fields
+#: ``question`` and ``text``, the SpanQuestion ``spans`` over ``text`` with overlapping spans
+#: allowed (a must-mention is marked inside its answer), the LabelQuestion ``answerable``,
+#: typed metadata (terms and integers).
 ARGILLA_SETTINGS: dict[str, Any] = {
-    "fields": [{"name": "question", "type": "text"}, {"name": "text", "type": "text"}],
-    "questions": [{"name": "spans", "type": "span", "field": "text",
-                   "labels": ["answer", "must_mention"]},
-                  {"name": "answerable", "type": "label_selection", "labels": ["yes", "no"],
-                   "required": False}],
-    "metadata": ["qid", "doc_id", "start", "end", "rank", "source", "category"],
+    "guidelines": "Mark the passage's answer to the question as 'answer', and inside it the "
+                  "phrases a correct answer must mention as 'must_mention'. If the passage "
+                  "does not answer the question, answer 'no' to 'answerable'.",
+    "fields": [{"name": name, "title": name.capitalize(), "required": True,
+                "settings": {"type": "text", "use_markdown": False}}
+               for name in ("question", "text")],
+    "questions": [
+        {"name": "spans", "title": "Evidence", "required": False,
+         "settings": {"type": "span", "field": "text", "options": _options(*LABELS),
+                      "allow_overlapping": True}},
+        {"name": ANSWERABLE, "title": "Does the passage answer the question?",
+         "required": False,
+         "settings": {"type": "label_selection", "options": _options("yes", "no")}}],
+    "metadata": [{"name": name, "settings": {"type": "integer" if name in ("start", "end",
+                                                                             "rank")
+                                              else "terms"}}
+                 for name in TASK_DATA if name not in ("question", "text")],
+    "allow_extra_metadata": False,
 }
 
 

@@ -3,8 +3,9 @@
 Label Studio: every export that carries spans is read: JSON (tasks with
 ``annotations[].result[]``), JSON_MIN (one flat row per annotation: the task data, ``label:
 [{start, end, text, labels}]``, ``answerable``, ``annotator``), CSV and TSV (the JSON_MIN
-columns, nested values as JSON text). A file's format is its suffix (``.csv``, ``.tsv``, else
-JSON); a decoded list is JSON or JSON_MIN by its rows. Argilla: records in the
+columns, nested values as JSON text). A file is CSV or TSV by its suffix (``.csv``, ``.tsv``;
+Label Studio names both ``.csv``, so tabs in the header row make it TSV), else JSON; a decoded
+list is JSON or JSON_MIN by its rows. Argilla: records in the
 ``Record.to_dict`` shape (``responses: {"spans": [{"value": [{start, end, label}],
 "user_id"}]}``).
 
@@ -247,7 +248,7 @@ def _min_row_to_task(row: Mapping[str, Any], where: str) -> dict[str, Any]:
         if isinstance(v, str) and key not in ("question", "text", "qid", "doc_id"):
             if key in _INT_DATA and re.fullmatch(r"-?\d+", v):
                 return int(v)
-            if v[:1] in "[{":
+            if v.startswith(("[", "{")):
                 try:
                     return json.loads(v)
                 except ValueError:
@@ -277,11 +278,11 @@ def _label_studio_tasks(export: str | Path | Sequence[Mapping[str, Any]]
     if isinstance(export, str | Path):
         name, raw = str(export), read_text(export, "Label Studio export")
         suffix = Path(export).suffix.lower()
-        if suffix in (".csv", ".tsv"):
-            reader = csv.DictReader(io.StringIO(raw, newline=""),
-                                    delimiter="\t" if suffix == ".tsv" else ",")
+        if suffix in (".csv", ".tsv"):  # Label Studio names its TSV export .csv too
+            tabs = "\t" in raw.partition("\n")[0]
+            reader = csv.DictReader(io.StringIO(raw, newline=""), delimiter="\t" if tabs else ",")
             if not reader.fieldnames or "qid" not in reader.fieldnames:
-                raise InputError(name, f"a Label Studio {suffix[1:].upper()} export has a "
+                raise InputError(name, f"a Label Studio {'TSV' if tabs else 'CSV'} export has a "
                                  "header row with the task data columns (qid, question, text, "
                                  f"...); found {reader.fieldnames}")
             rows: list[Any] = list(reader)
