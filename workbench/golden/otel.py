@@ -27,7 +27,7 @@ message of ``llm.input_messages``. A JSON input (``input.mime_type`` JSON, or te
 JSON object) gives its ``query``, ``question`` or ``input`` field, or its last user message.
 OpenInference ``retrieval.documents`` of the RETRIEVER spans (in start order) become the hits
 (``{"id", "text", "score"}``) and the best ``document.score`` (a similarity) the top score.
-:func:`run_log` turns them into a run log that ``--run`` scores.
+:func:`write_run_log` writes them as a run log that ``--run`` scores.
 """
 from __future__ import annotations
 
@@ -40,9 +40,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.io import InputError, decode_json_file, decode_json_line, read_text
+from workbench.io import (
+    InputError,
+    atomic_write_text,
+    decode_json_file,
+    decode_json_line,
+    read_text,
+    target_path,
+)
 
-__all__ = ["TraceQuestion", "flatten_attributes", "read_spans", "run_log"]
+__all__ = ["TraceQuestion", "flatten_attributes", "read_spans", "write_run_log"]
 
 _MESSAGE = re.compile(r"llm\.input_messages\.(\d+)\.message\.(role|content)$")
 _DOCUMENT = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content|score)$")
@@ -280,16 +287,19 @@ def read_spans(path: str | Path, field: str | None = None) -> list[TraceQuestion
     return out
 
 
-def run_log(traces: list[TraceQuestion]) -> list[dict[str, Any]]:
-    """The run log of ``traces`` (one line per trace with a question: ``{"qid": trace id,
-    "query", "hits": [{"id", "text", "score"}]}``, the retrieved documents in order), for
-    ``write_jsonl`` and ``--run`` (its hits are located in the corpus by their text)."""
+def write_run_log(path: str | Path, traces: list[TraceQuestion]) -> Path:
+    """Write the run log of ``traces`` to ``path`` (JSONL, atomically): one line per trace
+    with a question, ``{"qid": trace id, "query", "hits": [{"id", "text", "score"}]}``, the
+    retrieved documents in order, for ``--run`` (its hits are located in the corpus by their
+    text)."""
+    path = target_path(path, "write_run_log")
     lines = []
     for t in traces:
         if t.question is None:
             continue
         hits = [{k: v for k, v in (("id", h.get("id")), ("text", h.get("text")),
                                    ("score", h.get("score"))) if v is not None} for h in t.hits]
-        lines.append({"qid": t.trace_id or f"trace-{t.position}", "query": t.question,
-                      "hits": hits})
-    return lines
+        lines.append(json.dumps({"qid": t.trace_id or f"trace-{t.position}",
+                                 "query": t.question, "hits": hits}, ensure_ascii=False))
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+    return path
