@@ -65,7 +65,7 @@ def sent(handbook: tuple[Corpus, GoldenSet], n: int = 8
     for qid, question in TRICKY_QUESTIONS.items():
         passages[qid] = [whole]
         questions.append(GoldenItem(qid, question, answerable=False, source="real"))
-    docs = Corpus([*corpus, TRICKY])
+    docs = Corpus([*corpus.documents, TRICKY])
     return docs, GoldenSet(questions), passages, marks
 
 

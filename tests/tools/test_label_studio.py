@@ -8,6 +8,7 @@ outside the config refused by name, nothing else refused."""
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,27 +16,33 @@ from typing import Any
 import pytest
 import requests
 
-from tests.tools.conftest import free_port, pinned, server, tool_bin
+from tests.tools.conftest import TOOLS, free_port, pinned, server, tool_bin
 from tests.tools.labelled import Mark, expected, sent, utf16
 from workbench.golden.exchange import LABEL_STUDIO_CONFIG, to_label_studio
 from workbench.golden.label_import import from_label_studio
 
+# the user `make tools` made in the data folder it initialised (Makefile, the tools target)
 USER, PASSWORD = "workbench@example.com", "workbench-tests"
 TOKEN = "0123456789abcdef0123456789abcdef01234567"
+TEMPLATE = TOOLS / "labelstudio-data"
 FORMATS = {"JSON": "json", "JSON_MIN": "json", "CSV": "csv", "TSV": "csv"}  # its file names
 
 
 @pytest.fixture(scope="module")
 def label_studio(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
-    """The server's URL and the headers of its API, with legacy tokens on (1.23 turns them
-    off for a new organization; its own settings page turns them on)."""
+    """The server's URL and the headers of its API. Its data folder is a copy of the one
+    ``make tools`` initialised (``label-studio init``: the database migrated, the user made;
+    minutes on a slow machine, once); legacy tokens are turned on as its settings page does
+    (1.23 turns them off for a new organization)."""
     exe = tool_bin("labelstudio", "label-studio")
+    if not (TEMPLATE / "label_studio.sqlite3").exists():
+        pytest.skip(f"{TEMPLATE} not initialised: `make tools` makes it")
     tmp = tmp_path_factory.mktemp("label-studio")
+    shutil.copytree(TEMPLATE, tmp / "data")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {"LABEL_STUDIO_USERNAME": USER, "LABEL_STUDIO_PASSWORD": PASSWORD,
-           "LABEL_STUDIO_USER_TOKEN": TOKEN, "LABEL_STUDIO_BASE_DATA_DIR": str(tmp),
-           "DJANGO_DB": "sqlite", "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": ""}
+    env = {"LABEL_STUDIO_BASE_DATA_DIR": str(tmp / "data"), "SENTRY_DSN": "",
+           "FRONTEND_SENTRY_DSN": ""}
     with server([str(exe), "start", "--no-browser", "--port", str(port), "--host", base,
                  "--data-dir", str(tmp / "data")], env, f"{base}/health", tmp, tmp / "log"):
         web = requests.Session()
