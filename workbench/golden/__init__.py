@@ -41,8 +41,8 @@ from workbench.golden.label_import import LabelImport, from_argilla, from_label_
 from workbench.golden.reanchor import Reanchored, ReanchorReport, apply_confirmed, reanchor
 
 __all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
-           "GoldenSet", "GoldenSetError", "LabelImport", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "agreement", "apply_confirmed", "can_read_item", "cohen_kappa", "dedupe", "from_argilla",
-           "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
-           "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
-           "to_argilla", "to_label_studio"]
+           "GoldenSet", "GoldenSetError", "LabelImport", "Problem", "ReanchorReport",
+           "Reanchored", "add_case", "agreement", "apply_confirmed", "can_read_item",
+           "cohen_kappa", "dedupe", "from_argilla", "from_label_studio", "import_questions",
+           "load_beir", "load_dataset", "load_squad", "parse_item", "read_questions",
+           "reanchor", "sample_candidates", "save_candidates", "to_argilla", "to_label_studio"]

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
