@@ -54,19 +54,20 @@ lab: install
 	@$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/01_golden_set_and_metrics.ipynb
 
-# The real-tool tier (tests/tools): Label Studio, and Phoenix with Argilla's SDK, each in its own
-# venv (their pins clash with ours and each other's), installed side by side; then a Label
-# Studio data folder initialised once (database migrated, the tests' user made: minutes on a
-# slow machine), which each test run copies.
+# The real-tool tier (tests/golden/tools): Label Studio, and Phoenix with Argilla's SDK, each
+# in its own venv (their pins clash with ours and each other's), installed side by side; then
+# a Label Studio data folder initialised once (database migrated, the tests' user made:
+# minutes on a slow machine), which each test run copies.
 TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed-stamp
-$(TOOLS_STAMP): tests/tools/labelstudio.txt tests/tools/phoenix.txt tests/tools/constraints.txt
+TOOLS_PINS := $(addprefix tests/golden/tools/,labelstudio.txt phoenix.txt constraints.txt)
+$(TOOLS_STAMP): $(TOOLS_PINS)
 	$(call step,installing the real tools (Label Studio, Phoenix, Argilla SDK) in $(TOOLS)...)
 	@pids=""; for t in labelstudio phoenix; do \
 	  (test -x $(TOOLS)/$$t/bin/python || python3 -m venv $(TOOLS)/$$t) && \
 	  ($(TOOLS)/$$t/bin/python -m pip install -q --upgrade pip && \
-	   $(TOOLS)/$$t/bin/python -m pip install -q -c tests/tools/constraints.txt \
-	     -r tests/tools/$$t.txt) & pids="$$pids $$!"; \
+	   $(TOOLS)/$$t/bin/python -m pip install -q -c tests/golden/tools/constraints.txt \
+	     -r tests/golden/tools/$$t.txt) & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 	$(call step,initialising Label Studio's data folder for the tests...)
 	@rm -rf $(TOOLS)/labelstudio-data

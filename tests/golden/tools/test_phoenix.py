@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.tools.conftest import HERE, free_port, pinned, server, tool_bin
+from tests.golden.tools.conftest import HERE, free_port, pinned, server, tool_bin
 from workbench.chunking import RecursiveChunker, chunk_corpus
 from workbench.evaluation.run_files import read_run
 from workbench.golden.otel import read_spans, write_run_log

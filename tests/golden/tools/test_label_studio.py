@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.tools.conftest import TOOLS, free_port, pinned, server, tool_bin
-from tests.tools.labelled import Mark, expected, sent, utf16
+from tests.golden.tools.conftest import TOOLS, free_port, pinned, server, tool_bin
+from tests.golden.tools.labelled import Mark, expected, sent, utf16
 from workbench.golden.exchange import LABEL_STUDIO_CONFIG, to_label_studio
 from workbench.golden.label_import import from_label_studio
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.tools.conftest import HERE, pinned, tool_bin
-from tests.tools.labelled import expected, sent, utf16
+from tests.golden.tools.conftest import HERE, pinned, tool_bin
+from tests.golden.tools.labelled import expected, sent, utf16
 from workbench.golden.exchange import ARGILLA_SETTINGS, to_argilla
 from workbench.golden.label_import import from_argilla
 
