@@ -194,3 +194,27 @@ def test_unanswerable_choice_several_annotators_and_unlabelled_questions():
     assert not ana.answerable and ana.evidence == ()
     (ben,) = from_label_studio(tasks, corpus, annotator="ben@x").golden
     assert ben.evidence == (Evidence("d", 0, 7, "Refunds"),)
+
+
+def test_export_rows_of_one_task_join_and_a_file_that_is_no_export_is_an_error(tmp_path):
+    corpus = Corpus([Document("d", "Refunds 😀 within 30 days.")])
+    row = {"qid": "q1", "question": "refunds?", "doc_id": "d", "start": 0, "end": 25,
+           "text": "Refunds 😀 within 30 days.", "id": 4, "annotation_id": 1, "annotator": 1,
+           "label": [{"start": 18, "end": 25, "text": "30 days", "labels": ["answer"]}]}
+    (item,) = from_label_studio([row], corpus).golden  # JSON_MIN, UTF-16 offsets
+    assert item.evidence == (Evidence("d", 17, 24, "30 days"),)
+    with pytest.raises(InputError, match=r"task 4: annotated by \['1', '2'\]"):
+        from_label_studio([row, {**row, "annotator": 2, "annotation_id": 2}], corpus)
+    bad = tmp_path / "export.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"a Label Studio CSV export has a header row"):
+        from_label_studio(bad, corpus)
+    # an Argilla span that carries its text is checked against it, whatever the convention
+    record = {"id": "r", "fields": {"question": "refunds?", "text": row["text"]},
+              "metadata": {"qid": "q1", "doc_id": "d", "start": 0}, "responses": {"spans": [
+                  {"user_id": "u", "value": [{"start": 17, "end": 24, "label": "answer",
+                                              "text": "30 days"}]}]}}
+    assert from_argilla([record], corpus).golden[0].evidence == item.evidence
+    record["responses"]["spans"][0]["value"][0]["text"] = "within"
+    (refusal,) = from_argilla([record], corpus).refused
+    assert "not its text 'within'" in refusal.reason and refusal.qid == "q1"
