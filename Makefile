@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY := 1
 START := $(shell date +%s)
 step = @echo "[$$(( $$(date +%s) - $(START) ))s] $(1)"
 
-.PHONY: install lab test explore lint browser hooks
+.PHONY: install lab test explore lint browser hooks tools
 
 $(STAMP): pyproject.toml
 	$(call step,creating the environment in $(VENV)...)
@@ -55,11 +55,37 @@ lab: install
 	@$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/00_bring_your_own_system.ipynb
 
+# The real-tool tier (tests/golden/tools): Label Studio, and Phoenix with Argilla's SDK, each
+# in its own venv (their pins clash with ours and each other's), installed side by side; then
+# a Label Studio data folder initialised once (database migrated, the tests' user made:
+# minutes on a slow machine), which each test run copies.
+TOOLS := .venv-tools
+TOOLS_STAMP := $(TOOLS)/.installed-stamp
+TOOLS_PINS := $(addprefix tests/golden/tools/,labelstudio.txt phoenix.txt constraints.txt)
+$(TOOLS_STAMP): $(TOOLS_PINS)
+	$(call step,installing the real tools (Label Studio, Phoenix, Argilla SDK) in $(TOOLS)...)
+	@pids=""; for t in labelstudio phoenix; do \
+	  (test -x $(TOOLS)/$$t/bin/python || python3 -m venv $(TOOLS)/$$t) && \
+	  ($(TOOLS)/$$t/bin/python -m pip install -q --upgrade pip && \
+	   $(TOOLS)/$$t/bin/python -m pip install -q -c tests/golden/tools/constraints.txt \
+	     -r tests/golden/tools/$$t.txt) & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
+	$(call step,initialising Label Studio's data folder for the tests...)
+	@rm -rf $(TOOLS)/labelstudio-data
+	@LABEL_STUDIO_BASE_DATA_DIR=$(abspath $(TOOLS))/labelstudio-data $(TOOLS)/labelstudio/bin/label-studio \
+	  init --username workbench@example.com --password workbench-tests \
+	  --user-token 0123456789abcdef0123456789abcdef01234567 >$(TOOLS)/labelstudio-init.log 2>&1 \
+	  || (tail -20 $(TOOLS)/labelstudio-init.log; exit 1)
+	@touch $(TOOLS_STAMP)
+	$(call step,real tools installed.)
+
+tools: $(TOOLS_STAMP)
+
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks
 	$(VENV)/bin/mypy
 
-test: install browser lint
+test: install browser lint tools
 	WORKBENCH_NO_SKIPS=1 $(PY) -m pytest -q -p no:cacheprovider
 
 # The property tests with new examples (test uses a fixed, derandomised profile: see

@@ -12,14 +12,8 @@ from workbench.chunking import RecursiveChunker, chunk_corpus
 from workbench.corpus import Corpus, Document, Span
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.golden.candidates import Candidate
-from workbench.golden.exchange import (
-    from_argilla,
-    from_label_studio,
-    qid_of,
-    to_argilla,
-    to_label_studio,
-    write_tasks,
-)
+from workbench.golden.exchange import qid_of, to_argilla, to_label_studio, write_tasks
+from workbench.golden.label_import import from_argilla, from_label_studio
 from workbench.io import InputError
 
 
@@ -85,7 +79,7 @@ def test_label_studio_round_trip_gives_the_same_spans(labelled, tmp_path):
     tasks = to_label_studio(questions, passages, corpus)
     assert {"qid", "question", "text", "doc_id", "start", "end", "rank"} <= set(tasks[0]["data"])
     path = write_tasks(tmp_path / "export.json", _annotate_label_studio(tasks, golden))
-    back = from_label_studio(path, corpus)
+    back = from_label_studio(path, corpus).golden
     assert [i.qid for i in back] == [i.qid for i in golden]
     for got, want in zip(back, golden, strict=True):
         assert got.evidence == tuple(sorted(want.evidence, key=lambda e: (e.doc_id, e.start)))
@@ -124,7 +118,7 @@ def test_argilla_round_trip_gives_the_same_spans(labelled, tmp_path):
     path.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(InputError, match=r"record .*: answered by users \['u-ana', 'u-ben'\]"):
         from_argilla(path, corpus)
-    back = from_argilla(path, corpus, user_id="u-ana")
+    back = from_argilla(path, corpus, user_id="u-ana").golden
     assert [(i.qid, i.evidence) for i in back] == [
         (i.qid, tuple(sorted(i.evidence, key=lambda e: (e.doc_id, e.start)))) for i in golden]
     assert {i.source for i in back} == {"real"}
@@ -142,28 +136,43 @@ def test_offsets_counted_in_utf16_and_moved_passages_are_relocated():
     # the browser counted the two astral characters as two UTF-16 units each
     task["annotations"] = [{"completed_by": 1, "result": [{"type": "labels", "value": {
         "start": s + 2, "end": s + 2 + len(quote), "text": quote, "labels": ["answer"]}}]}]
-    (item,) = from_label_studio([task], corpus)
+    (item,) = from_label_studio([task], corpus).golden
     assert text[item.evidence[0].start:item.evidence[0].end] == quote
     # the document gained text before the passage: the passage is found again
     moved = Corpus([Document("zh", "New line.\n" + text)])
-    (item,) = from_label_studio([task], moved)
+    (item,) = from_label_studio([task], moved).golden
     assert moved["zh"].text[item.evidence[0].start:item.evidence[0].end] == quote
 
 
-def test_a_span_that_cannot_be_located_is_a_clear_error():
+def test_a_task_that_cannot_be_placed_is_reported_and_the_others_import():
     corpus = Corpus([Document("d", "Refunds within 30 days. Gift cards last 5 years.")])
-    task = {"id": 9, "data": {"qid": "q1", "question": "refunds?", "doc_id": "d", "start": 0,
-                              "end": 23, "text": "Refunds within 30 days."},
-            "annotations": [{"completed_by": 1, "result": [{"type": "labels", "value": {
-                "start": 0, "end": 7, "text": "Returns", "labels": ["answer"]}}]}]}
-    with pytest.raises(InputError, match=r"task 9 result 1: span 'Returns' cannot be located"):
-        from_label_studio([task], corpus)
-    task["data"]["text"] = "Refunds within 14 days."
-    with pytest.raises(InputError, match=r"task 9: field 'text': the passage is no longer"):
-        from_label_studio([task], corpus)
-    with pytest.raises(InputError, match=r"task 1: field 'doc_id'"):
-        from_label_studio([{"data": {"qid": "q", "question": "x", "doc_id": "nope",
-                                     "start": 0, "text": "x"}}], corpus)
+    data = {"qid": "q1", "question": "refunds?", "doc_id": "d", "start": 0, "end": 23,
+            "text": "Refunds within 30 days."}
+
+    def task(ident, qid, start, end, quote, labels=("answer",), **changes):
+        return {"id": ident, "data": {**data, "qid": qid, **changes}, "annotations": [
+            {"completed_by": 1, "result": [{"type": "labels", "value": {
+                "start": start, "end": end, "text": quote, "labels": list(labels)}}]}]}
+
+    tasks = [task(9, "q1", 0, 7, "Returns"),  # the quote is the check: never moved
+             task(10, "q2", 15, 22, "30 days"),
+             task(11, "q3", 0, 7, "Refunds", text="Refunds within 14 days."),
+             task(12, "q4", 0, 7, "Refunds", labels=("<script>",)),
+             task(13, "q5", 0, 7, "Refunds", doc_id="nope"),
+             task(14, "q6", 8, 14, "within", labels=("Other", "answer"))]
+    got = from_label_studio(tasks, corpus)
+    assert [i.qid for i in got.golden] == ["q2"]
+    assert got.golden[0].evidence == (Evidence("d", 15, 22, "30 days"),)
+    reasons = {r.where: r.reason for r in got.refused}
+    assert set(reasons) == {f"<Label Studio export>: task {n}" for n in (9, 11, 12, 13, 14)}
+    assert "reads as chars 'Refunds'" in reasons["<Label Studio export>: task 9"]
+    assert "not its text 'Returns'" in reasons["<Label Studio export>: task 9"]
+    assert "passage is no longer in document 'd'" in reasons["<Label Studio export>: task 11"]
+    assert "label ['<script>'] is not one of" in reasons["<Label Studio export>: task 12"]
+    assert "document 'nope' is not in" in reasons["<Label Studio export>: task 13"]
+    assert "label ['Other'] is not one of" in reasons["<Label Studio export>: task 14"]
+    assert "task 9: result 1: span [0, 7)" in got.report()
+    assert "(question 'q1' left out)" in got.report()
 
 
 def test_unanswerable_choice_several_annotators_and_unlabelled_questions():
@@ -181,7 +190,31 @@ def test_unanswerable_choice_several_annotators_and_unlabelled_questions():
         {"data": {**data, "qid": "q2"}, "annotations": []}]
     with pytest.raises(InputError, match=r"annotated by \['ana@x', 'ben@x'\]"):
         from_label_studio(tasks, corpus)
-    (ana,) = from_label_studio(tasks, corpus, annotator="ana@x")
+    (ana,) = from_label_studio(tasks, corpus, annotator="ana@x").golden
     assert not ana.answerable and ana.evidence == ()
-    (ben,) = from_label_studio(tasks, corpus, annotator="ben@x")
+    (ben,) = from_label_studio(tasks, corpus, annotator="ben@x").golden
     assert ben.evidence == (Evidence("d", 0, 7, "Refunds"),)
+
+
+def test_export_rows_of_one_task_join_and_a_file_that_is_no_export_is_an_error(tmp_path):
+    corpus = Corpus([Document("d", "Refunds 😀 within 30 days.")])
+    row = {"qid": "q1", "question": "refunds?", "doc_id": "d", "start": 0, "end": 25,
+           "text": "Refunds 😀 within 30 days.", "id": 4, "annotation_id": 1, "annotator": 1,
+           "label": [{"start": 18, "end": 25, "text": "30 days", "labels": ["answer"]}]}
+    (item,) = from_label_studio([row], corpus).golden  # JSON_MIN, UTF-16 offsets
+    assert item.evidence == (Evidence("d", 17, 24, "30 days"),)
+    with pytest.raises(InputError, match=r"task 4: annotated by \['1', '2'\]"):
+        from_label_studio([row, {**row, "annotator": 2, "annotation_id": 2}], corpus)
+    bad = tmp_path / "export.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"a Label Studio CSV export has a header row"):
+        from_label_studio(bad, corpus)
+    # an Argilla span that carries its text is checked against it, whatever the convention
+    record = {"id": "r", "fields": {"question": "refunds?", "text": row["text"]},
+              "metadata": {"qid": "q1", "doc_id": "d", "start": 0}, "responses": {"spans": [
+                  {"user_id": "u", "value": [{"start": 17, "end": 24, "label": "answer",
+                                              "text": "30 days"}]}]}}
+    assert from_argilla([record], corpus).golden[0].evidence == item.evidence
+    record["responses"]["spans"][0]["value"][0]["text"] = "within"
+    (refusal,) = from_argilla([record], corpus).refused
+    assert "not its text 'within'" in refusal.reason and refusal.qid == "q1"

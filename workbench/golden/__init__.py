@@ -8,7 +8,7 @@ Labelling from real sources: candidate questions from logs, run logs and trace e
 (:mod:`~workbench.golden.candidates`, :mod:`~workbench.golden.otel`), drift repair
 (:mod:`~workbench.golden.reanchor`), agreement of two labellers
 (:mod:`~workbench.golden.agreement`), Label Studio and Argilla files both ways
-(:mod:`~workbench.golden.exchange`).
+(:mod:`~workbench.golden.exchange` out, :mod:`~workbench.golden.label_import` back).
 
 Layer: may import :mod:`workbench.corpus`, :mod:`workbench.stats`, :mod:`workbench.text` and
 :mod:`workbench.io`.
@@ -27,7 +27,7 @@ from workbench.golden.candidates import (
     save_candidates,
 )
 from workbench.golden.datasets import load_beir, load_dataset, load_squad
-from workbench.golden.exchange import from_argilla, from_label_studio, to_argilla, to_label_studio
+from workbench.golden.exchange import to_argilla, to_label_studio
 from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import (
     SOURCES,
@@ -38,11 +38,12 @@ from workbench.golden.items import (
     can_read_item,
     parse_item,
 )
+from workbench.golden.label_import import LabelImport, from_argilla, from_label_studio
 from workbench.golden.reanchor import Reanchored, ReanchorReport, apply_confirmed, reanchor
 
 __all__ = ["SOURCES", "Agreement", "Candidate", "Candidates", "Evidence", "GoldenItem",
-           "GoldenSet", "GoldenSetError", "Problem", "ReanchorReport", "Reanchored", "add_case",
-           "agreement", "apply_confirmed", "can_read_item", "dedupe", "from_argilla",
-           "from_label_studio", "import_questions", "load_beir", "load_dataset", "load_squad",
-           "parse_item", "read_questions", "reanchor", "sample_candidates", "save_candidates",
-           "to_argilla", "to_label_studio"]
+           "GoldenSet", "GoldenSetError", "LabelImport", "Problem", "ReanchorReport",
+           "Reanchored", "add_case", "agreement", "apply_confirmed", "can_read_item",
+           "dedupe", "from_argilla", "from_label_studio", "import_questions",
+           "load_beir", "load_dataset", "load_squad", "parse_item", "read_questions",
+           "reanchor", "sample_candidates", "save_candidates", "to_argilla", "to_label_studio"]

@@ -19,18 +19,8 @@ offsets map to document offsets by adding the passage's ``start``.
   ``text`` (labels ``answer``, ``must_mention``) and a ``LabelQuestion`` ``answerable``
   (``yes``/``no``): :data:`ARGILLA_SETTINGS`.
 
-Back: Label Studio's JSON export (tasks with ``annotations[].result[]`` items of type
-``labels``, ``value: {start, end, text, labels}``) and Argilla records with ``responses``
-(``{"spans": [{"value": [{"start", "end", "label"}], "user_id"}]}``). Each span is placed in
-its document at ``passage start + offset`` (code points; Argilla's offsets are read as
-code points) and checked against the text: when the text
-differs (Label Studio's browser counts UTF-16 code units), the UTF-16 reading, then the
-quote inside the passage, then the quote in the whole document (unique) are tried; a span
-that cannot be located raises :class:`~workbench.io.InputError` naming the task. A
-question with ``answer`` spans becomes an answerable item; one marked unanswerable, an
-unanswerable item; one with neither is left out (it was not labelled). With several
-labellers, ``annotator`` / ``user_id`` picks one (two imports give two golden sets for
-:func:`~workbench.golden.agreement.agreement`).
+Back: :mod:`~workbench.golden.label_import` reads what the tools export (every Label Studio
+format that carries spans, Argilla records) into golden items with document offsets.
 """
 
 from __future__ import annotations
@@ -38,26 +28,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.corpus import Document, Located
 from workbench.golden.candidates import Candidate
-from workbench.golden.golden_set import GoldenSet
-from workbench.golden.items import SOURCES, Evidence, GoldenItem
-from workbench.io import (
-    InputError,
-    WorkbenchError,
-    atomic_write_text,
-    decode_json_file,
-    read_text,
-    target_path,
-)
-from workbench.text import normalize_text
+from workbench.golden.items import GoldenItem
+from workbench.io import WorkbenchError, atomic_write_text, target_path
 
-__all__ = ["ARGILLA_SETTINGS", "LABEL_STUDIO_CONFIG", "from_argilla", "from_label_studio",
+__all__ = ["ANSWERABLE", "ARGILLA_SETTINGS", "LABELS", "LABEL_STUDIO_CONFIG", "TASK_DATA",
            "qid_of", "to_argilla", "to_label_studio", "write_tasks"]
+
+#: the span labels of both tools' configs: evidence, and a phrase the answer must mention
+LABELS = ("answer", "must_mention")
+#: the name of the answerable choice (Label Studio) / question (Argilla)
+ANSWERABLE = "answerable"
+#: the task data (Label Studio) / record fields and metadata (Argilla) an export carries
+TASK_DATA = ("qid", "question", "text", "doc_id", "start", "end", "rank", "source", "category")
 
 LABEL_STUDIO_CONFIG = """<View>
   <Header value="$question"/>
@@ -71,13 +58,34 @@ LABEL_STUDIO_CONFIG = """<View>
   </Choices>
 </View>"""
 
+
+def _options(*values: str) -> list[dict[str, str]]:
+    return [{"text": v, "value": v} for v in values]
+
+
+#: The dataset settings in the form ``rg.Settings.from_json`` loads (Argilla 2.8): text fields
+#: ``question`` and ``text``, the SpanQuestion ``spans`` over ``text`` with overlapping spans
+#: allowed (a must-mention is marked inside its answer), the LabelQuestion ``answerable``,
+#: typed metadata (terms and integers).
 ARGILLA_SETTINGS: dict[str, Any] = {
-    "fields": [{"name": "question", "type": "text"}, {"name": "text", "type": "text"}],
-    "questions": [{"name": "spans", "type": "span", "field": "text",
-                   "labels": ["answer", "must_mention"]},
-                  {"name": "answerable", "type": "label_selection", "labels": ["yes", "no"],
-                   "required": False}],
-    "metadata": ["qid", "doc_id", "start", "end", "rank", "source", "category"],
+    "guidelines": "Mark the passage's answer to the question as 'answer', and inside it the "
+                  "phrases a correct answer must mention as 'must_mention'. If the passage "
+                  "does not answer the question, answer 'no' to 'answerable'.",
+    "fields": [{"name": name, "title": name.capitalize(), "required": True,
+                "settings": {"type": "text", "use_markdown": False}}
+               for name in ("question", "text")],
+    "questions": [
+        {"name": "spans", "title": "Evidence", "required": False,
+         "settings": {"type": "span", "field": "text", "options": _options(*LABELS),
+                      "allow_overlapping": True}},
+        {"name": ANSWERABLE, "title": "Does the passage answer the question?",
+         "required": False,
+         "settings": {"type": "label_selection", "options": _options("yes", "no")}}],
+    "metadata": [{"name": name, "settings": {"type": "integer" if name in ("start", "end",
+                                                                             "rank")
+                                              else "terms"}}
+                 for name in TASK_DATA if name not in ("question", "text")],
+    "allow_extra_metadata": False,
 }
 
 
@@ -163,187 +171,3 @@ def write_tasks(path: str | Path, tasks: Sequence[Mapping[str, Any]]) -> Path:
     path = target_path(path, "write_tasks")
     atomic_write_text(path, json.dumps(list(tasks), ensure_ascii=False, indent=1) + "\n")
     return path
-
-
-# ----- import --------------------------------------------------------------------------------
-
-@dataclass
-class _Labels:
-    question: str
-    source: str
-    category: str
-    evidence: list[Evidence] = field(default_factory=list)
-    must: list[str] = field(default_factory=list)
-    unanswerable: bool = False
-    where: str = ""
-
-
-def _load(export: str | Path | Sequence[Mapping[str, Any]], what: str
-          ) -> tuple[str, list[Any]]:
-    if isinstance(export, str | Path):
-        rows = decode_json_file(read_text(export, what), export)
-        name = str(export)
-    else:
-        rows, name = list(export), f"<{what}>"
-    if not isinstance(rows, list):
-        raise InputError(name, f"a {what} is a JSON list of tasks or records")
-    return name, rows
-
-
-def _utf16_to_code_points(text: str, offset: int) -> int | None:
-    units = 0
-    for i, ch in enumerate(text):
-        if units == offset:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(text) if units == offset else None
-
-
-def _locate(doc: Document, base: int, passage: str, start: Any, end: Any, quote: str | None,
-            where: str) -> Evidence:
-    """The evidence of passage offsets ``[start, end)`` in ``doc`` (see the module doc)."""
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)) or \
-            not 0 <= start < end:
-        raise InputError(where, f"span offsets [{start}, {end}) are not a range", field="value")
-    quote = normalize_text(quote) if quote is not None else None
-    tries = [(start, end)]
-    s16, e16 = _utf16_to_code_points(passage, start), _utf16_to_code_points(passage, end)
-    if s16 is not None and e16 is not None and e16 > s16:
-        tries.append((s16, e16))
-    for s, e in tries:
-        if e <= len(passage) and (quote is None or passage[s:e] == quote) \
-                and doc.text[base + s:base + e] == passage[s:e]:
-            return Evidence(doc.id, base + s, base + e, passage[s:e])
-    if quote:
-        for text, offset in ((passage, base), (doc.text, 0)):
-            first = text.find(quote)
-            if first >= 0 and text.find(quote, first + 1) < 0 \
-                    and doc.text[offset + first:offset + first + len(quote)] == quote:
-                return Evidence(doc.id, offset + first, offset + first + len(quote), quote)
-    shown = quote if quote is not None else passage[start:end]
-    raise InputError(where, f"span {shown[:60]!r} cannot be located in document {doc.id!r} "
-                     "(the passage or the document changed since export); re-annotate it")
-
-
-def _passage(data: Any, documents: Mapping[str, Document], where: str
-             ) -> tuple[str, Document, int, str, _Labels]:
-    if not isinstance(data, dict):
-        raise InputError(where, "has no task data object")
-    for key in ("qid", "question", "doc_id", "start", "text"):
-        if key not in data:
-            raise InputError(where, "is missing; export tasks with to_label_studio / "
-                             "to_argilla, which carry it", field=key)
-    doc = documents.get(data["doc_id"])
-    if doc is None:
-        raise InputError(where, f"document {data['doc_id']!r} is not in the documents given",
-                         field="doc_id")
-    text, base = normalize_text(str(data["text"])), data["start"]
-    if not isinstance(base, int) or doc.text[base:base + len(text)] != text:
-        found = doc.text.find(text)
-        if found < 0 or doc.text.find(text, found + 1) >= 0:
-            raise InputError(where, f"the passage is no longer in document {doc.id!r} at "
-                             f"{base} (nor once elsewhere); re-export the task", field="text")
-        base = found
-    if data.get("source", "real") not in SOURCES:
-        raise InputError(where, f"{data['source']!r} is not one of {SOURCES}", field="source")
-    labels = _Labels(normalize_text(str(data["question"])), str(data.get("source", "real")),
-                     str(data.get("category") or "uncategorised"), where=where)
-    return str(data["qid"]), doc, base, text, labels
-
-
-def _golden(labelled: Mapping[str, _Labels]) -> GoldenSet:
-    items = []
-    for qid, lab in labelled.items():
-        evidence = tuple(sorted(set(lab.evidence), key=lambda e: (e.doc_id, e.start, e.end)))
-        if evidence and lab.unanswerable:
-            raise InputError(lab.where, f"question {qid!r} has answer spans and is marked "
-                             "unanswerable; pick one")
-        if not evidence and not lab.unanswerable:
-            continue
-        items.append(GoldenItem(qid, lab.question, evidence=evidence,
-                                answer_must_mention=tuple(dict.fromkeys(lab.must)),
-                                category=lab.category, source=lab.source,
-                                answerable=not lab.unanswerable))
-    return GoldenSet(items)
-
-
-def _annotator(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("email", value.get("id")))
-    return str(value)
-
-
-def from_label_studio(export: str | Path | Sequence[Mapping[str, Any]],
-                      documents: Mapping[str, Document], *, annotator: str | int | None = None
-                      ) -> GoldenSet:
-    """Golden items from a Label Studio JSON export (a file or the decoded list); see the
-    module doc. ``annotator`` is the ``completed_by`` id or email to read."""
-    name, tasks = _load(export, "Label Studio export")
-    labelled: dict[str, _Labels] = {}
-    for n, task in enumerate(tasks, start=1):
-        where = f"{name}: task {task.get('id', n) if isinstance(task, dict) else n}"
-        if not isinstance(task, dict):
-            raise InputError(where, "each task must be an object")
-        qid, doc, base, text, new = _passage(task.get("data"), documents, where)
-        lab = labelled.setdefault(qid, new)
-        done = [a for a in task.get("annotations") or [] if isinstance(a, dict)
-                and not a.get("was_cancelled")]
-        if annotator is not None:
-            done = [a for a in done if _annotator(a.get("completed_by")) == str(annotator)]
-        people = sorted({_annotator(a.get("completed_by")) for a in done})
-        if len(people) > 1:
-            raise InputError(where, f"annotated by {people}: pass annotator= one of them")
-        for a in done:
-            for r, result in enumerate(a.get("result") or [], start=1):
-                value = result.get("value") if isinstance(result, dict) else None
-                if not isinstance(value, dict):
-                    continue
-                if result.get("type") == "choices":
-                    lab.unanswerable |= "unanswerable" in (value.get("choices") or [])
-                    continue
-                if result.get("type") != "labels":
-                    continue
-                ev = _locate(doc, base, text, value.get("start"), value.get("end"),
-                             value.get("text"), f"{where} result {r}")
-                if "must_mention" in (value.get("labels") or []):
-                    lab.must.append(ev.text)
-                else:
-                    lab.evidence.append(ev)
-    return _golden(labelled)
-
-
-def from_argilla(records: str | Path | Sequence[Mapping[str, Any]],
-                 documents: Mapping[str, Document], *, user_id: str | None = None,
-                 question: str = "spans") -> GoldenSet:
-    """Golden items from Argilla records (``Record.to_dict`` shape, a JSON file of them or
-    the list); ``question`` names the SpanQuestion, ``user_id`` the labeller to read."""
-    name, rows = _load(records, "Argilla records file")
-    labelled: dict[str, _Labels] = {}
-    for n, rec in enumerate(rows, start=1):
-        where = f"{name}: record {rec.get('id', n) if isinstance(rec, dict) else n}"
-        if not isinstance(rec, dict) or not isinstance(rec.get("fields"), dict):
-            raise InputError(where, "a record is an object with fields and metadata")
-        data = {**(rec.get("metadata") or {}), **rec["fields"]}
-        qid, doc, base, text, new = _passage(data, documents, where)
-        lab = labelled.setdefault(qid, new)
-        responses = rec.get("responses") or {}
-        answers = [r for r in responses.get(question) or [] if isinstance(r, dict)
-                   and (user_id is None or str(r.get("user_id")) == str(user_id))]
-        flags = [r for r in responses.get("answerable") or [] if isinstance(r, dict)
-                 and (user_id is None or str(r.get("user_id")) == str(user_id))]
-        people = sorted({str(r.get("user_id")) for r in [*answers, *flags]})
-        if len(people) > 1:
-            raise InputError(where, f"answered by users {people}: pass user_id= one of them")
-        lab.unanswerable |= any(r.get("value") == "no" for r in flags)
-        for r in answers:
-            for s, span in enumerate(r.get("value") or [], start=1):
-                if not isinstance(span, dict):
-                    raise InputError(where, "a span response is {start, end, label}",
-                                     field=question)
-                ev = _locate(doc, base, text, span.get("start"), span.get("end"), None,
-                             f"{where} span {s}")
-                if span.get("label") == "must_mention":
-                    lab.must.append(ev.text)
-                else:
-                    lab.evidence.append(ev)
-    return _golden(labelled)
