@@ -180,8 +180,9 @@ def _ranked_grades(
         values = np.array(f_score, dtype=np.float64)
         above, equal = scores.above_and_equal(row_of[f_row], values)
         for t in np.flatnonzero(equal > 1).tolist():  # equal scores: larger docids first
-            score, d = f_score[t], f_doc[t]
-            above[t] += sum(s == score and d2 > d for d2, s in run[qids[f_row[t]]].items())
+            score, d, tied = f_score[t], f_doc[t], run[qids[f_row[t]]]
+            assert isinstance(tied, Mapping)  # only scored queries were located by score
+            above[t] += sum(s == score and d2 > d for d2, s in tied.items())
         rows += f_row
         ranks += above.tolist()
         grades += f_grade
