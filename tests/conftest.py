@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# No wall-clock deadline on property tests: speed is measured in benchmarks/, never asserted
-# in a test, and a loaded CI machine would fail a correct test on time alone.
+# No wall-clock deadline on property tests: a loaded CI machine would fail a correct test on
+# time alone. Speed is asserted only as ratios to a peer measured in the same process (the
+# speed ratchet, benchmarks/speed_ratchet.py), never as absolute times.
 settings.register_profile("workbench", deadline=None)
 settings.load_profile("workbench")
 
