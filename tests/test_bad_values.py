@@ -68,6 +68,22 @@ def test_score_queries_refuses_a_run_it_would_score_silently_wrong(run):
 
 
 @FAST
+@given(data=st.data(), bad=st.sampled_from([None, math.nan, "1", True, False, [1]]))
+def test_one_bad_score_among_many_good_ones_is_refused_naming_its_query_and_id(data, bad):
+    """The run is checked vectorised: one bad score anywhere among valid ones (0.0 and 1.0,
+    which a bool reads as, included) is refused, naming its query and id."""
+    run = data.draw(st.dictionaries(
+        st.sampled_from([f"q{i}" for i in range(8)]),
+        st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0.0, 1.0, 0.5, 2, -1.0]),
+                        min_size=1), min_size=1))
+    q = data.draw(st.sampled_from(sorted(run)))
+    d = data.draw(st.sampled_from(sorted(run[q])))
+    run[q][d] = bad
+    with pytest.raises(WorkbenchError, match=rf"run\['{q}'\]\['{d}'\]: score must be a number"):
+        score_queries({"q0": {"a": 1}}, run, ["recall@5"])
+
+
+@FAST
 @given(grade=GRADES)
 def test_score_queries_refuses_a_grade_that_is_no_integer(grade):
     with pytest.raises(WorkbenchError, match=r"qrels\['q'\]\['a'\]: grade must be an integer"):

@@ -65,3 +65,35 @@ def test_evidence_threshold_truth_of_a_whole_span_is_full_coverage():
     assert data and any(0 < c < 1 for c, _ in data) and any(ok for _, ok in data)
     for coverage, retrieved in data:
         assert retrieved == (coverage >= 1 - 1e-12), (coverage, retrieved)
+
+
+def test_speed_ratchet_every_hot_path_keeps_its_accepted_ratio():
+    """Each hot path against its peer or floor, as a ratio measured in this process, is no
+    worse than benchmarks/speed_baseline.json accepts (times a margin for a loaded machine)."""
+    for module in ("pytrec_eval", "bm25s", "openvino"):
+        pytest.importorskip(module)
+    bench = load_benchmark("speed_ratchet")
+    measured = bench.measure()
+    assert set(measured) == set(bench.accepted())
+    bad = bench.failures(measured)
+    assert not bad, "speed ratchet:\n" + "\n".join(bad)
+
+
+def test_speed_ratchet_fails_a_planted_2x_slowdown(monkeypatch):
+    """Scoring made to do its work twice: the ratchet fails naming the check, the accepted
+    and the new ratio, and the command that reproduces it."""
+    bench = load_benchmark("speed_ratchet")
+    real = bench.mean_scores
+
+    def twice(*args, **kwargs):
+        real(*args, **kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "mean_scores", twice)
+    measured = bench.measure(["metrics_vs_floor"])
+    old = bench.accepted()["metrics_vs_floor"]
+    [failure] = bench.failures(measured)
+    new = measured["metrics_vs_floor"]
+    assert failure.startswith(f"metrics_vs_floor: ours/peer ratio {new:.3f}, accepted {old:.3f}")
+    assert "reproduce: PYTHONPATH=. python benchmarks/speed_ratchet.py --only metrics_vs_floor" \
+        in failure

@@ -15,7 +15,7 @@ import pytest
 from workbench.corpus import Chunk
 from workbench.evaluation import Run
 from workbench.golden import GoldenItem
-from workbench.io import WorkbenchError
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.retrieval.base import Retriever
 from workbench.retrieval.cache import EmbeddingCache
 from workbench.retrieval.dense import DenseRetriever
@@ -305,3 +305,55 @@ def test_evaluate_encodes_the_questions_in_one_batch(wrap):
     assert enc.query_calls == 1
     if wrap == "dense":
         assert ev.runs["dense"].ranked() == one_by_one
+
+
+class _TableEncoder:
+    """Question text -> a fixed vector: the user's own queries, without a model."""
+
+    model_id = "table"
+
+    def __init__(self, table: dict[str, np.ndarray]):
+        self.table = table
+
+    def encode_queries(self, texts):
+        return np.stack([self.table[t] for t in texts])
+
+    encode_documents = encode_queries
+
+
+@pytest.mark.parametrize("asked", ["auto", "hnsw"])
+def test_an_hnsw_index_says_its_recall_on_the_users_queries_and_auto_falls_back(asked,
+                                                                                 monkeypatch):
+    """Below the recall bound, auto searches exactly and says so; an explicit hnsw stays and
+    says its numbers are approximate; above it, HNSW stays silently. The measured recall is
+    in the run's params, so in the evaluation's summary (one column per param)."""
+    import workbench.retrieval.dense as dense
+    from workbench.evaluation import evaluate
+
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((1500, 32)).astype(np.float32)
+    ids = [f"doc#{i}" for i in range(1500)]
+    chunks = [Chunk(cid, "doc", i, i + 1, "x") for i, cid in enumerate(ids)]
+    questions = {f"question {j}": vectors[j] + 0.3 * rng.standard_normal(32).astype(np.float32)
+                 for j in range(30)}
+    golden = [GoldenItem(f"q{j}", q, relevant_chunk_ids=(ids[j],))
+              for j, q in enumerate(questions)]
+    monkeypatch.setattr(dense, "HNSW_AUTO_THRESHOLD", 1000)
+    make = lambda: DenseRetriever.from_vectors(ids, vectors, _TableEncoder(questions),  # noqa: E731
+                                              index=asked)
+    monkeypatch.setattr(dense, "HNSW_RECALL_BOUND", 0.0)
+    quiet = make()
+    info = quiet.index_check(list(questions))
+    assert quiet.index_kind == "hnsw" and info["index"] == "hnsw"
+    recall = info["index_recall@10"]
+    assert recall == pytest.approx(quiet.hnsw_recall(list(questions), 10), abs=1e-4)
+
+    monkeypatch.setattr(dense, "HNSW_RECALL_BOUND", recall + 0.01)  # now below the bound
+    loud = make()
+    said = "searching exactly instead" if asked == "auto" else "APPROXIMATE"
+    with pytest.warns(WorkbenchWarning, match=said):
+        result = evaluate(loud, golden, chunks, k=5)
+    assert loud.index_kind == ("exact" if asked == "auto" else "hnsw")
+    summary = result.summary()
+    assert set(summary["index"]) == {loud.index_kind}
+    assert set(summary["index_recall@10"]) == {recall}

@@ -135,3 +135,28 @@ def test_review_of_drifted_spans_opens_each_at_its_suggestion_and_applies_only_c
     with pytest.raises(ValueError, match="not under review"):
         apply_confirmed(report, [GoldenItem("q3", "untouched?", evidence=(
             Evidence("e", 0, 5, "Hello"),))])
+
+
+def test_a_labeller_reuses_bm25_built_for_the_same_chunking_or_the_retriever_given(corpus,
+                                                                                   tmp_path):
+    """A second labeller over the same corpus reuses the first one's BM25 (built once per
+    chunking); ``retriever=`` searches with one already built."""
+    from workbench.retrieval import Hit
+
+    first = Labeller(corpus, QUESTIONS, tmp_path / "a.jsonl", dense=False)
+    second = Labeller(corpus, QUESTIONS, tmp_path / "b.jsonl", dense=False)
+    assert second.bm25 is first.bm25
+    other = Labeller(corpus, QUESTIONS, tmp_path / "c.jsonl", dense=False,
+                     chunks=first.chunks[:-1])
+    assert other.bm25 is not first.bm25 and len(other.bm25.chunk_ids) == len(first.chunks) - 1
+    class Given:
+        name = "mine"
+
+        def search(self, query, k):
+            return [Hit(first.chunks[0].id, 1.0, 1)]
+
+    given = Given()
+    lab = Labeller(corpus, QUESTIONS, tmp_path / "d.jsonl", dense=False, retriever=given)
+    assert lab.bm25 is given
+    lab.search("anything")
+    assert [h["chunk_id"] for h in lab.bm25_hits] == [first.chunks[0].id]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast
 
@@ -329,18 +330,25 @@ def _golden_items(golden: GoldenSet | Iterable[GoldenItem]) -> list[GoldenItem]:
     return items
 
 
-def _chunk_map(chunks: Sequence[Chunk] | None, run: Run) -> dict[str, Chunk] | None:
-    """The chunks the run is judged against: those given, plus any a hit carries."""
-    by_id: dict[str, Chunk] = {}
-    for c in chunks or ():
-        if not isinstance(c, Chunk):
+def _given_chunks(chunks: Sequence[Chunk]) -> dict[str, Chunk]:
+    """Chunk id -> chunk of the chunking given, built at C speed (no Python per chunk)."""
+    if not set(map(type, chunks)) <= {Chunk}:  # a subclass passes; anything else is named
+        bad = next((c for c in chunks if not isinstance(c, Chunk)), None)
+        if bad is not None:
             raise WorkbenchError(f"chunks must be Chunk objects (chunk_corpus(...)), "
-                             f"not {type(c).__name__}")
-        by_id[c.id] = c
+                                 f"not {type(bad).__name__}")
+    return dict(zip(map(attrgetter("id"), chunks), chunks, strict=True))
+
+
+def _chunk_map(given: dict[str, Chunk] | None, run: Run) -> dict[str, Chunk] | None:
+    """The chunks the run is judged against: those given, plus any a hit carries."""
     carried = [h.chunk for hs in run.hits.values() for h in hs if h.chunk is not None]
+    if not carried:
+        return given
+    by_id: dict[str, Chunk] = dict(given or {})
     for chunk in carried:
         by_id.setdefault(chunk.id, chunk)
-    return by_id if chunks is not None or carried else None
+    return by_id
 
 
 def _refuse_unknown(run: Run, by_id: Mapping[str, Chunk]) -> None:
@@ -390,8 +398,9 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
     if by_id is None:
         return False
     labels = {c for i in answerable if not i.evidence for c in i.chunk_labels}
-    docs = {c.doc_id for c in by_id.values()}
-    return bool(labels) and not labels & by_id.keys() and bool(labels & docs)
+    if not labels or labels & by_id.keys():
+        return False
+    return bool(labels & {c.doc_id for c in by_id.values()})
 
 
 def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
@@ -427,12 +436,10 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
                          "evidence text: pass documents=... to Relevance, not to evaluate, and "
                          "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
-    given = None if chunks is None else list(chunks)
+    given = None if chunks is None else _given_chunks(list(chunks))
     if level == "chunk" and not isinstance(source, Run) and given is not None:
         depth = min(depth, max(len(given), 1))  # nothing lies deeper than the corpus
-    doc_of = None if given is None else {c.id: c.doc_id for c in given}
-    if level == "chunk" and _judged_by_document(items, {c.id: c for c in given or ()}
-                                                if given is not None else None):
+    if level == "chunk" and _judged_by_document(items, given):
         warnings.warn("the golden set's labels name documents, not chunks (document qrels, "
                       "e.g. BEIR): scoring at document level, where k counts documents (pass "
                       "level='document' to say so)", WorkbenchWarning, stacklevel=2)
@@ -441,7 +448,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         run = source
     else:
         run = Run.from_retriever(source, items, depth, system, progress, params,
-                                 documents_of=doc_of if level == "document" else None)
+                                 documents_of={c.id: c.doc_id for c in given.values()}
+                                 if level == "document" and given is not None else None)
     if system:
         run = Run(system, run.hits, run.latency_s, run.params)
     by_id = _chunk_map(given, run)

@@ -51,6 +51,10 @@ class Run:
             started = time.perf_counter()
             prefetch([item.question for item in items], progress=progress)
             shared = (time.perf_counter() - started) / len(items)
+        # an approximate index says what it is, measured on these questions (and may switch
+        # to exact search): the run's params carry it into every result
+        check = getattr(retriever, "index_check", None)
+        said = dict(check([item.question for item in items])) if check is not None else {}
         for item in tqdm(items, desc=f"search {getattr(retriever, 'name', '')}",
                          disable=not progress):
             started = time.perf_counter()
@@ -65,7 +69,7 @@ class Run:
             hits[item.qid] = tuple(found)
         name = str(system or getattr(retriever, "name", type(retriever).__name__))
         return cls(name, MappingProxyType(hits), MappingProxyType(latency),
-                   MappingProxyType(dict(params or {})))
+                   MappingProxyType(said | dict(params or {})))
 
     @classmethod
     def from_ranked(cls, ranked: Mapping[str, Sequence[str]], system: str = "run") -> Run:

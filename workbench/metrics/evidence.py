@@ -49,14 +49,16 @@ relevant documents (tested).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.corpus import Located
+from workbench.corpus import Chunk, Located
 from workbench.io import WorkbenchError
 from workbench.metrics.intervals import WHITESPACE, Intervals, Met
 
@@ -120,22 +122,62 @@ def _blank_count(text: str, blank_chars: str) -> int:
 
 
 class ChunkIndex:
-    """The chunking: offsets by chunk id, and the chunks in document order as arrays
-    (:class:`~workbench.metrics.intervals.Intervals`), so many spans are located at once."""
+    """The chunking: offsets by chunk id (``where``), and the chunks in document order as
+    arrays (:class:`~workbench.metrics.intervals.Intervals`), so many spans are located at
+    once. With ``documents``, only the chunks of those documents are arrayed (spans of other
+    documents are refused): judging then costs what the judged documents hold, not the
+    corpus. Both are built when first used."""
 
-    def __init__(self, chunks: Iterable[tuple[str, Located]]):
-        self.where: dict[str, tuple[str, int, int]] = {}
-        ids, docs, starts, ends = [], [], [], []
-        for cid, c in chunks:
-            self.where[cid] = (c.doc_id, c.start, c.end)
-            ids.append(cid)
-            docs.append(c.doc_id)
-            starts.append(c.start)
-            ends.append(c.end)
-        self._rows = Intervals(ids, docs, starts, ends)
+    def __init__(self, chunks: Iterable[tuple[str, Located]],
+                 documents: Collection[str] | None = None):
+        pairs = list(chunks)
+        self._init([cid for cid, _ in pairs], [c for _, c in pairs], documents)
+
+    @classmethod
+    def of(cls, chunks: Sequence[Chunk], documents: Collection[str] | None = None
+           ) -> ChunkIndex:
+        """The index of chunks keyed by their own ids, read at C speed (no object per chunk)."""
+        index = cls.__new__(cls)
+        index._init(list(map(operator.attrgetter("id"), chunks)), chunks, documents)
+        return index
+
+    def _init(self, ids: list[str], located: Sequence[Located],
+              documents: Collection[str] | None) -> None:
+        self._ids, self._chunks = ids, located
+        self._documents = None if documents is None else frozenset(documents)
+
+    @functools.cached_property
+    def where(self) -> dict[str, tuple[str, int, int]]:
+        """Chunk id -> (document id, start, end), every chunk of the chunking."""
+        return {cid: (c.doc_id, c.start, c.end)
+                for cid, c in zip(self._ids, self._chunks, strict=True)}
+
+    @functools.cached_property
+    def _arrayed(self) -> tuple[Intervals, dict[str, tuple[str, int, int]]]:
+        """The Intervals of the chunks of ``documents`` (all without), and their ``where``."""
+        ids, located = self._ids, self._chunks
+        if self._documents is not None:
+            keep = list(map(self._documents.__contains__,
+                            map(operator.attrgetter("doc_id"), located)))
+            ids = list(itertools.compress(ids, keep))
+            located = list(itertools.compress(located, keep))
+        rows = Intervals(ids, [c.doc_id for c in located], [c.start for c in located],
+                         [c.end for c in located])
+        if self._documents is None:
+            return rows, self.where
+        return rows, {cid: (c.doc_id, c.start, c.end)
+                      for cid, c in zip(ids, located, strict=True)}
+
+    @property
+    def _rows(self) -> Intervals:
+        return self._arrayed[0]
+
+    @functools.cached_property
+    def _id_set(self) -> frozenset[str]:
+        return frozenset(self._ids)
 
     def __contains__(self, cid: object) -> bool:
-        return cid in self.where
+        return cid in self._id_set
 
     def meeting(self, span: EvidenceSpan) -> list[str]:
         """Ids of chunks sharing at least one non-whitespace character with ``span``."""
@@ -154,6 +196,11 @@ class ChunkIndex:
     def meet(self, spans: Sequence[EvidenceSpan]) -> Met:
         """Every (span, chunk) sharing a non-whitespace character, in one vectorised search
         (:meth:`Intervals.meet <workbench.metrics.intervals.Intervals.meet>`)."""
+        if self._documents is not None:
+            other = next((s.doc_id for s in spans if s.doc_id not in self._documents), None)
+            if other is not None:
+                raise ValueError(f"this ChunkIndex arrays the chunks of {len(self._documents)} "
+                                 f"document(s), not of {other!r}: build it with that document")
         return self._rows.meet([s.doc_id for s in spans], [s.start for s in spans],
                                [s.end for s in spans], [s.text for s in spans])
 
@@ -187,7 +234,7 @@ class ChunkIndex:
         for j, held in enumerate(by_span):
             for cid, a, b in held:
                 if cid not in candidates:
-                    candidates[cid] = self.where[cid]
+                    candidates[cid] = self._arrayed[1][cid]
                     pieces[cid] = [(j, a, b)]
                 else:
                     pieces[cid].append((j, a, b))

@@ -14,6 +14,7 @@ counted; no item is ever excluded because of how the corpus was chunked.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,9 +88,7 @@ class Relevance:
         self._evidence: Mapping[str, ItemEvidence] = {}
         self._batch: EvidenceBatch | None = None  # the same judgments, as arrays
         self._qrels: dict[str, dict[str, int]] = {}
-        self.index = ChunkIndex((c.id, c) for c in chunks) if chunks is not None else None
         self._chunks = chunks
-        self._order = {c.id: i for i, c in enumerate(chunks or ())}
         self._ranges: RangeIndex | None = None
         needs_chunks = []
         for item in golden:
@@ -110,6 +109,10 @@ class Relevance:
                     self._qrels[item.qid] = grades
                 else:
                     self.excluded["no_relevant_at_threshold"].append(item.qid)
+        # only the chunks of documents holding evidence are arrayed: judging costs what
+        # they hold, not the corpus
+        self.index = None if chunks is None else ChunkIndex.of(
+            chunks, documents={ev.doc_id for q in needs_chunks for ev in self.items[q].evidence})
         if self.index is not None and chunking_complete:
             self._warn_unknown_labels(self.index)
         if needs_chunks and self.index is None:
@@ -129,17 +132,18 @@ class Relevance:
     def _warn_unknown_labels(self, index: ChunkIndex) -> None:
         unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
                    if g > 0 and cid not in index]
+        if not unknown:
+            return
         docs = {doc for doc, _, _ in index.where.values()}
-        if unknown and all(cid in docs for _, cid in unknown):
+        if all(cid in docs for _, cid in unknown):
             return  # document qrels read as chunk ids: evaluate scores them at document level
-        if unknown:
-            qid, cid = unknown[0]
-            warnings.warn(
-                f"{len(unknown)} chunk-id label(s) are not among the {len(index.where)} chunks "
-                f"given (e.g. golden item {qid!r}, label {cid!r}): they can never be retrieved "
-                "and score as misses. Re-label against this chunking, or anchor the labels on "
-                "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
-                "chunking from the spans", WorkbenchWarning, stacklevel=3)
+        qid, cid = unknown[0]
+        warnings.warn(
+            f"{len(unknown)} chunk-id label(s) are not among the {len(index.where)} chunks "
+            f"given (e.g. golden item {qid!r}, label {cid!r}): they can never be retrieved "
+            "and score as misses. Re-label against this chunking, or anchor the labels on "
+            "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
+            "chunking from the spans", WorkbenchWarning, stacklevel=3)
 
     @staticmethod
     def _item_spans(item: GoldenItem,
@@ -170,6 +174,11 @@ class Relevance:
             if span not in spans:  # the same span listed twice is one unit
                 spans.append(span)
         return spans
+
+    @functools.cached_property
+    def _order(self) -> dict[str, int]:
+        """Chunk id -> its position in the chunking (the order of chunk-id gold)."""
+        return {c.id: i for i, c in enumerate(self._chunks or ())}
 
     # ----- what each item is judged by -------------------------------------------------------
 
@@ -229,8 +238,9 @@ class Relevance:
             ids = cover_chunks(self._evidence[qid], self.evidence_threshold)
         else:
             grades = self._qrels[qid]
+            order = self._order
             ids = sorted((c for c, g in grades.items() if g >= self.grade_threshold),
-                         key=lambda c: (-grades[c], self._order.get(c, len(self._order))))
+                         key=lambda c: (-grades[c], order.get(c, len(order))))
         return ids if k is None else ids[:k]
 
     def unit_chunks(self, qid: str) -> list[tuple[str, ...]]:

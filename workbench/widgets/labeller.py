@@ -28,7 +28,7 @@ from workbench.corpus import Chunk, Corpus
 from workbench.golden.labelling import Candidate, LabellingSession, suggest_must_mention
 from workbench.golden.reanchor import Reanchored, ReanchorReport
 from workbench.io import InputError
-from workbench.retrieval import BM25Retriever, DenseRetriever, Retriever
+from workbench.retrieval import DenseRetriever, Retriever, bm25_for
 from workbench.text import escape_html
 
 __all__ = ["Labeller", "labeller_html"]
@@ -80,7 +80,8 @@ class Labeller(anywidget.AnyWidget):
     def __init__(self, corpus: Corpus, questions: Sequence[str | Mapping[str, Any] | Candidate],
                  path: str | Path, chunks: Sequence[Chunk] | None = None,
                  dense: Retriever | bool = True, user_groups: Iterable[str] | str | None = None,
-                 k: int = 5, review: ReanchorReport | None = None, **kwargs: Any):
+                 k: int = 5, review: ReanchorReport | None = None,
+                 retriever: Retriever | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self._review: dict[str, list[Reanchored]] = {}
         for move in review.review if review is not None else ():
@@ -91,7 +92,9 @@ class Labeller(anywidget.AnyWidget):
         self.chunks = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(),
                                                                          corpus)
         self._by_id = {c.id: c for c in self.chunks}
-        self.bm25 = BM25Retriever(self.chunks)
+        # an already built lexical retriever over these chunks, else BM25 built once per
+        # chunking in this process (a second labeller on the same corpus starts at once)
+        self.bm25 = retriever if retriever is not None else bm25_for(self.chunks)
         self._dense: Retriever | None = dense if not isinstance(dense, bool) else None
         self._want_dense = dense is not False
         self.on_msg(self._on_msg)
