@@ -15,9 +15,9 @@ from hypothesis import settings
 # example database, so a clean clone draws the same examples every run and passes or fails
 # the same way; "explore" (HYPOTHESIS_PROFILE=explore, `make explore`) draws new examples
 # each run to find what the fixed ones miss. Both print the blob (@reproduce_failure) that
-# replays a failing example. No wall-clock deadline: a loaded machine would fail a correct test on time
-# alone; speed is asserted only as ratios to a peer measured in the same process (the speed
-# ratchet, benchmarks/speed_ratchet.py), never as absolute times.
+# replays a failing example. No wall-clock deadline: a loaded machine would fail a correct
+# test on time alone; speed is asserted only as ratios to a peer measured in the same process
+# (the speed ratchet, benchmarks/speed_ratchet.py), never as absolute times.
 settings.register_profile("workbench", deadline=None, derandomize=True, database=None,
                           print_blob=True)
 settings.register_profile("explore", deadline=None, print_blob=True)
