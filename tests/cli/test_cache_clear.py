@@ -1,6 +1,9 @@
 """``workbench cache clear`` deletes only what the workbench wrote: a fake ``$HOME`` holding a
 user's own ``embeddings/``, ``generations/`` and ``models/`` survives every form of the command,
-and a real cache (marked by its writers) is emptied of the workbench's files only."""
+and a real cache (marked by its writers, its files in their manifests) is emptied of the
+workbench's files only. Generated set-ups put user files in every position of a real cache,
+under every name (ours among them), and replace the cache's files and folders by symlinks,
+tampered copies and foreign markers: no user file is ever deleted."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from workbench.cli import main
 from workbench.generation.answer_cache import GenerationCache
 from workbench.generation.prompt import Answer
 from workbench.retrieval import EmbeddingCache
-from workbench.runtime import CACHE_MARKER, MODEL_SOURCE_FILE, mark_cache_folder
+from workbench.runtime import CACHE_MANIFEST, CACHE_MARKER, mark_cache_folder, record_cache_tree
 
 
 class Fake:
@@ -106,23 +109,34 @@ def test_a_users_files_survive_every_form_of_clear(home, monkeypatch, capsys, se
         assert "home" in err or "root" in err or "by hand" in err, err
 
 
+def _converted_model(models: Path, name: str) -> Path:
+    """A converted model as the converters leave it: files in a folder of a marked models
+    folder, listed in its manifest."""
+    mark_cache_folder(models, "models")
+    (models / name / "tokenizer").mkdir(parents=True)
+    (models / name / "model.safetensors").write_bytes(b"x" * 10)
+    (models / name / "workbench-source.json").write_text("{}", encoding="utf-8")
+    (models / name / "tokenizer" / "vocab.json").write_text('{"a": 1}', encoding="utf-8")
+    record_cache_tree(models, models / name)
+    return models / name
+
+
 def test_clear_deletes_only_the_workbenchs_files_in_a_marked_cache(home, capsys):
     cache = home / ".cache" / "workbench"
     EmbeddingCache(cache / "embeddings").embed(Fake(), ["a", "b"], progress=False)
     answers = GenerationCache(cache / "generations")
     answers.put("ab" + "1" * 62, Answer(text="yes"))
     models = cache / "models"
-    mark_cache_folder(models, "models")
-    (models / "smol-1").mkdir()
-    (models / "smol-1" / MODEL_SOURCE_FILE).write_text("{}", encoding="utf-8")
-    (models / "smol-1" / "model.safetensors").write_bytes(b"x" * 10)
+    _converted_model(models, "smol-1")
     (models / "smol-1" / "escape").symlink_to(home / "projects")
-    ours = {p for p in cache.rglob("*") if p.is_file() and p.name != CACHE_MARKER}
-    assert ours
+    ours = {p for p in cache.rglob("*") if p.is_file() and not p.is_symlink()
+            and p.name not in (CACHE_MARKER, CACHE_MANIFEST) and not p.name.endswith(".lock")}
+    assert len(ours) == 6  # model.json, one shard, one answer, three model files
     mine = {
         cache / "embeddings" / "my_vectors.npy": b"mine",
         cache / "generations" / "notes.txt": b"mine",
         cache / "models" / "llama" / "config.json": b"{}",
+        cache / "models" / "llama" / "workbench-source.json": b"{}",
         home / "projects" / "keep.txt": b"keep",
     }
     for path, data in mine.items():
@@ -130,14 +144,41 @@ def test_clear_deletes_only_the_workbenchs_files_in_a_marked_cache(home, capsys)
         path.write_bytes(data)
     (cache / "embeddings" / "link").symlink_to(home / "projects")
     assert main(["cache", "info"]) == 0
-    assert "generations: 1 answers" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "generations: 1 answers" in out and "smol-1 (" in out and "llama" not in out
     assert main(["cache", "clear"]) == 0
     out = capsys.readouterr().out
     assert "2 vectors" in out and "1 generated answers" in out and "1 converted model(s)" in out
     assert not any(p.exists() for p in ours)
     assert all(p.read_bytes() == data for p, data in mine.items())
+    assert not (cache / "generations" / "ab").exists()  # emptied by the clear: removed
+    assert (models / "smol-1" / "escape").is_symlink()  # not ours: kept, so is its folder
     assert all((cache / kind / CACHE_MARKER).is_file()
                for kind in ("embeddings", "generations", "models"))
+
+
+@pytest.mark.parametrize("marker", [
+    b"Signature: 8a477f597d28d172789f06886806bc55\n# created by workbench-sync, not ours\n",
+    "other kind", "symlink to our bytes", "our bytes and more"])
+def test_a_marker_is_ours_only_when_it_holds_exactly_our_bytes(home, capsys, marker):
+    cache = home / ".cache" / "workbench"
+    model = _converted_model(cache / "models", "smol-1")
+    tag = cache / "models" / CACHE_MARKER
+    ours = tag.read_bytes()
+    tag.unlink()
+    if marker == "other kind":
+        mark_cache_folder(home / "other", "generations")
+        tag.write_bytes((home / "other" / CACHE_MARKER).read_bytes())
+    elif marker == "symlink to our bytes":
+        (home / "tag").write_bytes(ours)
+        tag.symlink_to(home / "tag")
+    elif marker == "our bytes and more":
+        tag.write_bytes(ours + b"#")
+    else:
+        tag.write_bytes(marker)
+    assert main(["cache", "clear", "--only", "models"]) == 2
+    assert "no workbench marker" in capsys.readouterr().err
+    assert (model / "model.safetensors").exists()
 
 
 def test_a_file_given_as_the_cache_folder_is_refused(home, capsys):
