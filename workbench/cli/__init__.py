@@ -203,8 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=cutoff)
     p.add_argument("-m", "--metric", action="append", help="gate only this metric; repeatable")
     p.add_argument("--level", choices=["chunk", "document"])
-    p.add_argument("--alpha", type=probability, default=0.05,
-                   help="one-sided test level (0.05)")
+    p.add_argument("--alpha", type=probability, default=None,
+                   help="one-sided test level (default 0.05)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write the baseline (create it, or ratchet it upward only)")
     cache_arg(p)
