@@ -3,7 +3,9 @@
 A user error (a bad file, a bad spec, a value out of range, a folder where a file belongs, a
 full disk or read-only target) is the package's own :class:`~workbench.io.WorkbenchError`:
 it prints one line naming the file, line and field and what to do (a golden set's problems
-one per line) and exits 2. Any other exception is a bug and shows its traceback;
+one per line) and exits 2, as does a path too long for the file system (``ENAMETOOLONG``,
+raised by the OS wherever the path is first looked at). Any other exception is a bug and
+shows its traceback;
 ``validate`` exits 1 when the golden set has problems. A reader that closes the pipe early
 (``workbench eval | head``) ends the command quietly with exit status 141, as a process
 killed by SIGPIPE would (so a gate whose report was cut short never reads as passed). torch
@@ -23,6 +25,7 @@ Layer: the top; may import anything in the package. Nothing imports it.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -324,6 +327,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except WorkbenchError as exc:  # anything else is a bug: its traceback shows
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user typed that no file system can hold
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        print(f"workbench {args.command}: error: {str(exc.filename)[:80]}...: a file name "
+              "longer than the file system allows; check the path", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = saved

@@ -15,7 +15,6 @@ from workbench.gate.baseline import Baseline, pipeline_config
 from workbench.gate.history import changelog_path, read_history
 from workbench.io import InputError, WorkbenchError
 
-
 #: Options that would be silently ignored in a combination, refused instead: with
 #: ``--history`` every option but ``--baseline``; (option, the flag it needs, or must not go
 #: with).

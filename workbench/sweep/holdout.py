@@ -11,10 +11,10 @@ questions. Two remedies, both here:
   remainders, ties broken by the seeded generator), so the total is ``round(fraction * n)``.
   The same seed and golden set give the same split. Each part must hold at least
   :data:`MIN_PART` questions: a fraction that leaves fewer on either side (``0.999`` ranks
-  the configurations on one question) is refused with the fractions that would work. :func:`load_or_split` stores it as JSON
-  beside the sweep state (``STATE.holdout.json``): a resumed sweep reuses it; a golden set
-  changed since (fingerprint of every item) or another fraction or seed is refused with
-  what changed and what to do.
+  the configurations on one question) is refused with the fractions that would work.
+  :func:`load_or_split` stores it as JSON beside the sweep state (``STATE.holdout.json``): a
+  resumed sweep reuses it; a golden set changed since (fingerprint of every item) or another
+  fraction or seed is refused with what changed and what to do.
 * :func:`selection_bias` estimates, on the tuning questions, how much of the winner's score
   is expected from selection alone.
 """
