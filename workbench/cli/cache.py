@@ -152,17 +152,17 @@ def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
     removed = []
     if args.only in (None, "embeddings"):
         embeddings.clear()
-        vectors, nbytes, models = _removed(rows, embeddings.inventory())
-        removed.append(f"{vectors:,} vectors of {models} model(s) ({_size(nbytes)})")
+        vectors, nbytes, n_models = _removed(rows, embeddings.inventory())
+        removed.append(f"{vectors:,} vectors of {n_models} model(s) ({_size(nbytes)})")
     if args.only in (None, "generations"):
         answers = clear_cache_folder(folders.generations, GENERATIONS_DIR)
         removed.append(f"{sum(p.endswith('.json') for p in answers.paths):,} generated answers "
                        f"({_size(answers.bytes)})")
     if args.only in (None, "models"):
         # the converted models, not the folder: $WORKBENCH_MODEL_CACHE may hold more
-        models = clear_cache_folder(folders.models, MODELS_DIR)
-        removed.append(f"{len({p.split('/')[0] for p in models.paths if '/' in p})} converted "
-                       f"model(s) ({_size(models.bytes)})"
+        converted = clear_cache_folder(folders.models, MODELS_DIR)
+        removed.append(f"{len({p.split('/')[0] for p in converted.paths if '/' in p})} "
+                       f"converted model(s) ({_size(converted.bytes)})"
                        + ("" if folders.models == root / MODELS_DIR else f" from {folders.models}"))
     print(f"removed {', '.join(removed)} from {root}")
     return 0
