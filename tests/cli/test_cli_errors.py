@@ -344,3 +344,82 @@ def _report_cli_tally():
         print(f"\nCLI inputs tried: {CLI_TALLY['inputs']} ({CLI_TALLY['succeeded']} ran, "
               f"{CLI_TALLY['refused']} refused in one line), tracebacks: "
               f"{CLI_TALLY['tracebacks']}")
+
+
+# ----------------------------------------------------------------------------- combinations
+
+def _value(action: argparse.Action, avoid: object = None) -> list[str]:
+    """Tokens that give ``action`` a valid value (none for a flag), not ``avoid``."""
+    if action.nargs == 0:
+        return []
+    choices = [str(c) for c in action.choices or ()]
+    return [next(c for c in choices if c != avoid)] if choices else [_good(action)]
+
+
+def _violations() -> list[tuple[str, str, str, object]]:
+    from workbench.cli.args import NEEDS
+
+    return [(command, *rule) for command, rules in NEEDS.items() for rule in rules]
+
+
+@pytest.mark.parametrize(("command", "option", "other", "wanted"), _violations())
+def test_an_option_that_would_be_ignored_is_one_line(command, option, other, wanted, capsys):
+    """Every rule of the table, broken: the option is given where it would be ignored (the
+    option it needs left out, the one it cannot go with given, or another value): exit 2, one
+    line naming both options, before any work; met, the rule does not speak."""
+    actions = {a.dest: a for a in _commands()[command]._actions}
+
+    def argv(broken: bool) -> list[str]:
+        given: dict[str, list[str]] = {}
+        for dest, action in actions.items():
+            if dest == other and isinstance(wanted, bool):
+                include, value = broken != wanted, _value(action)
+            elif dest == other:
+                include, value = True, _value(action, wanted) if broken else [str(wanted)]
+            else:
+                include, value = dest == option or action.required, _value(action)
+            if include:
+                given[dest] = [*action.option_strings[:1], *value]
+        for group in _commands()[command]._mutually_exclusive_groups:
+            if group.required and not {a.dest for a in group._group_actions} & set(given):
+                first = next(a for a in group._group_actions if a.dest != other)
+                given[first.dest] = [first.option_strings[0], *_value(first)]
+        return [command, *(token for dest in actions if dest in given for token in given[dest])]
+
+    code, err = run_cli(argv(broken=True), capsys)
+    one_line(code, err)
+    flags = {dest: (a.option_strings or [dest])[-1] for dest, a in actions.items()}
+    assert code == 2 and flags[option] in err and flags[other] in err, (argv(True), err)
+    from workbench.cli import given_options
+    from workbench.cli.args import check_combinations
+
+    kept = argv(broken=False)  # this rule is met (another rule of the table may still speak)
+    try:
+        check_combinations(build_parser().parse_args(kept), *given_options(kept))
+    except WorkbenchError as exc:
+        assert not (flags[option] in str(exc) and flags[other] in str(exc)), (kept, exc)
+
+
+@pytest.mark.parametrize("argv", [
+    ["gate", "--history", "--baseline", "typo.json"],
+    ["gate", "--history", "--baseline", "typo.json", "--update-baseline"],
+    ["questions", "{csv}", "-o", "{out}"],
+    ["sweep", "--corpus", DOCS, "--golden", GOLDEN, "--grid", "{grid}", "--holdout", "0.999"],
+    ["gate", "--generation", "--questions", "nosuch", "--baseline", "{out}",
+     "--update-baseline", "--corpus", DOCS, "--golden", GOLDEN],
+])
+def test_the_reported_inputs_are_one_line(argv, tmp_path, capsys, monkeypatch):
+    import workbench.generation.local
+
+    monkeypatch.setattr(workbench.generation.local, "LocalGenerator", _OfflineGenerator)
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "q.csv").write_text('question\nfine?\n"never closed\nnext?\nlast?\n',
+                                    encoding="utf-8")
+    (tmp_path / "grid.yaml").write_text("size: [200, 400]\noverlap: [0]\nretriever: [bm25]\n",
+                                        encoding="utf-8")
+    names = {"{csv}": str(tmp_path / "q.csv"), "{out}": str(tmp_path / "out.json"),
+             "{grid}": str(tmp_path / "grid.yaml")}
+    code, err = run_cli([names.get(a, a) for a in argv], capsys)
+    one_line(code, err)
+    assert code == 2, err
+    assert not (tmp_path / "out.json").exists()

@@ -31,11 +31,18 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from workbench.cli.args import chunker_spec, cutoff, non_negative_int, probability, share
+from workbench.cli.args import (
+    check_combinations,
+    chunker_spec,
+    cutoff,
+    non_negative_int,
+    probability,
+    share,
+)
 from workbench.io import WorkbenchError
 from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "given_options", "main"]
 
 
 # Each command's module is imported only when the command runs.
@@ -206,8 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=cutoff)
     p.add_argument("-m", "--metric", action="append", help="gate only this metric; repeatable")
     p.add_argument("--level", choices=["chunk", "document"])
-    p.add_argument("--alpha", type=probability, default=None,
-                   help="one-sided test level (default 0.05)")
+    p.add_argument("--alpha", type=probability, default=0.05,
+                   help="one-sided test level (0.05)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write the baseline (create it, or ratchet it upward only)")
     cache_arg(p)
@@ -314,12 +321,27 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
     return f"workbench: warning: {message}\n"
 
 
+def given_options(argv: Sequence[str] | None) -> tuple[set[str], dict[str, str]]:
+    """The destinations of the options given on the command line ``argv`` (not those at their
+    defaults) and every option's flag in its command, by destination."""
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for sub in subs.choices.values():
+        for action in sub._actions:
+            action.default = argparse.SUPPRESS
+    given = vars(parser.parse_args(argv))
+    sub = subs.choices[given["command"]]
+    flags = {a.dest: (a.option_strings or [a.dest])[-1] for a in sub._actions}
+    return set(given) - {"command", "fn"}, flags
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     args = build_parser().parse_args(argv)
     saved, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
+        check_combinations(args, *given_options(argv))
         return int(args.fn(args))
     except BrokenPipeError:  # the reader closed the pipe (| head): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

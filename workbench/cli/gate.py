@@ -13,48 +13,13 @@ from workbench.cli.retrieval import embedding_cache, show_progress
 from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
 from workbench.gate.baseline import Baseline, pipeline_config
 from workbench.gate.history import changelog_path, read_history
-from workbench.io import InputError, WorkbenchError
-
-#: Options that would be silently ignored in a combination, refused instead: with
-#: ``--history`` every option but ``--baseline``; (option, the flag it needs, or must not go
-#: with).
-_AFTER_HISTORY = ("corpus", "golden", "chunker", "retriever", "encoder", "k", "metric",
-                  "level", "alpha", "update_baseline", "cache", "golden_changed", "force",
-                  "generation", "questions", "json")
-_NEEDS = (("questions", "generation", True), ("force", "update_baseline", True),
-          ("metric", "generation", False))
-
-
-def _flag(attr: str) -> str:
-    return "-k" if attr == "k" else "--" + attr.replace("_", "-")
-
-
-def _check_options(args: argparse.Namespace) -> None:
-    """Refuse an option that this combination would ignore (:data:`_NEEDS`)."""
-    def given(attr: str) -> bool:
-        return getattr(args, attr) not in (None, False)
-
-    if args.history:
-        extra = [_flag(a) for a in _AFTER_HISTORY if given(a)]
-        if extra:
-            raise WorkbenchError(f"--history only prints the baseline's changelog: "
-                                 f"{', '.join(extra)} would be ignored; drop it, or run "
-                                 "without --history")
-    for attr, other, needed in _NEEDS:
-        if given(attr) and given(other) != needed:
-            raise WorkbenchError(f"{_flag(attr)} {'needs' if needed else 'cannot go with'} "
-                                 f"{_flag(other)} (it would be ignored); "
-                                 + (f"add {_flag(other)}" if needed else
-                                    f"drop {_flag(attr)}"))
+from workbench.io import InputError
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
-    Options not given are taken from the baseline's recorded config; an option that would be
-    ignored (:data:`_NEEDS`) is refused."""
-    _check_options(args)
+    Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)
-    alpha = {} if args.alpha is None else {"alpha": args.alpha}
     if args.history:
         if not path.is_file():
             raise InputError(str(path), "baseline not found (or not a file), so it has no "
@@ -64,7 +29,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
               f"{changelog_path(path)}: no changelog yet (it grows with each --update-baseline)")
         return 0
     if args.generation:
-        return _generation_gate(args, path, alpha)
+        return _generation_gate(args, path)
     check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:
         raise InputError(str(path), "baseline not found; create it with "
@@ -84,7 +49,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
     try:
         if base is not None:
             gated = [m for m in requested or base.metrics if not forced or m in base.metrics]
-            result = check_gate(ev, base, **alpha, metrics=gated or None, golden=golden,
+            result = check_gate(ev, base, args.alpha, metrics=gated or None, golden=golden,
                                 allow_golden_change=args.golden_changed or forced,
                                 config=config)
             code = 0 if result.passed or forced else 1
@@ -108,7 +73,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
     return code
 
 
-def _generation_gate(args: argparse.Namespace, path: Path, alpha: dict[str, float]) -> int:
+def _generation_gate(args: argparse.Namespace, path: Path) -> int:
     """``workbench gate --generation``: answer accuracy of the local generator over the
     recorded (or given) pipeline, against a generation baseline (see
     :mod:`workbench.gate.generation`); answers are cached under the cache folder."""
@@ -135,7 +100,7 @@ def _generation_gate(args: argparse.Namespace, path: Path, alpha: dict[str, floa
     code, out = 0, dict[str, Any](baseline=str(path), config=config)
     try:
         if base is not None:
-            result = check_generation_gate(ev, path, config, golden, **alpha,
+            result = check_generation_gate(ev, path, config, golden, args.alpha,
                                            allow_golden_change=args.golden_changed or
                                            bool(args.force))
             code = 0 if result.passed or (args.update_baseline and args.force) else 1
