@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -225,8 +226,11 @@ class FakeB(Fake):
     model_id = "fake/b"
 
 
-def _real_cache(cache: Path) -> None:
-    """A cache as the writers leave it: two models' embeddings, answers, a converted model."""
+@pytest.fixture(scope="module")
+def real_cache(tmp_path_factory) -> Path:
+    """A cache as the writers leave it: two models' embeddings, answers, a converted model
+    (written once; each set-up gets a copy, the manifests' paths being relative)."""
+    cache = tmp_path_factory.mktemp("real") / "cache"
     for encoder in (FakeA(), FakeB()):
         EmbeddingCache(cache / "embeddings", shard_size=2).embed(encoder, ["a", "b", "c"],
                                                                   progress=False)
@@ -234,6 +238,7 @@ def _real_cache(cache: Path) -> None:
     for key in ("ab" + "1" * 62, "ab" + "2" * 62, "cd" + "3" * 62):
         answers.put(key, Answer(text=f"answer {key[:4]}"))
     _converted_model(cache / "models", "smol-1")
+    return cache
 
 
 def _ours(cache: Path) -> set[Path]:
@@ -314,8 +319,6 @@ def _apply(setup: dict, home: Path, cache: Path) -> tuple[dict[Path, bytes], set
         copy = outside / f"folder-{n}"
         for path in [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]:
             put(copy / path.relative_to(folder), path.read_bytes())
-        import shutil
-
         shutil.rmtree(folder)
         folder.symlink_to(copy)
         ours -= {p for p in ours if folder in p.parents}
@@ -335,7 +338,7 @@ def _apply(setup: dict, home: Path, cache: Path) -> tuple[dict[Path, bytes], set
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(setup=cache_setups())
-def test_generated_cache_setups_never_lose_a_user_file(tmp_path_factory, setup):
+def test_generated_cache_setups_never_lose_a_user_file(tmp_path_factory, real_cache, setup):
     base = tmp_path_factory.mktemp("setup")
     home = base / "home"
     cache = {"--cache": base / "cache", "WORKBENCH_CACHE": base / "env-cache",
@@ -350,7 +353,7 @@ def test_generated_cache_setups_never_lose_a_user_file(tmp_path_factory, setup):
             mp.setenv("WORKBENCH_CACHE", str(cache))
         elif setup["where"] == "XDG_CACHE_HOME":
             mp.setenv("XDG_CACHE_HOME", str(cache.parent))
-        _real_cache(cache)
+        shutil.copytree(real_cache, cache, symlinks=True)
         user, ours = _apply(setup, home, cache)
         args = ["cache", "clear", *setup["form"]]
         if setup["where"] == "--cache":
