@@ -219,8 +219,9 @@ def test_squad_prints_the_summary_not_48_categories(datasets, capsys):
 def test_cache_info_and_clear(tmp_path, capsys):
     import numpy as np
 
+    from workbench.generation.answer_cache import GenerationCache
+    from workbench.generation.prompt import Answer
     from workbench.retrieval import EmbeddingCache
-    from workbench.runtime import mark_cache_folder
 
     class Fake:
         model_id = "fake/model"
@@ -231,9 +232,8 @@ def test_cache_info_and_clear(tmp_path, capsys):
         encode_queries = encode_documents
 
     EmbeddingCache(tmp_path / "embeddings").embed(Fake(), ["a", "b", "c"], progress=False)
-    (tmp_path / "generations" / "ab").mkdir(parents=True)
-    mark_cache_folder(tmp_path / "generations", "generations")
-    (tmp_path / "generations" / "ab" / f"ab{'c' * 62}.json").write_text("{}", encoding="utf-8")
+    GenerationCache(tmp_path / "generations").put(f"ab{'c' * 62}", Answer(text="yes"))
+    (tmp_path / "generations" / "ab" / f"ab{'d' * 62}.json").write_text("{}", encoding="utf-8")
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path) in out and "given with --cache" in out
@@ -282,18 +282,20 @@ def test_cache_info_and_clear_find_the_models_where_the_generator_puts_them(tmp_
     (generation.model_cache_root): info lists them and clear removes them, not
     --cache/models; the folder itself and what else it holds stay."""
     from workbench.generation import model_cache_root
-    from workbench.runtime import MODEL_SOURCE_FILE, mark_cache_folder
+    from workbench.runtime import mark_cache_folder, record_cache_tree
 
     models = tmp_path / "models-elsewhere"
     monkeypatch.setenv("WORKBENCH_MODEL_CACHE", str(models))
     (models / "smol-123").mkdir(parents=True)
     mark_cache_folder(models, "models")
-    (models / "smol-123" / MODEL_SOURCE_FILE).write_text("{}", encoding="utf-8")
+    (models / "smol-123" / "workbench-source.json").write_text("{}", encoding="utf-8")
+    record_cache_tree(models, models / "smol-123")
     (models / "notes.txt").write_text("mine", encoding="utf-8")
     decoy = tmp_path / "cache" / "models" / "not-this-one"
     decoy.mkdir(parents=True)
     mark_cache_folder(decoy.parent, "models")
-    (decoy / MODEL_SOURCE_FILE).write_text("", encoding="utf-8")
+    (decoy / "workbench-source.json").write_text("", encoding="utf-8")
+    record_cache_tree(decoy.parent, decoy)
     assert model_cache_root(tmp_path / "cache") == models
     cache = ["--cache", str(tmp_path / "cache")]
     assert main(["cache", "info", *cache, "--json"]) == 0

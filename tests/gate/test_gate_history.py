@@ -77,8 +77,8 @@ def test_the_commit_is_recorded_in_git(tmp_path):
 def test_cli_gate_history(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     path = tmp_path / "baseline.json"
-    assert main(["gate", "--baseline", str(path), "--history"]) == 0
-    assert "no changelog yet" in capsys.readouterr().out
+    assert main(["gate", "--baseline", str(path), "--history"]) == 2  # a typo is not "no history"
+    assert "baseline not found" in capsys.readouterr().err
     handbook = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
     assert main(["gate", "--baseline", str(path), *handbook, "--chunker",
                  "fixed:size=400,overlap=0", "--update-baseline"]) == 0

@@ -271,3 +271,26 @@ def test_the_questions_command_merges_samples_and_writes(tmp_path):
                           "-o", str(out)], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "field 'question': no column 'question'" in bad.stderr
+
+
+CELLS = st.text(st.characters(blacklist_characters='",\r\n', blacklist_categories=("Cs",)),
+                min_size=1, max_size=12).filter(str.strip)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(CELLS, CELLS), min_size=1, max_size=8), data=st.data())
+def test_a_quote_never_closed_is_refused_at_its_row(tmp_path_factory, rows, data):
+    """A CSV of plain cells reads every row; the same CSV with a quote opened in one cell and
+    never closed (the rest of the file would become that cell) is refused at that row."""
+    folder = tmp_path_factory.mktemp("csv")
+    lines = ["id,question", *(f"{a},{b}" for a, b in rows)]
+    path = write(folder / "log.csv", "\n".join(lines) + "\n")
+    assert len(read_questions(path)) == len(rows)
+    row = data.draw(st.integers(0, len(rows) - 1))
+    column = data.draw(st.integers(0, 1))
+    cells = list(rows[row])
+    cells[column] = '"' + cells[column]
+    lines[row + 1] = ",".join(cells)
+    write(path, "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"log\.csv:{row + 2}: .*never closed"):
+        import_questions(path)

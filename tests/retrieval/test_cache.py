@@ -18,7 +18,7 @@ from workbench.io import temp_files
 from workbench.retrieval import cache as cache_module
 from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, text_hash
 from workbench.retrieval.shards import is_temp_file
-from workbench.runtime import cache_dir
+from workbench.runtime import CACHE_MANIFEST, cache_dir
 
 
 class CountingEncoder:
@@ -166,7 +166,8 @@ def test_writes_are_atomic_and_leave_no_temp_files(tmp_path: Path):
     cache.embed(enc, TEXTS, progress=False)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert not [p for p in files if p.name.startswith(".tmp")]
-    assert {p.name for p in files if p.suffix != ".npz"} == {"model.json", ".lock", "CACHEDIR.TAG"}
+    assert {p.name for p in files if p.suffix != ".npz"} == {
+        "model.json", ".lock", "CACHEDIR.TAG", CACHE_MANIFEST, f".{CACHE_MANIFEST}.lock"}
     shards = [p for p in files if p.suffix == ".npz"]
     assert len(shards) == 5
     # a shard's name carries the sha256 of its bytes

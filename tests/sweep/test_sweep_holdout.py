@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.golden import GoldenItem, GoldenSet
-from workbench.io import InputError
+from workbench.io import InputError, WorkbenchError
 from workbench.stats import selection_bias
 from workbench.sweep import SweepResult, run_sweep, split_golden
-from workbench.sweep.holdout import split_path
+from workbench.sweep.holdout import MIN_PART, split_path
 
 GRID = {"size": [200, 400, 800], "overlap": [0], "retriever": ["bm25"], "k": [5]}
 
@@ -33,15 +33,23 @@ def _golden(strata: list[int]) -> GoldenSet:
 def test_split_is_stratified_disjoint_and_covering(strata, fraction, seed):
     golden = _golden(strata)
     n = len(golden)
-    if n < 2:
-        with pytest.raises(ValueError, match="at least 2"):
+    held = min(max(round(fraction * n), 1), n - 1)
+    if n < 2 * MIN_PART or not MIN_PART <= held <= n - MIN_PART:
+        with pytest.raises(WorkbenchError, match=f"at least {2 * MIN_PART}|at least {MIN_PART}"
+                           ) as refused:
             split_golden(golden, fraction, seed)
+        suggested = re.search(r"from ([0-9.]+) to ([0-9.]+)$", str(refused.value))
+        if n >= 2 * MIN_PART:  # the fractions it suggests work
+            assert suggested, refused.value
+            for bound in suggested.groups():
+                split = split_golden(golden, float(bound), seed)
+                assert min(len(split.tuning), len(split.heldout)) >= MIN_PART
         return
     split = split_golden(golden, fraction, seed)
     assert not set(split.tuning) & set(split.heldout)
     assert sorted([*split.tuning, *split.heldout]) == sorted(i.qid for i in golden)  # answerable
-    assert split.tuning and split.heldout
-    assert len(split.heldout) == min(max(round(fraction * n), 1), n - 1)
+    assert len(split.tuning) >= MIN_PART and len(split.heldout) >= MIN_PART
+    assert len(split.heldout) == held
     by_qid = {i.qid: i for i in golden}
     held = Counter((by_qid[q].category, by_qid[q].source) for q in split.heldout)
     sizes = Counter((i.category, i.source) for i in golden)

@@ -3,7 +3,9 @@
 A user error (a bad file, a bad spec, a value out of range, a folder where a file belongs, a
 full disk or read-only target) is the package's own :class:`~workbench.io.WorkbenchError`:
 it prints one line naming the file, line and field and what to do (a golden set's problems
-one per line) and exits 2. Any other exception is a bug and shows its traceback;
+one per line) and exits 2, as does a path too long for the file system (``ENAMETOOLONG``,
+raised by the OS wherever the path is first looked at). Any other exception is a bug and
+shows its traceback;
 ``validate`` exits 1 when the golden set has problems. A reader that closes the pipe early
 (``workbench eval | head``) ends the command quietly with exit status 141, as a process
 killed by SIGPIPE would (so a gate whose report was cut short never reads as passed). torch
@@ -23,16 +25,24 @@ Layer: the top; may import anything in the package. Nothing imports it.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from workbench.cli.args import chunker_spec, cutoff, non_negative_int, probability, share
+from workbench.cli.args import (
+    check_combinations,
+    chunker_spec,
+    cutoff,
+    non_negative_int,
+    probability,
+    share,
+)
 from workbench.io import WorkbenchError
 from workbench.metrics.registry import DEFAULT_EVIDENCE_THRESHOLD
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "given_options", "main"]
 
 
 # Each command's module is imported only when the command runs.
@@ -313,12 +323,27 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
     return f"workbench: warning: {message}\n"
 
 
+def given_options(argv: Sequence[str] | None) -> tuple[set[str], dict[str, str]]:
+    """The destinations of the options given on the command line ``argv`` (not those at their
+    defaults) and every option's flag in its command, by destination."""
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for sub in subs.choices.values():
+        for action in sub._actions:
+            action.default = argparse.SUPPRESS
+    given = vars(parser.parse_args(argv))
+    sub = subs.choices[given["command"]]
+    flags = {a.dest: (a.option_strings or [a.dest])[-1] for a in sub._actions}
+    return set(given) - {"command", "fn"}, flags
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     args = build_parser().parse_args(argv)
     saved, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
+        check_combinations(args, *given_options(argv))
         return int(args.fn(args))
     except BrokenPipeError:  # the reader closed the pipe (| head): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -326,6 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except WorkbenchError as exc:  # anything else is a bug: its traceback shows
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user typed that no file system can hold
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        print(f"workbench {args.command}: error: {str(exc.filename)[:80]}...: a file name "
+              "longer than the file system allows; check the path", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = saved

@@ -4,6 +4,10 @@
   :func:`non_negative_int`); ``--alpha`` is a probability (:func:`probability`),
   ``--evidence-threshold`` a share (:func:`share`).
 * A golden set to score must hold answerable questions (:func:`require_answerable`).
+* An option that would be ignored in its combination is refused, never silently dropped
+  (:data:`NEEDS`, :func:`check_combinations`): ``gate --history`` takes no option but
+  ``--baseline``, ``--force`` needs ``--update-baseline``, ``--holdout-seed`` needs
+  ``--holdout``, and so on.
 * Cutoffs are bounded by what is ranked (:func:`check_cutoffs`): ``-k`` and the cutoff of each
   ``-m`` metric may be at most :data:`FREE_CUTOFF`, or the number of things ranked (chunks of
   the corpus, the deepest ranking of a TREC run) when that is larger; never above
@@ -21,7 +25,8 @@ from typing import Any
 from workbench.io import WorkbenchError
 from workbench.retrieval.base import MAX_K
 
-__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "check_cutoffs", "chunker_spec", "cutoff",
+__all__ = ["FREE_CUTOFF", "MAX_CUTOFF", "NEEDS", "check_combinations", "check_cutoffs",
+           "chunker_spec", "cutoff",
            "non_negative_int", "probability", "require_answerable", "share"]
 
 FREE_CUTOFF = 1000
@@ -111,3 +116,44 @@ def require_answerable(golden: Any, source: Any) -> None:
     from workbench.evaluation.pipeline import require_answerable as rule
 
     rule(golden, source)
+
+
+_GATE_PIPELINE = ("corpus", "golden", "chunker", "retriever", "encoder", "k", "metric", "level",
+                  "alpha", "update_baseline", "cache", "golden_changed", "force", "generation",
+                  "questions", "json")
+#: Options that act only in a combination, by command: ``(option, other, wanted)``, the
+#: destinations of two options and what the second must be for the first to act: True (given),
+#: False (not given) or a value.
+NEEDS: dict[str, tuple[tuple[str, str, object], ...]] = {
+    "gate": (*((option, "history", False) for option in _GATE_PIPELINE),
+             ("questions", "generation", True), ("metric", "generation", False),
+             ("force", "update_baseline", True)),
+    "sweep": (("holdout_seed", "holdout", True),),
+    "eval": (("run_scores", "run", True), ("run_offsets", "run", True)),
+    "report": (("unrestricted", "user_group", False), ("budget_tokens", "no_generation", False),
+               ("traces", "no_generation", False), ("user_group", "no_generation", False)),
+    "questions": (("seed", "by", "random"),),
+    "synth": (("distractors", "hard", True), ("encoder", "hard", True),
+              ("threshold", "judge_with", True), ("folds", "judge_with", True),
+              ("llm_model", "local", False), ("api_key_env", "local", False),
+              ("timeout", "local", False)),
+    "cache": (("model", "action", "clear"), ("only", "action", "clear"),
+              ("json", "action", "info")),
+}
+
+
+def check_combinations(args: argparse.Namespace, given: set[str], flags: dict[str, str]) -> None:
+    """Refuse the first option in ``given`` (destinations of the options on the command line;
+    ``flags``: their names) that :data:`NEEDS` says would be ignored with the others."""
+    for option, other, wanted in NEEDS.get(args.command, ()):
+        if option not in given:
+            continue
+        if wanted is True and other not in given:
+            raise WorkbenchError(f"{flags[option]} needs {flags[other]} (without it, it would be "
+                                 f"ignored); add {flags[other]}, or drop {flags[option]}")
+        if wanted is False and other in given:
+            raise WorkbenchError(f"{flags[option]} cannot go with {flags[other]} (it would be "
+                                 f"ignored); drop one of them")
+        if not isinstance(wanted, bool) and getattr(args, other) != wanted:
+            raise WorkbenchError(f"{flags[option]} acts only with {flags[other]} {wanted} (here "
+                                 f"{getattr(args, other)}, so it would be ignored); drop it")

@@ -6,12 +6,12 @@ embeddings in ``embeddings/`` (per model and kind), the generated answers in
 ``generations/`` and the local generator's converted model in ``models/``, or in
 ``$WORKBENCH_MODEL_CACHE`` when set (:func:`workbench.generation.model_cache_root`).
 ``clear`` removes them all, or ``--only`` one kind, or ``--model`` one model's embeddings.
-It deletes only what the workbench wrote: each of those folders carries the marker the
-workbench's writers create (:data:`~workbench.retrieval.shards.CACHE_MARKER`); an unmarked
-folder is refused, only files of the workbench's naming scheme go (of a models folder, the
-converted models that hold ``workbench-source.json``), symlinks are never followed, and
-``/``, ``$HOME`` (or a folder above it) and a file given as the folder are refused
-(:func:`~workbench.retrieval.shards.clear_cache_folder`).
+It deletes only what the workbench wrote (:func:`~workbench.runtime.clear_cache_folder`):
+each of those folders carries exactly the marker the workbench's writers create and the
+manifest of the files they wrote; an unmarked folder is refused, only listed files whose size
+and sha256 still match go (never a folder tree, never through a symlink), and ``/``,
+``$HOME`` (or a folder above it) and a file given as the folder are refused. ``info`` counts
+from the same manifests.
 """
 
 from __future__ import annotations
@@ -39,18 +39,23 @@ def _size(nbytes: float) -> str:
     return f"{nbytes:.1f} {unit}"
 
 
-def _files(folder: Path, pattern: str = "*") -> tuple[int, int]:
-    """Files matching ``pattern`` under ``folder`` and their bytes."""
-    files = [p for p in folder.rglob(pattern) if p.is_file()] if folder.is_dir() else []
-    return len(files), sum(p.stat().st_size for p in files)
+def _listed(folder: Path) -> dict[str, int]:
+    """The files the workbench wrote in ``folder`` (its manifest) that are still there, with
+    their bytes: what ``clear`` may delete."""
+    from workbench.runtime import cache_files
+
+    return {rel: entry.size for rel, entry in cache_files(folder).items()
+            if (folder / rel).is_file() and not (folder / rel).is_symlink()}
 
 
-def _models(folder: Path) -> list[Path]:
-    """The converted models in ``folder``: what ``clear`` would delete."""
-    from workbench.runtime import MODEL_SOURCE_FILE
-
-    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
-                  and (p / MODEL_SOURCE_FILE).is_file()) if folder.is_dir() else []
+def _models(folder: Path) -> dict[str, int]:
+    """The converted models in ``folder`` (the first part of each listed path) and their
+    bytes."""
+    models: dict[str, int] = {}
+    for rel, size in _listed(folder).items():
+        if "/" in rel:
+            models[rel.split("/")[0]] = models.get(rel.split("/")[0], 0) + size
+    return dict(sorted(models.items()))
 
 
 def _where(given: str | None) -> str:
@@ -90,11 +95,12 @@ class _Folders:
 def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
     root = folders.root
     rows = embeddings.inventory()
-    answers, answer_bytes = _files(folders.generations, "*.json")
-    models = {p.name: _files(p)[1] for p in _models(folders.models)}
+    answers = {rel: n for rel, n in _listed(folders.generations).items() if rel.endswith(".json")}
+    answer_bytes = sum(answers.values())
+    models = _models(folders.models)
     if args.json:
         print(json.dumps({"folder": str(root), "embeddings": rows,
-                          "generations": {"answers": answers, "bytes": answer_bytes},
+                          "generations": {"answers": len(answers), "bytes": answer_bytes},
                           "models": models, "models_folder": str(folders.models)}, indent=2))
         return 0
     print(f"cache folder: {root} ({_where(args.cache)})")
@@ -107,7 +113,7 @@ def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
                   f"{r['shards']:>6}  {_size(r['bytes']):>9}")
     else:
         print("embeddings: none")
-    print(f"generations: {answers:,} answers ({_size(answer_bytes)})")
+    print(f"generations: {len(answers):,} answers ({_size(answer_bytes)})")
     print(f"converted models in {folders.models}: "
           + (", ".join(f"{name} ({_size(n)})" for name, n in models.items()) or "none"))
     return 0
@@ -115,6 +121,7 @@ def _info(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
 
 def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
     from workbench.runtime import (
+        EMBEDDINGS_DIR,
         GENERATIONS_DIR,
         MODELS_DIR,
         check_cache_folder,
@@ -122,10 +129,10 @@ def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
     )
 
     root = folders.root
-    for kind, folder in (("embeddings", embeddings.root), ("generations", folders.generations),
-                         ("models", folders.models)):
-        if args.only in (None, kind) and (kind == "embeddings" or not args.model):
-            check_cache_folder(folder, deleting=True, marked=True)  # all refusals before a delete
+    for kind, folder in ((EMBEDDINGS_DIR, embeddings.root), (GENERATIONS_DIR, folders.generations),
+                         (MODELS_DIR, folders.models)):
+        if args.only in (None, kind) and (kind == EMBEDDINGS_DIR or not args.model):
+            check_cache_folder(folder, deleting=True, kind=kind)  # all refusals before a delete
     rows = embeddings.inventory()
     if args.model:
         if args.only not in (None, "embeddings"):
@@ -138,25 +145,38 @@ def _clear(folders: _Folders, embeddings: Any, args: argparse.Namespace) -> int:
             raise WorkbenchError(f"no embeddings of {model_id!r} in {embeddings.root} "
                              f"(models there: {known})")
         embeddings.clear(model_id)
-        print(f"removed {sum(r['vectors'] for r in gone):,} vectors of {model_id} "
-              f"({_size(sum(r['bytes'] for r in gone))}) from {embeddings.root}")
+        vectors, nbytes, _ = _removed(rows, embeddings.inventory())
+        print(f"removed {vectors:,} vectors of {model_id} ({_size(nbytes)}) "
+              f"from {embeddings.root}")
         return 0
     removed = []
     if args.only in (None, "embeddings"):
         embeddings.clear()
-        removed.append(f"{sum(r['vectors'] for r in rows):,} vectors of "
-                       f"{len({r['model_id'] for r in rows})} model(s) "
-                       f"({_size(sum(r['bytes'] for r in rows))})")
+        vectors, nbytes, n_models = _removed(rows, embeddings.inventory())
+        removed.append(f"{vectors:,} vectors of {n_models} model(s) ({_size(nbytes)})")
     if args.only in (None, "generations"):
-        answers, answer_bytes = clear_cache_folder(folders.generations, GENERATIONS_DIR)
-        removed.append(f"{answers:,} generated answers ({_size(answer_bytes)})")
+        answers = clear_cache_folder(folders.generations, GENERATIONS_DIR)
+        removed.append(f"{sum(p.endswith('.json') for p in answers.paths):,} generated answers "
+                       f"({_size(answers.bytes)})")
     if args.only in (None, "models"):
         # the converted models, not the folder: $WORKBENCH_MODEL_CACHE may hold more
-        models, model_bytes = clear_cache_folder(folders.models, MODELS_DIR)
-        removed.append(f"{models} converted model(s) ({_size(model_bytes)})"
+        converted = clear_cache_folder(folders.models, MODELS_DIR)
+        removed.append(f"{len({p.split('/')[0] for p in converted.paths if '/' in p})} "
+                       f"converted model(s) ({_size(converted.bytes)})"
                        + ("" if folders.models == root / MODELS_DIR else f" from {folders.models}"))
     print(f"removed {', '.join(removed)} from {root}")
     return 0
+
+
+def _removed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """Vectors, bytes and models that went between two inventories (a shard ``clear`` kept,
+    because it changed since it was written, still counts as there)."""
+    left = {(r["model_id"], r["kind"]): r for r in after}
+    gone = [(r, left.get((r["model_id"], r["kind"]), {"vectors": 0, "bytes": 0}))
+            for r in before]
+    return (sum(r["vectors"] - kept["vectors"] for r, kept in gone),
+            sum(r["bytes"] - kept["bytes"] for r, kept in gone),
+            len({r["model_id"] for r, kept in gone if kept["vectors"] < r["vectors"]}))
 
 
 def _model_id(name: str, rows: list[dict[str, Any]]) -> str:

@@ -20,12 +20,15 @@ def run_gate_command(args: argparse.Namespace) -> int:
     """``workbench gate``: 0 pass, 1 regression (or ratchet refusal), 2 user error.
     Options not given are taken from the baseline's recorded config."""
     path = Path(args.baseline)
-    if getattr(args, "history", False):
+    if args.history:
+        if not path.is_file():
+            raise InputError(str(path), "baseline not found (or not a file), so it has no "
+                             "changelog; check the path")
         history = read_history(path)
         print(history.rstrip("\n") if history else
               f"{changelog_path(path)}: no changelog yet (it grows with each --update-baseline)")
         return 0
-    if getattr(args, "generation", False):
+    if args.generation:
         return _generation_gate(args, path)
     check_cutoffs(args.k, args.metric, None)
     if not path.exists() and not args.update_baseline:

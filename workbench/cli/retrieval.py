@@ -277,8 +277,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     level = args.level or dataset_defaults(args.corpus, args.golden)[1]
     retriever: Any = None
     if args.run:  # logged results: the hits carry their located chunks
+        source: Any = _logged_run(args, corpus, chunks)  # refused before any note is printed
         metrics = _loggable(metrics, given=bool(args.metric))
-        source: Any = _logged_run(args, corpus, chunks)
         name, encoder_line = source.system, ""
         described = f"logged run {args.run} ({name})"
         ev = evaluate(source, golden, None, metrics=metrics, k=args.k, level=level,

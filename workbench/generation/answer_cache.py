@@ -13,7 +13,7 @@ from pathlib import Path
 from workbench.generation.context import AssembledContext
 from workbench.generation.prompt import Answer, Generator, generate_all
 from workbench.io import atomic_write_text, locked
-from workbench.runtime import GENERATIONS_DIR, cache_dir, mark_cache_folder
+from workbench.runtime import GENERATIONS_DIR, cache_dir, mark_cache_folder, record_cache_files
 
 
 def cache_key(generator: Generator, question: str, context: AssembledContext) -> str:
@@ -34,7 +34,8 @@ def cache_key(generator: Generator, question: str, context: AssembledContext) ->
 class GenerationCache:
     """Answers on disk, one JSON file per key (``{root}/{key[:2]}/{key}.json``), written
     atomically while holding the cache's one lock (``{root}/.cache.lock``; entries are
-    content-addressed, so a second writer of a key finds it written and leaves it). A damaged
+    content-addressed, so a second writer of a key finds it written and leaves it), and listed
+in the folder's manifest (:func:`~workbench.runtime.record_cache_files`) for ``clear``. A damaged
     entry is removed under the lock and recomputed. Errors are never cached. ``hits`` /
     ``misses`` count lookups. ``root`` defaults to ``generations/`` in the one cache folder
     (:func:`~workbench.runtime.cache_dir`)."""
@@ -76,8 +77,9 @@ class GenerationCache:
             path = self._path(key)
             if path.exists():
                 return
-            atomic_write_text(path, json.dumps(row, ensure_ascii=False), make_parents=True,
-                              lock=False)
+            text = json.dumps(row, ensure_ascii=False)
+            atomic_write_text(path, text, make_parents=True, lock=False)
+            record_cache_files(self.root, {path: hashlib.sha256(text.encode("utf-8")).hexdigest()})
         self.writes += 1
 
 

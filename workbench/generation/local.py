@@ -25,16 +25,18 @@ from workbench.generation.prompt import (
     make_answer,
 )
 from workbench.runtime import (
-    MODEL_SOURCE_FILE,
     MODELS_DIR,
     LazyModel,
     cache_dir,
     mark_cache_folder,
     quiet_transformers,
+    record_cache_tree,
     set_torch_threads,
 )
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: The file in a converted model's folder that says what it was converted from.
+SOURCE_FILE = "workbench-source.json"
 
 
 def smollm2_gguf_path() -> Path:
@@ -60,8 +62,9 @@ def model_cache_root(cache: str | Path | None = None) -> Path:
 
 def convert_gguf(gguf: Path, target: Path) -> Path:
     """Convert a GGUF (dequantised to float32) into a transformers folder, atomically, with a
-    progress bar (read, written). Done once: reading a GGUF through transformers takes ~40 s,
-    the folder ~1 s."""
+    progress bar (read, written); its files are listed in the models folder's manifest
+    (:func:`~workbench.runtime.record_cache_tree`), so ``workbench cache clear`` removes them.
+    Done once: reading a GGUF through transformers takes ~40 s, the folder ~1 s."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -79,12 +82,14 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
         try:
             model.save_pretrained(tmp)
             tokenizer.save_pretrained(tmp)
-            (tmp / MODEL_SOURCE_FILE).write_text(json.dumps(
+            (tmp / SOURCE_FILE).write_text(json.dumps(
                 {"gguf": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}))
             try:
                 os.replace(tmp, target)
             except OSError:  # another process finished first
                 shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                record_cache_tree(target.parent, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

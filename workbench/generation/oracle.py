@@ -176,6 +176,15 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                          "access or version check is possible")
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     wanted = set(qids) if qids is not None else None
+    if wanted is not None:
+        unknown = sorted(wanted - {i.qid for i in gs})
+        if unknown or not wanted:
+            known = ", ".join(i.qid for i in list(gs)[:3])
+            raise WorkbenchError(
+                (f"qids not in the golden set: {', '.join(unknown[:5])}"
+                 + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+                 if unknown else "no qids given") + f"; give qids of its {len(gs)} questions "
+                f"(e.g. {known or 'none'}), or none for all of them")
     items = [i for i in gs if wanted is None or i.qid in wanted]
     relevance = Relevance([i for i in items if i.answerable], chunks,
                           evidence_threshold=evidence_threshold, grade_threshold=grade_threshold)

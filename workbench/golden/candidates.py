@@ -172,14 +172,22 @@ def _text(value: Any, where: str, name: str) -> str | None:
 
 
 def _read_csv(path: Path, name: str) -> Iterable[tuple[int, str | None]]:
-    reader = csv.DictReader(io.StringIO(read_text(path, "CSV"), newline=""))
-    if reader.fieldnames is None or name not in reader.fieldnames:
-        raise InputError(f"{path}:1", f"no column {name!r}; the columns are "
-                         f"{reader.fieldnames or []}: pass field= naming one", field=name)
-    start = 2
-    for row in reader:
-        yield start, _text(row.get(name), f"{path}:{start}", name)
-        start = reader.line_num + 1
+    """Rows read strictly: a quote never closed (which would make the rest of the file one
+    field) or text after a closing quote is refused at the line where its row starts."""
+    reader = csv.DictReader(io.StringIO(read_text(path, "CSV"), newline=""), strict=True)
+    start = 1
+    try:
+        if reader.fieldnames is None or name not in reader.fieldnames:
+            raise InputError(f"{path}:1", f"no column {name!r}; the columns are "
+                             f"{reader.fieldnames or []}: pass field= naming one", field=name)
+        start = 2
+        for row in reader:
+            yield start, _text(row.get(name), f"{path}:{start}", name)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"{path}:{start}", f"malformed CSV ({exc}): a quote opened in this "
+                         "row is never closed, or text follows a closing quote; close the "
+                         'quote, or double a quote inside a quoted field ("")') from None
 
 
 def _read_jsonl(path: Path, name: str) -> Iterable[tuple[int, str | None]]:

@@ -53,7 +53,13 @@ from workbench.retrieval.shards import (
     write_model_id,
     write_shard,
 )
-from workbench.runtime import EMBEDDINGS_DIR, cache_dir, clear_cache_folder, mark_cache_folder
+from workbench.runtime import (
+    EMBEDDINGS_DIR,
+    cache_dir,
+    clear_cache_folder,
+    mark_cache_folder,
+    record_cache_files,
+)
 
 if TYPE_CHECKING:
     from workbench.retrieval.encoders import Encoder
@@ -192,8 +198,9 @@ class EmbeddingCache:
         return self._compact(self._refresh(model_id, kind))
 
     def clear(self, model_id: str | None = None) -> None:
-        """Delete the cache's files for one model (or all models): only the workbench's own
-        files in a marked folder (:func:`~workbench.retrieval.shards.clear_cache_folder`)."""
+        """Delete the cache's files for one model (or all models): only the files the
+        workbench wrote, unchanged, in a marked folder
+        (:func:`~workbench.runtime.clear_cache_folder`)."""
         under = f"{model_slug(model_id)}/" if model_id is not None else ""
         clear_cache_folder(self.root, EMBEDDINGS_DIR, under)
         self._stores = {
@@ -243,7 +250,7 @@ class EmbeddingCache:
             return store
         names = []
         for path in store.folder.iterdir():
-            if path.name.endswith(".npz"):
+            if SHARD_NAME.match(path.name):
                 names.append(path.name)
             elif is_temp_file(path):
                 remove_stale_temp(path)
@@ -294,8 +301,9 @@ class EmbeddingCache:
     def _discard_all(self, store: _Store) -> None:
         with self._locked(store.folder):
             for path in list(store.folder.glob("*.npz")):
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                if SHARD_NAME.match(path.name):  # a user's own .npz there is not a shard
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
         store.vectors.clear()
         store.seen.clear()
         store.loaded.clear()
@@ -372,11 +380,16 @@ class EmbeddingCache:
     def _write_shard(self, store: _Store, hashes: list[str], vectors: np.ndarray,
                      encoder: Encoder | None = None) -> None:
         """Write one shard atomically, under the folder's lock (re-entrant in-process)."""
+        written: dict[Path, str | None] = {}
         with self._locked(store.folder):
             if encoder is not None:
                 with self._locked(store.folder.parent):  # the query and document folders share it
-                    write_model_id(store.folder.parent, encoder.model_id)
+                    digest = write_model_id(store.folder.parent, encoder.model_id)
+                if digest is not None:
+                    written[store.folder.parent / "model.json"] = digest
             name = write_shard(store.folder, hashes, vectors)
+            written[store.folder / name] = SHARD_NAME.match(name)["sha"]  # type: ignore[index]
+            record_cache_files(self.root, written)
         store.seen.add(name)
         store.loaded.add(name)
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from workbench.io import WorkbenchError
-from workbench.runtime.caches import MODELS_DIR, cache_dir
+from workbench.runtime.caches import MODELS_DIR, cache_dir, mark_cache_folder, record_cache_tree
 from workbench.runtime.models import LazyModel, LoadedOnFirstUse, default_threads
 
 __all__ = ["MINILM_ID", "OpenVinoMiniLMEncoder", "bf16_supported", "converted_dir"]
@@ -69,7 +69,8 @@ def converted_dir(cache: str | Path | None = None) -> Path:
 
 def _convert(target: Path) -> None:
     """Trace the packaged BERT into OpenVINO IR under ``target`` (atomically: a temporary
-    folder renamed into place), with a progress bar."""
+    folder renamed into place, then listed in the marked models folder's manifest for
+    ``workbench cache clear``), with a progress bar."""
     import openvino as ov
     import torch
     from tqdm.auto import tqdm
@@ -90,7 +91,7 @@ def _convert(target: Path) -> None:
             warnings.simplefilter("ignore")  # the tracer's warnings about shape branches
             converted = ov.convert_model(model, example_input=example)
         bar.update()
-        target.parent.mkdir(parents=True, exist_ok=True)
+        mark_cache_folder(target.parent, MODELS_DIR)
         tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
         ov.save_model(converted, str(tmp / _XML), compress_to_fp16=False)
         try:
@@ -99,6 +100,8 @@ def _convert(target: Path) -> None:
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            record_cache_tree(target.parent, target)
         bar.update()
 
 

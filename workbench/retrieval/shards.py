@@ -130,12 +130,15 @@ def remove_stale_temp(path: Path, max_age_s: float = 3600.0) -> None:
             path.unlink()
 
 
-def write_model_id(folder: Path, model_id: str) -> None:
-    """Record which model a model folder holds (once). The caller holds the model folder's
-    lock."""
+def write_model_id(folder: Path, model_id: str) -> str | None:
+    """Record which model a model folder holds (once); the sha256 of the bytes written, None
+    when the file was there already. The caller holds the model folder's lock."""
     path = folder / "model.json"
-    if not path.exists():
-        atomic_write_bytes(path, json.dumps({"model_id": model_id}).encode("utf-8"), lock=False)
+    if path.exists():
+        return None
+    data = json.dumps({"model_id": model_id}).encode("utf-8")
+    atomic_write_bytes(path, data, lock=False)
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_model_id(folder: Path) -> str:

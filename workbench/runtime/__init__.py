@@ -1,7 +1,7 @@
 """Runtime: what the steps that run models and write caches share.
 
 Owns where the caches live (:mod:`~workbench.runtime.caches`: :func:`cache_dir`, the
-sub-folder names, the ownership marker, clearing) and how a bundled model loads
+sub-folder names, the ownership marker and manifest, clearing) and how a bundled model loads
 (:mod:`~workbench.runtime.models`: :class:`LazyModel`, once, under a lock, timed, with its
 thread cap). Retrieval's encoders and rerankers and generation's local model and answer
 cache use them, so neither reaches into the other.
@@ -14,15 +14,20 @@ from __future__ import annotations
 
 from workbench.runtime.caches import (
     CACHE_ENV,
+    CACHE_MANIFEST,
     CACHE_MARKER,
     EMBEDDINGS_DIR,
     GENERATIONS_DIR,
-    MODEL_SOURCE_FILE,
     MODELS_DIR,
+    CacheFile,
+    Cleared,
     cache_dir,
+    cache_files,
     check_cache_folder,
     clear_cache_folder,
     mark_cache_folder,
+    record_cache_files,
+    record_cache_tree,
 )
 from workbench.runtime.models import (
     THREADS_ENV,
@@ -33,7 +38,8 @@ from workbench.runtime.models import (
     set_torch_threads,
 )
 
-__all__ = ["CACHE_ENV", "CACHE_MARKER", "EMBEDDINGS_DIR", "GENERATIONS_DIR", "MODELS_DIR",
-           "MODEL_SOURCE_FILE", "THREADS_ENV", "LazyModel", "LoadedOnFirstUse", "cache_dir",
-           "check_cache_folder", "clear_cache_folder", "default_threads", "mark_cache_folder",
-           "quiet_transformers", "set_torch_threads"]
+__all__ = ["CACHE_ENV", "CACHE_MANIFEST", "CACHE_MARKER", "EMBEDDINGS_DIR", "GENERATIONS_DIR",
+           "MODELS_DIR", "THREADS_ENV", "CacheFile", "Cleared", "LazyModel", "LoadedOnFirstUse",
+           "cache_dir", "cache_files", "check_cache_folder", "clear_cache_folder",
+           "default_threads", "mark_cache_folder", "quiet_transformers", "record_cache_files",
+           "record_cache_tree", "set_torch_threads"]

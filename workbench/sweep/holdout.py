@@ -9,10 +9,12 @@ questions. Two remedies, both here:
   choice could not look). The split is stratified by ``(category, source)``: each stratum
   gives ``floor`` or ``ceil`` of ``fraction`` of its questions to the held-out part (largest
   remainders, ties broken by the seeded generator), so the total is ``round(fraction * n)``.
-  The same seed and golden set give the same split. :func:`load_or_split` stores it as JSON
-  beside the sweep state (``STATE.holdout.json``): a resumed sweep reuses it; a golden set
-  changed since (fingerprint of every item) or another fraction or seed is refused with
-  what changed and what to do.
+  The same seed and golden set give the same split. Each part must hold at least
+  :data:`MIN_PART` questions: a fraction that leaves fewer on either side (``0.999`` ranks
+  the configurations on one question) is refused with the fractions that would work.
+  :func:`load_or_split` stores it as JSON beside the sweep state (``STATE.holdout.json``): a
+  resumed sweep reuses it; a golden set changed since (fingerprint of every item) or another
+  fraction or seed is refused with what changed and what to do.
 * :func:`~workbench.stats.selection_bias` estimates, on the tuning questions, how much of the
   winner's score is expected from selection alone.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +62,10 @@ class HoldoutSplit:
                 "heldout": list(self.heldout)}
 
 
+#: The fewest answerable questions each part of a split may hold.
+MIN_PART = 5
+
+
 def _check_fraction(fraction: float) -> float:
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) \
             or not 0.0 < float(fraction) < 1.0:
@@ -70,13 +77,15 @@ def _check_fraction(fraction: float) -> float:
 def split_golden(golden: GoldenSet, fraction: float, seed: int = 0) -> HoldoutSplit:
     """Split the answerable questions of ``golden`` (those retrieval metrics score) into
     tuning and held-out qids, stratified by ``(category, source)`` (see the module
-    docstring). Both parts are non-empty (ValueError when there are fewer than two)."""
+    docstring). Both parts hold at least :data:`MIN_PART` questions (a
+    :class:`~workbench.io.WorkbenchError` says which fractions would)."""
     fraction = _check_fraction(fraction)
     items = [i for i in golden if i.answerable]
     qids = [i.qid for i in items]
-    if len(qids) < 2:
-        raise WorkbenchError(f"a held-out split needs at least 2 answerable questions, the golden "
-                         f"set has {len(qids)}")
+    if len(qids) < 2 * MIN_PART:
+        raise WorkbenchError(f"a held-out split needs at least {2 * MIN_PART} answerable "
+                             f"questions ({MIN_PART} on each side), the golden set has "
+                             f"{len(qids)}; sweep without a holdout")
     strata: dict[tuple[str, str], list[str]] = {}
     for item in items:
         strata.setdefault((str(item.category), str(item.source)), []).append(item.qid)
@@ -85,6 +94,13 @@ def split_golden(golden: GoldenSet, fraction: float, seed: int = 0) -> HoldoutSp
     want = fraction * np.array([len(strata[k]) for k in keys], dtype=float)
     take = np.floor(want).astype(int)
     total = min(max(round(fraction * len(qids)), 1), len(qids) - 1)
+    if not MIN_PART <= total <= len(qids) - MIN_PART:
+        n = len(qids)
+        raise WorkbenchError(f"holdout={fraction:g} holds out {total} of {n} answerable "
+                             f"questions and ranks on {n - total}: each part needs at least "
+                             f"{MIN_PART}; use a fraction from "
+                             f"{math.ceil(100 * MIN_PART / n) / 100:g} to "
+                             f"{math.floor(100 * (n - MIN_PART) / n) / 100:g}")
     remainder = want - take
     tiebreak = rng.random(len(keys))
     order = sorted(range(len(keys)), key=lambda j: (-remainder[j], tiebreak[j]))
