@@ -67,6 +67,7 @@ def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
 def test_bad_save_is_a_status_not_a_write(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
     lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.selection = []
     lab.save()  # nothing selected
     assert "select the answer" in lab.status and path.read_text(encoding="utf-8") == ""
 
