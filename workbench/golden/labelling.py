@@ -198,25 +198,30 @@ def same_thing(a: Fact, b: Fact) -> bool:
 
 
 class FactIndex:
-    """Every :class:`Fact` of a corpus by unit, read once (on first use)."""
+    """Every :class:`Fact` of a corpus by document and by unit, read once (on first use)."""
 
     def __init__(self, corpus: Corpus):
         self.corpus = corpus
+        self._by_doc: dict[str, list[Fact]] = {}
         self._by_unit: dict[str, list[Fact]] | None = None
+
+    def of(self, doc_id: str) -> list[Fact]:
+        if doc_id not in self._by_doc:
+            self._by_doc[doc_id] = facts(doc_id, self.corpus[doc_id].text)
+        return self._by_doc[doc_id]
 
     def by_unit(self, unit: str) -> list[Fact]:
         if self._by_unit is None:
             self._by_unit = {}
             for doc in self.corpus.documents:
-                for f in facts(doc.id, doc.text):
+                for f in self.of(doc.id):
                     self._by_unit.setdefault(f.unit, []).append(f)
         return self._by_unit.get(unit, [])
 
     def conflicts(self, ev: Evidence) -> list[str]:
         """A different value of the same thing (:func:`same_thing`) stated anywhere else
         (another document, or another sentence of this one) than a value in ``ev``."""
-        text = self.corpus[ev.doc_id].text
-        mine = [f for f in facts(ev.doc_id, text) if ev.start <= f.start < ev.end]
+        mine = [f for f in self.of(ev.doc_id) if ev.start <= f.start < ev.end]
         out: list[str] = []
         for f in mine:
             for g in self.by_unit(f.unit):
