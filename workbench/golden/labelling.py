@@ -3,14 +3,19 @@
 A selection is ``(doc_id, start, end)`` in half-open code-point offsets into
 ``Document.text``. :func:`make_item` turns one or more selections plus must-mention strings,
 a category and the answerable flag into a :class:`GoldenItem` whose evidence quotes the
-document, refusing (``InputError``) offsets out of range, an unknown document and a
-must-mention string that is not in the selected text. :func:`span_warnings` says what a
-labeller should see before saving: a superseded document (:func:`is_superseded`), one the
-labeller's groups may not read (:func:`can_read`), and the same sentence elsewhere in the
-corpus with a different number. :class:`LabellingSession` appends through
-:func:`add_case` (locked, re-read under the lock), records skips in a sidecar
+document, refusing (``InputError``) offsets out of range, an unknown document, a
+must-mention string that is not in the selected text and a category on an unanswerable item.
+:func:`suggest_must_mention` offers values whole with their units in every script.
+:func:`span_warnings` says what a labeller should see before saving: a superseded document
+(:func:`is_superseded`), one the labeller's groups may not read (:func:`can_read`), and
+another document stating a different value of the same thing (:class:`Fact`,
+:func:`same_thing`: same unit, same subject words around it). :class:`LabellingSession`
+takes the one :class:`~workbench.golden.candidates.Candidate` (or strings and dicts made
+into one), appends through :func:`add_case` (locked, re-read under the lock) with where the
+question came from and how it was labelled, records skips in a sidecar
 ``<golden>.skips.jsonl`` and reloads both from disk, so two labellers on one file or a
-kernel restart lose nothing; ``undo`` removes exactly the line it wrote, under the lock.
+kernel restart lose nothing; ``undo`` removes exactly the line its last save or skip wrote,
+under the lock; ``throughput`` reads the recorded seconds and actions back.
 """
 
 from __future__ import annotations
@@ -219,14 +224,14 @@ class FactIndex:
         return self._by_unit.get(unit, [])
 
     def conflicts(self, ev: Evidence) -> list[str]:
-        """A different value of the same thing (:func:`same_thing`) stated anywhere else
-        (another document, or another sentence of this one) than a value in ``ev``."""
+        """A different value of the same thing (:func:`same_thing`) stated in another
+        document than a value in ``ev`` (within one document, values of the same thing with
+        the same words around them are a table or a list of tiers, not a contradiction)."""
         mine = [f for f in self.of(ev.doc_id) if ev.start <= f.start < ev.end]
         out: list[str] = []
         for f in mine:
             for g in self.by_unit(f.unit):
-                if (g.value != f.value and not (g.doc_id == f.doc_id and g.sentence == f.sentence)
-                        and same_thing(f, g)):
+                if g.value != f.value and g.doc_id != f.doc_id and same_thing(f, g):
                     out.append(f"document {g.doc_id!r} at {g.start} says {g.text!r} where the "
                                f"selection says {f.text!r} about the same thing: one fact "
                                "stated twice with two values?")
