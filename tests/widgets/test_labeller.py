@@ -226,3 +226,27 @@ def test_the_dense_index_is_embedded_once_and_reused_by_the_next_session(tmp_pat
     again = EmbeddingCache(tmp_path / "cache")
     lab = Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=again)
     assert again.stats.misses == 0 and lab.dense_hits and lab.selection[0] == "a"
+
+
+def test_the_keyboard_plan_through_the_python_api_saves_the_expected_lines(tmp_path):
+    """The browser test's 12 questions (tests/widgets/labeller_plan.py), driven through the
+    calls the view makes: the exact lines, and at most 4 actions for the median answerable
+    question."""
+    from statistics import median
+
+    from tests.widgets.labeller_plan import expected_rows, run_in_python, saved_as_expected, \
+        write
+    from workbench.corpus import load_folder
+    from workbench.golden import import_questions
+
+    docs, log = write(tmp_path)
+    corpus = Corpus(load_folder(docs).values())
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, import_questions(log), path, dense=False)
+    run_in_python(lab)
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    got = sorted((saved_as_expected(x) for x in lines), key=lambda r: r["qid"])
+    assert got == expected_rows(corpus, log)
+    answerable = [x["labelling"]["actions"] for x in lines if x["answerable"]]
+    assert median(answerable) <= 4 and max(answerable) <= 8
+    assert lab.session.throughput().acceptance_rate == 0.9

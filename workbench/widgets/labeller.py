@@ -83,8 +83,8 @@ def propose_span(question: str, hits: Sequence[Mapping[str, Any]], corpus: Corpu
     (``doc_id``, ``start``, ``end``, best first). With ``encoder``: the highest cosine of
     the question's and the sentence's vectors (sentences embedded through ``cache`` when
     given); without: the most distinct question terms (BM25's tokeniser) it contains. Ties
-    go to the better-ranked hit, then the earlier sentence. None when nothing qualifies (no
-    sentence, or none sharing a term). On the handbook golden set the encoder (MiniLM) puts
+    go to the better-ranked hit, then the earlier sentence; a Markdown heading is a title,
+    never proposed. None when nothing qualifies (no sentence, or none sharing a term). On the handbook golden set the encoder (MiniLM) puts
     the proposal on the gold evidence for 39% of the answerable questions, term overlap 33%
     (``benchmarks/bench_labeller.py``)."""
     found: list[tuple[str, int, int]] = []
@@ -92,7 +92,7 @@ def propose_span(question: str, hits: Sequence[Mapping[str, Any]], corpus: Corpu
         text = corpus[h["doc_id"]].text
         for a, b in sentence_spans(text[h["start"]:h["end"]]):
             span = (h["doc_id"], h["start"] + a, h["start"] + b)
-            if span not in found:
+            if span not in found and not text.startswith("#", span[1]):
                 found.append(span)
     if not found:
         return None
