@@ -371,11 +371,12 @@ class Labeller(anywidget.AnyWidget):
             self.actions += 1
             self.status = str(exc)
             return
-        self._undo.append(("disk", {"qid": self.current_qid, "state": before}))
+        qid = self.current_qid
+        self._undo.append(("disk", {"qid": qid, "state": before}))
         if answerable and self.category:
             self.last_category = self.category
-        self.status = f"saved {self.current_qid}"
         self.next_question()
+        self.status = self.status or f"saved {qid}"
 
     def unanswerable(self) -> None:
         self.save(answerable=False)
@@ -386,7 +387,7 @@ class Labeller(anywidget.AnyWidget):
         self.session.skip(qid, self._record() | {"actions": self.actions + 1})
         self._undo.append(("disk", {"qid": qid, "state": before}))
         self.next_question()
-        self.status = f"skipped {qid}"
+        self.status = self.status or f"skipped {qid}"
 
     def open_skipped(self) -> None:
         """Open the first question of the skipped queue."""
@@ -406,6 +407,7 @@ class Labeller(anywidget.AnyWidget):
         if kind == "state":
             self._undo.pop()
             self._restore(what)
+            self.actions += 1
             self.status = "undone"
             return
         try:

@@ -119,7 +119,6 @@ function render({ model, el: root }) {
   field(search, () => cmd("search", { query: search.value }));
   field(cat, commitCategory);
   field(goto, () => { cmd("goto", { qid: goto.value }); goto.value = ""; });
-  cat.addEventListener("change", commitCategory);
   skipped.onclick = () => { cmd("open_skipped"); refocus(); };
 
   let hitIndex = -1;
