@@ -229,7 +229,7 @@ def test_twelve_questions_by_keyboard_and_mouse(tmp_path):
              " dense=False)\n"
              "lab"]
     with notebook_page(tmp_path, "plan.ipynb", cells) as page:
-        page.wait_for_selector(".wb-lab", timeout=120_000)
+        page.wait_for_selector(".wb-lab", timeout=240_000)
         box = page.locator(".wb-lab").first
         for n, (qid, question, _, steps, _) in enumerate(PLAN):
             _on_question(page, qid)
