@@ -58,7 +58,7 @@ def _cells(formats: Path) -> list[str]:
         "      'phụ cấp đi lại mỗi ngày']\n"
         "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False)\n"
         "lab",
-        "print('QID', lab.current_qid, 'SEL', lab.selection)",
+        "print('NOWAT', lab.current_qid, 'SEL', lab.selection)",
     ]
 
 # Drag the mouse from the first character of `needle` to its last, inside the document view.
@@ -176,7 +176,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         assert "<img src=x onerror" in page.locator(".wb-doc").first.inner_text()
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".wb-doc script, .wb-doc img").count() == 0
-        assert "QID q003" in run_cell(page, 1, "QID")
+        assert "NOWAT q003" in run_cell(page, 1, "NOWAT")
         page.locator(".wb-lab").first.focus()
         page.keyboard.press("k")  # skip the hostile one
 
