@@ -13,8 +13,12 @@ from hypothesis import strategies as st
 
 from workbench.corpus import Corpus, Document
 from workbench.golden import import_questions
-from workbench.golden.labelling import LabellingSession, make_item, span_warnings, \
-    suggest_must_mention
+from workbench.golden.labelling import (
+    LabellingSession,
+    make_item,
+    span_warnings,
+    suggest_must_mention,
+)
 from workbench.io import InputError
 
 #: (script, filler words, units, joiner between number and unit)
@@ -30,7 +34,8 @@ SCRIPTS = [
     ("korean", ["환불", "기간", "이내", "배송"], ["일", "원", "개월"], ""),
 ]
 NUMBERS = st.one_of(st.integers(1, 99_999).map(str),
-                    st.tuples(st.integers(1, 999), st.integers(0, 9)).map(lambda t: f"{t[0]}.{t[1]}"),
+                    st.tuples(st.integers(1, 999), st.integers(0, 9)).map(
+                        lambda t: f"{t[0]}.{t[1]}"),
                     st.tuples(st.integers(1, 99), st.integers(0, 999)).map(
                         lambda t: f"{t[0]},{t[1]:03d}"))
 

@@ -234,8 +234,7 @@ def test_the_keyboard_plan_through_the_python_api_saves_the_expected_lines(tmp_p
     question."""
     from statistics import median
 
-    from tests.widgets.labeller_plan import expected_rows, run_in_python, saved_as_expected, \
-        write
+    from tests.widgets.labeller_plan import expected_rows, run_in_python, saved_as_expected, write
     from workbench.corpus import load_folder
     from workbench.golden import import_questions
 

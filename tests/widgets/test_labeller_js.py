@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-JS = Path(__file__).resolve().parents[2] / "workbench" / "widgets" / "labeller_static" / "labeller.js"
+JS = (Path(__file__).resolve().parents[2] / "workbench" / "widgets" / "labeller_static"
+      / "labeller.js")
 
 #: Characters that make UTF-16 and code points differ, or that tempt a mapping to split them.
 ALPHABET = st.sampled_from(["a", "Z", " ", "\r\n", "\n", "\r", "é", "e\u0301", "\u0301",

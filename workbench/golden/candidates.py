@@ -15,7 +15,8 @@
 Every question gets the one normal form (:func:`~workbench.text.normalize_text`) and keeps
 where it came from (``source="real"``, ``file``, ``line``) and what the log said beside it
 (``logged``: a CSV row's other columns, a JSONL object's other top-level values, such as
-``user``, ``time``, ``session``; a ``qid`` column or field is the candidate's qid). A :class:`Candidate` is also what the labeller takes
+``user``, ``time``, ``session``; a ``qid`` column or field is the candidate's qid). A
+:class:`Candidate` is also what the labeller takes
 (:class:`~workbench.golden.labelling.LabellingSession`): ``logged`` travels into the saved
 item as ``source_*`` fields. Duplicates are merged into the
 first occurrence (:func:`dedupe`): exact duplicates share a :func:`question_key` (NFKC,

@@ -24,15 +24,16 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Corpus, can_read, is_superseded, user_groups_of
-from workbench.golden.golden_set import GoldenSet, add_case
-from workbench.golden.items import Evidence, GoldenItem
 from workbench.golden.candidates import Candidate
 from workbench.golden.exchange import qid_of
+from workbench.golden.golden_set import GoldenSet, add_case
+from workbench.golden.items import Evidence, GoldenItem
 from workbench.io import InputError, atomic_write_bytes, atomic_write_text, iter_jsonl, locked
 from workbench.text import CJK, CJK_CHAR, HANGUL, fold
 
@@ -46,10 +47,15 @@ _STOP = ("a|about|after|all|an|and|are|as|at|be|before|but|by|each|every|for|fro
          "is|it|least|less|more|no|not|of|on|only|or|over|per|since|so|than|that|the|then|"
          "this|to|under|until|up|was|were|with|within")
 #: Units written right after a number in Chinese and Japanese (longest first).
-_CJK_UNITS = "|".join(sorted(
-    "个工作日 工作日 个月 ヶ月 か月 週間 時間 公里 公斤 千克 千米 厘米 毫米 平方米 小时 分钟 美元 "
-    "欧元 万元 亿元 英里 毫升 元 円 天 日 月 年 周 次 人 岁 米 克 秒 分 个 件 页 倍 名 位 号 层 台 张 "
-    "份 条 项 家 种 级 度 吨 升 回 万 亿".split(), key=len, reverse=True))
+_CJK_UNITS = "|".join(sorted([
+    "个工作日", "工作日", "个月", "ヶ月", "か月", "週間", "時間", "公里", "公斤",
+    "千克", "千米", "厘米", "毫米", "平方米", "小时", "分钟", "美元", "欧元",
+    "万元", "亿元", "英里", "毫升", "元", "円", "天", "日", "月",
+    "年", "周", "次", "人", "岁", "米", "克", "秒", "分",
+    "个", "件", "页", "倍", "名", "位", "号", "层", "台",
+    "张", "份", "条", "项", "家", "种", "级", "度", "吨",
+    "升", "回", "万", "亿",
+], key=len, reverse=True))
 #: Units common enough that a capitalised word before the number is not a name ("Within 14
 #: days" at the start of a sentence).
 _UNITS = (r"%|percent|per cent|(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|"
@@ -137,8 +143,9 @@ def make_item(corpus: Corpus, qid: str, question: str, spans: Sequence[Selection
 @dataclass(frozen=True)
 class Fact:
     """A value stated in a document: where (``doc_id``, ``start``, the sentence's start),
-    what (``text`` as written: its ``value`` digits and ``unit``) and about what (``subject``: the content words
-    of its sentence within :data:`_NEAR` words of it, the value itself left out)."""
+    what (``text`` as written: its ``value`` digits and ``unit``) and about what
+    (``subject``: the content words of its sentence within :data:`_NEAR` words of it, the
+    value itself left out)."""
 
     doc_id: str
     start: int
@@ -180,7 +187,7 @@ def facts(doc_id: str, text: str) -> list[Fact]:
     versions such as ``Python 3`` name things and state no value), each with its subject."""
     out = []
     cuts = [0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]
-    for a, b in zip(cuts, cuts[1:], strict=False):
+    for a, b in pairwise(cuts):
         sentence = text[a:b]
         words = _words(sentence)
         for m in _SUGGEST.finditer(sentence):
@@ -190,7 +197,8 @@ def facts(doc_id: str, text: str) -> list[Fact]:
             value, unit = _unit(kind, m.group(0))
             before = [w for at, w in words if at < m.start()][-_NEAR:]
             after = [w for at, w in words if at >= m.end()][:_NEAR]
-            out.append(Fact(doc_id, a + m.start(), a, m.group(0), value, unit, frozenset(before + after)))
+            out.append(Fact(doc_id, a + m.start(), a, m.group(0), value, unit,
+                            frozenset(before + after)))
     return out
 
 

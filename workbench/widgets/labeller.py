@@ -3,17 +3,17 @@ person decides, one key per decision.
 
 Each question opens with its text searched (BM25 and dense hits side by side, hits scoring 0
 left out) and the most likely answer already selected: :func:`propose_span` picks the
-sentence of the hits closest to the question (by the dense encoder, else by shared terms). ``Enter`` or ``s`` saves
-it; ``]``/``[`` grow or shrink its end by a word, ``}``/``{`` by a sentence, ``(``/``)`` its
-start by a sentence; the mouse still selects anything. Selecting text inside the answer marks
-it (painted, whatever has the focus), ``m`` adds it as a must-mention, ``x`` makes it the
-answer; ``1``-``9`` toggle a suggested must-mention (numbers kept whole with their units). The
-category starts empty for every question (``c`` types one, ``=`` takes the last one); ``u``
-marks unanswerable (no category), ``k`` skips (the "skipped (N)" queue, ``r``, brings them
-back), ``g`` opens any question by qid, ``a`` keeps the span and starts another, ``z`` undoes
-the last action whatever it was (a save, a skip, a grown span, a must-mention). Each save
-records how its span was made (``suggested``, ``edited`` or ``selected``), the seconds spent
-and the UI actions taken (:meth:`LabellingSession.throughput
+sentence of the hits closest to the question (by the dense encoder, else by shared terms).
+``Enter`` or ``s`` saves it; ``]``/``[`` grow or shrink its end by a word, ``}``/``{`` by a
+sentence, ``(``/``)`` its start by a sentence; the mouse still selects anything. Selecting
+text inside the answer marks it (painted, whatever has the focus), ``m`` adds it as a
+must-mention, ``x`` makes it the answer; ``1``-``9`` toggle a suggested must-mention (numbers
+kept whole with their units). The category starts empty for every question (``c`` types one,
+``=`` takes the last one); ``u`` marks unanswerable (no category), ``k`` skips (the
+"skipped (N)" queue, ``r``, brings them back), ``g`` opens any question by qid, ``a`` keeps the
+span and starts another, ``z`` undoes the last action whatever it was (a save, a skip, a grown
+span, a must-mention). Each save records how its span was made (``suggested``, ``edited`` or
+``selected``), the seconds spent and the UI actions taken (:meth:`LabellingSession.throughput
 <workbench.golden.labelling.LabellingSession.throughput>`).
 
 Python computes (:mod:`workbench.golden.labelling`: validation, warnings, suggestions, the
@@ -84,9 +84,9 @@ def propose_span(question: str, hits: Sequence[Mapping[str, Any]], corpus: Corpu
     the question's and the sentence's vectors (sentences embedded through ``cache`` when
     given); without: the most distinct question terms (BM25's tokeniser) it contains. Ties
     go to the better-ranked hit, then the earlier sentence; a Markdown heading is a title,
-    never proposed. None when nothing qualifies (no sentence, or none sharing a term). On the handbook golden set the encoder (MiniLM) puts
-    the proposal on the gold evidence for 39% of the answerable questions, term overlap 33%
-    (``benchmarks/bench_labeller.py``)."""
+    never proposed. None when nothing qualifies (no sentence, or none sharing a term). On
+    the handbook golden set the encoder puts the proposal on the gold evidence for 39% of
+    the answerable questions, term overlap for 33% (``benchmarks/bench_labeller.py``)."""
     found: list[tuple[str, int, int]] = []
     for h in hits:
         text = corpus[h["doc_id"]].text
