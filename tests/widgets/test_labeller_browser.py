@@ -218,6 +218,8 @@ def test_twelve_questions_by_keyboard_and_mouse(tmp_path):
 
     from tests.widgets.labeller_plan import PLAN, expected_rows, saved_as_expected, write
     from workbench.corpus import Corpus, load_folder
+    from workbench.golden import import_questions
+    from workbench.golden.labelling import LabellingSession
 
     docs, log = write(tmp_path / "plan")
     corpus = Corpus(load_folder(docs).values())
@@ -269,3 +271,7 @@ def test_twelve_questions_by_keyboard_and_mouse(tmp_path):
     assert got == expected_rows(corpus, log)
     answerable = [x["labelling"]["actions"] for x in lines if x["answerable"]]
     assert median(answerable) <= 4, answerable
+    session = LabellingSession(tmp_path / "golden.jsonl", corpus, import_questions(log))
+    print("scripted protocol:", session.throughput().summary(), "| answerable actions",
+          sorted(answerable))
+    assert session.throughput().acceptance_rate == 0.9
