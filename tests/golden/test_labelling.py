@@ -125,6 +125,25 @@ def test_imported_candidates_are_what_the_session_takes_and_the_log_travels(tmp_
         assert rows[1]["source_user"] == "chi" and rows[1]["category"] == "uncategorised"
 
 
+def test_a_saved_candidates_file_reads_back_into_the_session(tmp_path):
+    from dataclasses import replace
+
+    from workbench.golden import save_candidates
+    from workbench.golden.exchange import qid_of
+    from workbench.io import iter_jsonl
+
+    log = tmp_path / "log.csv"
+    log.write_text(CSV, encoding="utf-8")
+    saved = save_candidates(tmp_path / "candidates.jsonl", import_questions(log))
+    rows = [row for _, row in iter_jsonl(saved)]
+    session = LabellingSession(tmp_path / "g.jsonl", Corpus([Document("en", TEXT)]), rows)
+    assert session.candidates == [replace(c, qid=qid_of(c)) for c in import_questions(log)]
+    first = session.candidates[0]
+    item = session.save(first.qid or "", [("en", 0, 48)])
+    assert item.extra["source_user"] == "ana" and item.extra["source_line"] == 2
+    assert item.extra["source_session"] == "s1" and "source_logged" not in item.extra
+
+
 def test_undo_takes_back_the_last_save_or_skip_whichever(tmp_path):
     corpus = Corpus([Document("en", TEXT)])
     path = tmp_path / "g.jsonl"

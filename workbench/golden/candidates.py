@@ -100,6 +100,18 @@ class Candidate:
             return None
         return self.top_score if self.score_kind == "similarity" else -self.top_score
 
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> Candidate:
+        """The candidate :meth:`to_json` wrote (a line of ``workbench questions``' output)."""
+        top = row.get("top_score")
+        return cls(str(row["question"]), str(row.get("file", "")), int(row.get("line", 0)),
+                   str(row.get("source") or "real"),
+                   None if row.get("qid") is None else str(row["qid"]),
+                   tuple(row.get("merged_from", ())),
+                   None if top is None else float(top), str(row.get("score_kind", "similarity")),
+                   tuple(MappingProxyType(dict(h)) for h in row.get("hits", ())),
+                   MappingProxyType(dict(row.get("logged", {}))))
+
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"question": self.question, "source": self.source,
                                "file": self.file, "line": self.line}

@@ -271,15 +271,19 @@ def span_warnings(corpus: Corpus, spans: Sequence[Selection],
 
 def _candidates(questions: Sequence[str | Mapping[str, Any] | Candidate]) -> list[Candidate]:
     """The one :class:`Candidate` per question, each with a qid: a string is ``q001``...
-    by position; a mapping gives ``qid``, ``question``, ``source`` and its other keys are
-    what was logged; an imported candidate keeps its qid, else gets
-    :func:`~workbench.golden.exchange.qid_of`."""
+    by position; a line of ``workbench questions`` (a mapping with ``file`` and ``line``) is
+    read back by :meth:`Candidate.from_json`; another mapping gives ``qid``, ``question``,
+    ``source`` and its other keys are what was logged; an imported candidate keeps its qid,
+    else gets :func:`~workbench.golden.exchange.qid_of`."""
     out = []
     for i, q in enumerate(questions, start=1):
         if isinstance(q, Candidate):
             out.append(q if q.qid else replace(q, qid=qid_of(q)))
         elif isinstance(q, str):
             out.append(Candidate(q, "", 0, qid=f"q{i:03d}"))
+        elif "file" in q and "line" in q:           # a candidate as workbench questions wrote it
+            c = Candidate.from_json(q)
+            out.append(c if c.qid else replace(c, qid=qid_of(c)))
         else:
             logged = {k: v for k, v in q.items() if k not in ("qid", "question", "source")}
             out.append(Candidate(str(q["question"]), "", 0, str(q.get("source") or "real"),
