@@ -36,7 +36,7 @@ from workbench.corpus import Corpus, Document, load_folder
 from workbench.golden import GoldenSet
 from workbench.golden.labelling import FactIndex, span_warnings
 from workbench.retrieval import DenseRetriever, EmbeddingCache, get_encoder
-from workbench.widgets.labeller import Labeller, propose_span
+from workbench.widgets.labeller import PROPOSE_FROM, Labeller, propose_span
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
@@ -63,7 +63,8 @@ def proposals(corpus: Corpus) -> None:
                 hits = [h for pair in zip(lab.bm25_hits, lab.dense_hits, strict=False)
                         for h in pair]
                 hits += lab.bm25_hits[len(hits) // 2:] + lab.dense_hits[len(hits) // 2:]
-                got = propose_span(item.question, hits, corpus, encoder=encoder)
+                got = propose_span(item.question, hits if encoder is None else
+                                   hits[:PROPOSE_FROM], corpus, encoder=encoder)
                 if got is None:
                     continue
                 d, a, b = got

@@ -264,6 +264,10 @@ def test_twelve_questions_by_keyboard_and_mouse(tmp_path):
                     page.wait_for_function(
                         "(n) => document.querySelector('.wb-status').innerText"
                         ".endsWith('actions ' + n)", arg=before + 1, timeout=60_000)
+                if kind == "category":              # the answer stays painted, focus elsewhere
+                    page.locator(".wb-category").first.focus()
+                    assert page.locator(".wb-doc .wb-sel").count() == 1
+                    box.focus()
         assert "12 of 12 labelled, 0 skipped" in page.locator(".wb-progress").first.inner_text()
         assert screenshot(page, "labeller-keyboard").stat().st_size > 0
     lines = _lines(tmp_path)

@@ -52,9 +52,11 @@ from workbench.retrieval import (
 from workbench.retrieval.bm25 import tokenize
 from workbench.text import escape_html
 
-__all__ = ["Labeller", "labeller_html", "propose_span"]
+__all__ = ["PROPOSE_FROM", "Labeller", "labeller_html", "propose_span"]
 
 _HERE = Path(__file__).with_name("labeller_static")
+#: Hits whose sentences the encoder ranks for a proposal (the best two of each pane).
+PROPOSE_FROM = 4
 #: The widget state an action changes and :meth:`Labeller.undo` restores.
 _STATE = ("doc_id", "doc_title", "doc_text", "highlight", "selection", "spans", "marked",
           "must_mention", "category", "origin")
@@ -242,8 +244,10 @@ class Labeller(anywidget.AnyWidget):
                            if self.dense is not None and query.strip() else [])
         hits = [h for pair in zip(self.bm25_hits, self.dense_hits, strict=False) for h in pair]
         hits += self.bm25_hits[len(hits) // 2:] + self.dense_hits[len(hits) // 2:]
-        proposal = propose_span(query, hits, self.corpus, encoder=self._encoder,
-                                cache=self._cache)
+        # with an encoder, the sentences of the best two hits of each pane are embedded (the
+        # rest would cost more than they win: see benchmarks/bench_labeller.py)
+        proposal = propose_span(query, hits if self._encoder is None else hits[:PROPOSE_FROM],
+                                self.corpus, encoder=self._encoder, cache=self._cache)
         if proposal is not None:
             doc_id, start, end = proposal
             hit = next(h for h in hits if h["doc_id"] == doc_id and h["start"] <= start
