@@ -107,8 +107,8 @@ def _selection(corpus: Corpus, sel: Selection, where: str) -> Evidence:
     return Evidence(doc_id, start, end, doc.text[start:end])
 
 
-def make_item(corpus: Corpus, qid: str, question: str, spans: Sequence[Selection] = (),
-              must_mention: Iterable[str] = (), category: str = "uncategorised", *,
+def make_item(corpus: Corpus, qid: str, question: str, spans: Sequence[Selection] = (), *,
+              must_mention: Iterable[str] = (), category: str = "uncategorised",
               answerable: bool = True, source: str = "real",
               extra: Mapping[str, Any] | None = None) -> GoldenItem:
     """A golden item from selections, checked against ``corpus``: each span lies inside its
@@ -424,8 +424,9 @@ class LabellingSession:
         extra = source_fields(c)
         if labelling:
             extra["labelling"] = dict(labelling)
-        item = make_item(self.corpus, qid, c.question, spans, must_mention, category,
-                         answerable=answerable, source=c.source, extra=extra)
+        item = make_item(self.corpus, qid, c.question, spans, must_mention=must_mention,
+                         category=category, answerable=answerable, source=c.source,
+                         extra=extra)
         updated = add_case(self.path, item, self.corpus)
         line = json.dumps(item.to_json(), ensure_ascii=False) + "\n"
         self._done.append((self.path, qid, line.encode("utf-8")))
