@@ -75,7 +75,7 @@ def test_must_mention_must_be_in_the_span_and_answerable_needs_evidence():
 def test_suggestions_find_numbers_durations_money_codes_and_forms():
     got = suggest_must_mention("Claim on Form W-4 within 14 days; code EXP-7; up to $1,200; "
                                "25% off; 3 items")
-    assert got == ["Form W-4", "14 days", "EXP-7", "$1,200", "25%", "3"]
+    assert got == ["Form W-4", "14 days", "EXP-7", "$1,200", "25%", "3 items"]
     assert "12 ngày" in suggest_must_mention(TEXTS["vi"])
     assert "30天" in suggest_must_mention(TEXTS["zh"])
 
@@ -86,7 +86,7 @@ def test_warnings_superseded_unreadable_and_one_fact_two_numbers():
     secret = admit("secret", "Salary bands are confidential.", "", {"acl": ["hr"]})
     corpus = _corpus(old=old, secret=secret)
     warned = span_warnings(corpus, [("en", 0, 48)])
-    assert len(warned) == 1 and "'old'" in warned[0] and "'30'" in warned[0]
+    assert len(warned) == 1 and "'old'" in warned[0] and "'30 days'" in warned[0]
     assert "superseded by 'en'" in span_warnings(corpus, [("old", 0, 10)])[0]
     assert span_warnings(corpus, [("secret", 0, 6)], user_groups=["staff"])
     assert not span_warnings(corpus, [("secret", 0, 6)], user_groups=["hr"])

@@ -67,6 +67,7 @@ def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
 def test_bad_save_is_a_status_not_a_write(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
     lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.selection = []
     lab.save()  # nothing selected
     assert "select the answer" in lab.status and path.read_text(encoding="utf-8") == ""
 
@@ -160,3 +161,116 @@ def test_a_labeller_reuses_bm25_built_for_the_same_chunking_or_the_retriever_giv
     assert lab.bm25 is given
     lab.search("anything")
     assert [h["chunk_id"] for h in lab.bm25_hits] == [first.chunks[0].id]
+
+
+def test_each_question_opens_searched_with_the_answer_proposed_and_one_key_saves_it(
+        corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    assert lab.query == QUESTIONS[0]["question"] and lab.bm25_hits
+    assert all(h["score"] > 0 for h in lab.bm25_hits)
+    doc, start, end = lab.selection
+    assert lab.origin == "suggested" and lab.doc_id == doc
+    assert "14 days" in corpus[doc].text[start:end]
+    lab.save()
+    row = json.loads(path.read_text(encoding="utf-8"))
+    assert row["labelling"]["span"] == "suggested" and row["labelling"]["actions"] == 1
+    assert row["category"] == "uncategorised" and row["evidence"][0]["start"] == start
+    # the next question: its text searched, its hits shown, the old document gone
+    assert lab.current_qid == "q2" and lab.query == "年假有几天" and lab.bm25_hits
+    assert lab.doc_id != doc and lab.category == "" and lab.must_mention == []
+    assert lab.session.throughput().acceptance_rate == 1.0
+
+
+def test_grow_shrink_mark_a_must_mention_and_category_not_carried_over(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    doc, start, end = lab.selection
+    text = corpus[doc].text
+    lab.grow("word", 1)
+    assert lab.selection[2] > end and lab.origin == "edited"
+    lab.grow("word", -1)
+    assert lab.selection == [doc, start, end]
+    lab.grow("sentence", 1)
+    assert lab.selection[2] > end
+    lab.grow("sentence", -1)
+    assert lab.selection == [doc, start, end]
+    at = text.index("14 days", start)
+    lab.mark(at, at + len("14 days"))          # the mouse inside the answer marks
+    assert lab.marked == [at, at + 7] and lab.selection == [doc, start, end]
+    lab.mention_marked()
+    assert lab.must_mention == ["14 days"]
+    lab.set_category("expenses")
+    lab.save()
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["answer_must_mention"] == ["14 days"] and saved["category"] == "expenses"
+    assert saved["labelling"]["span"] == "edited" and saved["labelling"]["actions"] == 8
+    assert lab.category == ""                   # nothing carried over
+    lab.same_as_last()
+    assert lab.category == "expenses"
+    lab.mark(0, 4)                              # outside the answer: a new answer
+    assert lab.selection[1:] == [0, 4] and lab.origin == "selected"
+
+
+def test_skip_then_undo_brings_back_the_skip_not_the_previous_save(corpus, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab.save()
+    lab.skip()
+    assert lab.skipped == ["q2"] and lab.current_qid == "q003"
+    lab.undo()
+    assert lab.current_qid == "q2" and lab.skipped == [] and "q1" in lab.session.labelled
+    lab.skip()
+    lab.unanswerable()
+    assert lab.status == "all questions labelled or skipped"
+    lab.open_skipped()
+    assert lab.current_qid == "q2"
+    lab.next_question("q1")                     # any question by its qid
+    assert lab.current_qid == "q1" and lab.question == QUESTIONS[0]["question"]
+    lab.next_question("q2")
+    lab.grow("word", 1)
+    lab.toggle_must_mention("x")
+    lab.undo()
+    lab.undo()                                  # edits come off one by one
+    assert lab.must_mention == [] and lab.origin == "suggested"
+
+
+def test_unknown_keywords_are_refused_by_name(corpus, tmp_path):
+    with pytest.raises(TypeError, match="dence"):
+        Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl", dence=False)  # type: ignore[call-arg]
+
+
+def test_the_dense_index_is_embedded_once_and_reused_by_the_next_session(tmp_path):
+    from workbench.retrieval import EmbeddingCache
+
+    corpus = Corpus([Document("a", "Refunds are issued within 14 days of the return."),
+                     Document("b", "Boots cost $120 and ship within 2 days.")])
+    first = EmbeddingCache(tmp_path / "cache")
+    Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=first)
+    assert first.stats.misses >= 2
+    again = EmbeddingCache(tmp_path / "cache")
+    lab = Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=again)
+    assert again.stats.misses == 0 and lab.dense_hits and lab.selection[0] == "a"
+
+
+def test_the_keyboard_plan_through_the_python_api_saves_the_expected_lines(tmp_path):
+    """The browser test's 12 questions (tests/widgets/labeller_plan.py), driven through the
+    calls the view makes: the exact lines, and at most 4 actions for the median answerable
+    question."""
+    from statistics import median
+
+    from tests.widgets.labeller_plan import expected_rows, run_in_python, saved_as_expected, write
+    from workbench.corpus import load_folder
+    from workbench.golden import import_questions
+
+    docs, log = write(tmp_path)
+    corpus = Corpus(load_folder(docs).values())
+    path = tmp_path / "golden.jsonl"
+    lab = Labeller(corpus, import_questions(log), path, dense=False)
+    run_in_python(lab)
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    got = sorted((saved_as_expected(x) for x in lines), key=lambda r: r["qid"])
+    assert got == expected_rows(corpus, log)
+    answerable = [x["labelling"]["actions"] for x in lines if x["answerable"]]
+    assert median(answerable) <= 4 and max(answerable) <= 8
+    assert lab.session.throughput().acceptance_rate == 0.9

@@ -1,6 +1,9 @@
 """The labeller in real JupyterLab + headless Chromium: search, select with the mouse (English
 and Chinese, and in documents loaded from PDF, HTML with emoji, and Vietnamese DOCX), mark a
-must-mention, save, and read the JSONL line; hostile text stays text."""
+must-mention, save, and read the JSONL line; hostile text stays text. Then 12 questions of a
+corpus and log written for the test (tests/widgets/labeller_plan.py), English and Chinese,
+labelled with real keys and mouse drags: the saved lines exact, at most 4 actions for the
+median answerable question."""
 
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def _cells(formats: Path) -> list[str]:
         "      'phụ cấp đi lại mỗi ngày']\n"
         "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False)\n"
         "lab",
-        "print('QID', lab.current_qid, 'SEL', lab.selection)",
+        "print('NOWAT', lab.current_qid, 'SEL', lab.selection)",
     ]
 
 # Drag the mouse from the first character of `needle` to its last, inside the document view.
@@ -92,6 +95,22 @@ def _select(page, needle: str) -> None:
     page.mouse.up()
 
 
+def _answer(page, needle: str) -> None:
+    """Drag over ``needle`` and make it the answer: a drag inside the proposed answer only
+    marks, and ``x`` makes the marked text the answer."""
+    _select(page, needle)
+    page.wait_for_function("(n) => { const m = document.querySelector('.wb-doc .wb-mark');"
+                           " const s = document.querySelector('.wb-doc .wb-sel');"
+                           " return (m && m.textContent === n) || (s && s.textContent === n); }",
+                           arg=needle, timeout=30_000)
+    if page.locator(".wb-doc .wb-mark").count():
+        page.locator(".wb-lab").first.focus()
+        page.keyboard.press("x")
+        page.wait_for_function("(n) => { const s = document.querySelector('.wb-doc .wb-sel');"
+                               " return s && s.textContent === n; }", arg=needle,
+                               timeout=30_000)
+
+
 def _search(page, query: str) -> None:
     box = page.locator(".wb-search").first
     box.fill(query)
@@ -119,7 +138,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         _search(page, "travel receipts submitted within days")
         shown = page.locator(".wb-doc").first.text_content()
         days = "14" if "submitted within 14 days" in shown else "30"
-        _select(page, f"Travel receipts must be submitted within {days} days")
+        _answer(page, f"Travel receipts must be submitted within {days} days")
         page.wait_for_selector(".wb-chip", timeout=30_000)
         page.locator(".wb-chip", has_text=f"{days} days").first.click()
         page.wait_for_selector(".wb-chip.on", timeout=30_000)
@@ -139,7 +158,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         # Chinese: select with the mouse, save with the keyboard
         _search(page, "年假 结转")
         needle = "法定年假当年未休完的，可以结转至次年6月30日前休完"
-        _select(page, needle)
+        _answer(page, needle)
         page.wait_for_function("() => document.querySelector('.wb-suggestions')"
                                ".innerText.includes('30')", timeout=30_000)
         page.locator(".wb-lab").first.focus()
@@ -157,7 +176,7 @@ def test_labeller_in_jupyterlab(tmp_path):
         assert "<img src=x onerror" in page.locator(".wb-doc").first.inner_text()
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".wb-doc script, .wb-doc img").count() == 0
-        assert "QID q003" in run_cell(page, 1, "QID")
+        assert "NOWAT q003" in run_cell(page, 1, "NOWAT")
         page.locator(".wb-lab").first.focus()
         page.keyboard.press("k")  # skip the hostile one
 
@@ -166,7 +185,7 @@ def test_labeller_in_jupyterlab(tmp_path):
                 "laptops replaced months", "party budget capped", "phụ cấp đi lại"),
                 strict=True)):
             _search(page, query)
-            _select(page, sentence)
+            _answer(page, sentence)
             page.locator(".wb-lab").first.focus()
             page.keyboard.press("s")
             page.wait_for_function("(n) => document.querySelector('.wb-progress').innerText"
@@ -176,3 +195,87 @@ def test_labeller_in_jupyterlab(tmp_path):
             assert ev["text"] == sentence, (name, ev)
             assert doc.text[ev["start"]:ev["end"]] == sentence and doc.id == Path(name).stem
         assert screenshot(page, "labeller").stat().st_size > 0
+
+
+def _actions(page) -> int:
+    text = page.locator(".wb-status").first.inner_text()
+    return int(text.rsplit("actions ", 1)[1])
+
+
+def _on_question(page, qid: str) -> None:
+    """Wait until ``qid`` is open and settled (its search run, nothing done yet)."""
+    page.wait_for_function(
+        "(q) => { const e = document.querySelector('.wb-q');"
+        " const st = document.querySelector('.wb-status').innerText;"
+        " return e && e.innerText.startsWith(q + ':') && st.endsWith('actions 0'); }",
+        arg=qid, timeout=60_000)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_twelve_questions_by_keyboard_and_mouse(tmp_path):
+    from statistics import median
+
+    from tests.widgets.labeller_plan import PLAN, expected_rows, saved_as_expected, write
+    from workbench.corpus import Corpus, load_folder
+    from workbench.golden import import_questions
+    from workbench.golden.labelling import LabellingSession
+
+    docs, log = write(tmp_path / "plan")
+    corpus = Corpus(load_folder(docs).values())
+    cells = ["from workbench.corpus import Corpus, load_folder\n"
+             "from workbench.golden import import_questions\n"
+             "from workbench.widgets.labeller import Labeller\n"
+             f"corpus = Corpus(load_folder({str(docs)!r}).values())\n"
+             f"lab = Labeller(corpus, import_questions({str(log)!r}), 'golden.jsonl',"
+             " dense=False)\n"
+             "lab"]
+    with notebook_page(tmp_path, "plan.ipynb", cells) as page:
+        page.wait_for_selector(".wb-lab", timeout=240_000)
+        box = page.locator(".wb-lab").first
+        for n, (qid, question, _, steps, _) in enumerate(PLAN):
+            _on_question(page, qid)
+            assert page.locator(".wb-search").first.input_value() == question
+            after = PLAN[n + 1][0] if n + 1 < len(PLAN) else None
+            for kind, what in steps:
+                before = _actions(page)
+                if kind == "mouse":
+                    _select(page, what)
+                elif kind == "category":
+                    box.focus()
+                    page.keyboard.press("c")
+                    page.keyboard.type(what)
+                    page.keyboard.press("Enter")
+                else:
+                    box.focus()
+                    page.keyboard.press(what)
+                if kind == "key" and what in ("s", "Enter", "u"):
+                    if after is None:
+                        page.wait_for_function("() => document.querySelector('.wb-status')"
+                                               ".innerText.includes('all questions')",
+                                               timeout=60_000)
+                    else:
+                        _on_question(page, after)
+                elif kind == "key" and what == "k":
+                    _on_question(page, after or "")
+                elif kind == "key" and what == "r":
+                    _on_question(page, qid)
+                else:
+                    page.wait_for_function(
+                        "(n) => document.querySelector('.wb-status').innerText"
+                        ".endsWith('actions ' + n)", arg=before + 1, timeout=60_000)
+                if kind == "category":              # the answer stays painted, focus elsewhere
+                    page.locator(".wb-category").first.focus()
+                    assert page.locator(".wb-doc .wb-sel").count() == 1
+                    box.focus()
+        assert "12 of 12 labelled, 0 skipped" in page.locator(".wb-progress").first.inner_text()
+        assert screenshot(page, "labeller-keyboard").stat().st_size > 0
+    lines = _lines(tmp_path)
+    got = sorted((saved_as_expected(x) for x in lines), key=lambda r: r["qid"])
+    assert got == expected_rows(corpus, log)
+    answerable = [x["labelling"]["actions"] for x in lines if x["answerable"]]
+    assert median(answerable) <= 4, answerable
+    session = LabellingSession(tmp_path / "golden.jsonl", corpus, import_questions(log))
+    print("scripted protocol:", session.throughput().summary(), "| answerable actions",
+          sorted(answerable))
+    assert session.throughput().acceptance_rate == 0.9

@@ -13,7 +13,12 @@
 * ``spans``: OpenTelemetry / OpenInference span exports (:mod:`workbench.golden.otel`).
 
 Every question gets the one normal form (:func:`~workbench.text.normalize_text`) and keeps
-where it came from (``source="real"``, ``file``, ``line``). Duplicates are merged into the
+where it came from (``source="real"``, ``file``, ``line``) and what the log said beside it
+(``logged``: a CSV row's other columns, a JSONL object's other top-level values, such as
+``user``, ``time``, ``session``; a ``qid`` column or field is the candidate's qid). A
+:class:`Candidate` is also what the labeller takes
+(:class:`~workbench.golden.labelling.LabellingSession`): ``logged`` travels into the saved
+item as ``source_*`` fields. Duplicates are merged into the
 first occurrence (:func:`dedupe`): exact duplicates share a :func:`question_key` (NFKC,
 case, punctuation and whitespace folded); near duplicates have a rapidfuzz ``ratio`` of their
 keys >= ``threshold`` *and the same numbers* (``14 days`` and ``30 days`` are two questions).
@@ -69,7 +74,8 @@ class Candidate:
     trace export: the 1-based position of the trace); ``merged_from`` the ``file:line`` of
     each duplicate merged into it; ``top_score`` the best logged retrieval score (run logs
     and traces; ``score_kind`` says whether higher is better: ``similarity``, or lower:
-    ``distance``); ``hits`` the logged hits as they were written."""
+    ``distance``); ``hits`` the logged hits as they were written; ``logged`` the log's
+    other columns or fields for this question (``user``, ``time``, ``session``, ...)."""
 
     question: str
     file: str
@@ -80,6 +86,8 @@ class Candidate:
     top_score: float | None = None
     score_kind: str = "similarity"
     hits: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)
+    logged: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}),
+                                      hash=False)
 
     @property
     def where(self) -> str:
@@ -92,6 +100,18 @@ class Candidate:
             return None
         return self.top_score if self.score_kind == "similarity" else -self.top_score
 
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> Candidate:
+        """The candidate :meth:`to_json` wrote (a line of ``workbench questions``' output)."""
+        top = row.get("top_score")
+        return cls(str(row["question"]), str(row.get("file", "")), int(row.get("line", 0)),
+                   str(row.get("source") or "real"),
+                   None if row.get("qid") is None else str(row["qid"]),
+                   tuple(row.get("merged_from", ())),
+                   None if top is None else float(top), str(row.get("score_kind", "similarity")),
+                   tuple(MappingProxyType(dict(h)) for h in row.get("hits", ())),
+                   MappingProxyType(dict(row.get("logged", {}))))
+
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"question": self.question, "source": self.source,
                                "file": self.file, "line": self.line}
@@ -103,6 +123,8 @@ class Candidate:
             row.update(top_score=self.top_score, score_kind=self.score_kind)
         if self.hits:
             row["hits"] = [dict(h) for h in self.hits]
+        if self.logged:
+            row["logged"] = dict(self.logged)
         return row
 
 
@@ -171,9 +193,13 @@ def _text(value: Any, where: str, name: str) -> str | None:
     return text or None
 
 
-def _read_csv(path: Path, name: str) -> Iterable[tuple[int, str | None]]:
+Row = tuple[int, str | None, Mapping[str, Any]]
+
+
+def _read_csv(path: Path, name: str) -> Iterable[Row]:
     """Rows read strictly: a quote never closed (which would make the rest of the file one
-    field) or text after a closing quote is refused at the line where its row starts."""
+    field) or text after a closing quote is refused at the line where its row starts. Each
+    row's other non-empty columns travel with it (``logged``)."""
     reader = csv.DictReader(io.StringIO(read_text(path, "CSV"), newline=""), strict=True)
     start = 1
     try:
@@ -182,7 +208,9 @@ def _read_csv(path: Path, name: str) -> Iterable[tuple[int, str | None]]:
                              f"{reader.fieldnames or []}: pass field= naming one", field=name)
         start = 2
         for row in reader:
-            yield start, _text(row.get(name), f"{path}:{start}", name)
+            logged = {k: v for k, v in row.items()
+                      if k not in (name, None) and v not in (None, "")}
+            yield start, _text(row.get(name), f"{path}:{start}", name), logged
             start = reader.line_num + 1
     except csv.Error as exc:
         raise InputError(f"{path}:{start}", f"malformed CSV ({exc}): a quote opened in this "
@@ -190,17 +218,21 @@ def _read_csv(path: Path, name: str) -> Iterable[tuple[int, str | None]]:
                          'quote, or double a quote inside a quoted field ("")') from None
 
 
-def _read_jsonl(path: Path, name: str) -> Iterable[tuple[int, str | None]]:
+def _read_jsonl(path: Path, name: str) -> Iterable[Row]:
+    top = name.split(".", 1)[0]
     for where, row in iter_jsonl(path):
-        yield int(where.rsplit(":", 1)[1]), _text(_field(row, name, where), where, name)
+        text = _text(_field(row, name, where), where, name)
+        logged = {k: v for k, v in row.items() if k != top and v is not None
+                  and isinstance(v, str | int | float | bool)}
+        yield int(where.rsplit(":", 1)[1]), text, logged
 
 
-def _read_txt(path: Path) -> Iterable[tuple[int, str | None]]:
+def _read_txt(path: Path) -> Iterable[Row]:
     lines = read_text(path, "text").split("\n")
     if lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     for n, line in enumerate(lines, start=1):
-        yield n, _text(line, f"{path}:{n}", "line")
+        yield n, _text(line, f"{path}:{n}", "line"), {}
 
 
 def _score(value: Any, where: str, n: int) -> float | None:
@@ -256,8 +288,16 @@ def read_questions(path: str | Path, field: str | None = None, *, format: str | 
                 f"{path}:{q.position}" for q in read_spans(path, field)]
     rows = (_read_csv(path, field or "question") if fmt == "csv" else
             _read_jsonl(path, field or "question") if fmt == "jsonl" else _read_txt(path))
-    return [Candidate(text, str(path), line) if text else f"{path}:{line}"
-            for line, text in rows]
+    return [_logged(text, str(path), line, logged) if text else f"{path}:{line}"
+            for line, text, logged in rows]
+
+
+def _logged(question: str, file: str, line: int, logged: Mapping[str, Any]) -> Candidate:
+    """A CSV or JSONL question with its row's other values; a ``qid`` there is its qid."""
+    rest = {k: v for k, v in logged.items() if k != "qid"}
+    qid = logged.get("qid")
+    return Candidate(question, file, line, qid=None if qid is None else str(qid),
+                     logged=MappingProxyType(rest))
 
 
 def dedupe(candidates: Iterable[Candidate], threshold: float = NEAR_THRESHOLD) -> Candidates:
