@@ -199,7 +199,7 @@ class ChunkIndex:
         if self._documents is not None:
             other = next((s.doc_id for s in spans if s.doc_id not in self._documents), None)
             if other is not None:
-                raise ValueError(f"this ChunkIndex arrays the chunks of {len(self._documents)} "
+                raise WorkbenchError(f"this ChunkIndex arrays the chunks of {len(self._documents)} "
                                  f"document(s), not of {other!r}: build it with that document")
         return self._rows.meet([s.doc_id for s in spans], [s.start for s in spans],
                                [s.end for s in spans], [s.text for s in spans])
