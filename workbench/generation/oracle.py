@@ -19,7 +19,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
-from workbench.corpus.access import can_read_chunk, user_groups_of
+from workbench.corpus.access import can_read_chunk
+from workbench.corpus.reader import Reader, require_reader
 from workbench.evaluation import (
     FrameField,
     bootstrap_ci,
@@ -152,7 +153,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                         golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk], *,
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
-                        user_groups: Iterable[str] | None = None,
+                        user_groups: Reader | Iterable[str] | str | None = None,
                         budget_tokens: int | None = None, count_tokens: CountTokens = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
                         grade_threshold: int = 1, progress: bool = False,
@@ -187,14 +188,15 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     by_id = {c.id: c for c in chunks}
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = user_groups_of(user_groups)
+    reader = require_reader("run_generation_eval", user_groups, documents=docs, chunks=chunks)
+    groups = reader.groups
 
     def readable(cid: str) -> bool:
         chunk = by_id.get(cid)
         return chunk is not None and can_read_chunk(groups, chunk, docs.get(chunk.doc_id))
 
     assemble = functools.partial(assemble_context, chunks_by_id=by_id, documents=docs,
-                                 user_groups=groups, budget_tokens=budget_tokens,
+                                 user_groups=reader, budget_tokens=budget_tokens,
                                  count_tokens=count_tokens,
                                  include_superseded=include_superseded, assembly=assembly)
     requests: list[tuple[str, AssembledContext]] = []
@@ -260,7 +262,8 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
 
 def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
                  chunks: Sequence[Chunk], documents: Mapping[str, Document] | Iterable[Document],
-                 qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,
+                 qids: Iterable[str] | None = None,
+                 user_groups: Reader | Iterable[str] | str | None = None,
                  seed: int = 0, progress: bool = False) -> pd.DataFrame:
     """Ask each question twice: with its own gold context and with another question's gold
     context (from different documents). If the answer still passes, or is unchanged (and
@@ -271,6 +274,7 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     corpus: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                       else {d.id: d for d in documents})
+    reader = require_reader("context_swap", user_groups, documents=corpus, chunks=chunks)
     relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
     pool = [i for i in gs if i.qid in relevance.items and relevance.gold(i.qid)]
@@ -284,8 +288,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
         if not donors:
             continue
         donor = rng.choice(donors)
-        own = assemble_context(relevance.gold(item.qid), by_id, corpus, user_groups)
-        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, user_groups)
+        own = assemble_context(relevance.gold(item.qid), by_id, corpus, reader)
+        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, reader)
         requests += [(item.question, own), (item.question, other)]
         meta.append((item, donor))
     answers = generate_all(generator, requests, progress, desc="context swap")
@@ -306,10 +310,12 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
 
 def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
                    documents: Mapping[str, Document] | Iterable[Document],
-                   user_groups: Iterable[str] | None = None, k: int | None = None
+                   user_groups: Reader | Iterable[str] | str | None = None, k: int | None = None
                    ) -> AssembledContext:
     """The oracle context of one item: the fewest chunks that hold its gold evidence (or its
     labelled chunks, best grade first), at most ``k``, assembled with the access and version
     checks of ``documents`` (the corpus)."""
+    docs = documents if isinstance(documents, Mapping) else {d.id: d for d in documents}
+    reader = require_reader("oracle_context", user_groups, documents=docs, chunks=chunks)
     gold = Relevance([item], chunks).gold(item.qid, k) if item.answerable else []
-    return assemble_context(gold, {c.id: c for c in chunks}, documents, user_groups)
+    return assemble_context(gold, {c.id: c for c in chunks}, docs, reader)
