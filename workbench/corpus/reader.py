@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from workbench.corpus.access import can_read, can_read_chunk, user_groups_of
+from workbench.corpus.access import EVERYONE, acl_of, can_read, can_read_chunk, user_groups_of
 from workbench.corpus.types import Chunk, Document
 from workbench.io import WorkbenchError
 
 __all__ = ["NOT_SURFACES", "SURFACES", "UNRESTRICTED", "Reader", "ReaderRequired",
-           "declared_access", "require_reader"]
+           "declared_access", "reaches_readers_of", "require_reader"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,22 @@ def require_reader(surface: str, user_groups: Reader | Iterable[str] | str | Non
             "user_groups=['engineering'] (the reader's groups, [] for none), or "
             "user_groups=UNRESTRICTED (workbench.corpus) to show every document to an evaluator")
     return UNRESTRICTED
+
+
+def _restricting(chunk: Chunk, doc: Document | None) -> list[frozenset[str]]:
+    """The ACLs that restrict ``chunk`` (its document's, its own), everyone's left out."""
+    acls = (doc.acl if doc is not None else (), acl_of(chunk.metadata, f"chunk {chunk.id!r}"))
+    return [frozenset(acl) for acl in acls if acl and EVERYONE not in acl]
+
+
+def reaches_readers_of(chunk: Chunk, doc: Document | None, target: Chunk,
+                       target_doc: Document | None) -> bool:
+    """Whether everyone who may read ``target`` may read ``chunk`` too: each ACL restricting
+    ``chunk`` (its document's, its own) holds every group of some ACL restricting the target
+    (a public chunk reaches everyone; a restricted one never reaches a public target's
+    readers). What a synthetic item may borrow from its target's neighbours."""
+    theirs = _restricting(target, target_doc)
+    return all(any(t <= mine for t in theirs) for mine in _restricting(chunk, doc))
 
 
 #: Every surface that shows, writes, exports or sends document text, and what it outputs.

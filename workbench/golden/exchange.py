@@ -6,9 +6,10 @@ are clients of a server, so the published file formats are written and read by h
 Out: one task / record per (question, retrieved passage) that the reader named by
 ``user_groups`` may read; a golden item whose evidence they may not read is left out.
 ``passages`` gives each question's passages (a callable ``question -> spans`` such as
-``lambda q: [h.chunk for h in retriever.search(q, 5)]``, or a mapping ``qid -> spans``; a :class:`~workbench.corpus.Chunk`
-or :class:`~workbench.corpus.Span`); the passage text is cut from the document, so passage
-offsets map to document offsets by adding the passage's ``start``.
+``lambda q: [h.chunk for h in retriever.search(q, 5)]``, or a mapping ``qid -> spans``;
+a :class:`~workbench.corpus.Chunk` or :class:`~workbench.corpus.Span`); the passage text
+is cut from the document, so passage offsets map to document offsets by adding the
+passage's ``start``.
 
 * Label Studio: ``{"data": {"qid", "question", "text", "doc_id", "start", "end", "rank",
   "source", "category"}, "predictions": [...]}`` for the labelling config

@@ -5,12 +5,14 @@ A selection is ``(doc_id, start, end)`` in half-open code-point offsets into
 a category and the answerable flag into a :class:`GoldenItem` whose evidence quotes the
 document, refusing (``InputError``) offsets out of range, an unknown document and a
 must-mention string that is not in the selected text. :func:`span_warnings` says what a
-labeller should see before saving: a superseded document (:func:`is_superseded`), one the
-labeller's groups may not read (:func:`can_read`), and the same sentence elsewhere in the
-corpus with a different number. :class:`LabellingSession` appends through
-:func:`add_case` (locked, re-read under the lock), records skips in a sidecar
-``<golden>.skips.jsonl`` and reloads both from disk, so two labellers on one file or a
-kernel restart lose nothing; ``undo`` removes exactly the line it wrote, under the lock.
+labeller should see before saving: a superseded document (:func:`is_superseded`) and the
+same sentence elsewhere in the corpus with a different number. The labeller reads through a
+:class:`~workbench.corpus.reader.Reader` (``user_groups``): a selection in a document they
+may not read is refused, and other documents are compared only when they may read them.
+:class:`LabellingSession` appends through :func:`add_case` (locked, re-read under the
+lock), records skips in a sidecar ``<golden>.skips.jsonl`` and reloads both from disk, so
+two labellers on one file or a kernel restart lose nothing; ``undo`` removes exactly the
+line it wrote, under the lock.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Corpus, can_read, is_superseded, user_groups_of
+from workbench.corpus import Corpus, is_superseded
+from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.golden_set import GoldenSet, add_case
-from workbench.golden.items import Evidence, GoldenItem
+from workbench.golden.items import Evidence, GoldenItem, can_read_item
 from workbench.io import InputError, atomic_write_bytes, atomic_write_text, iter_jsonl, locked
 
 __all__ = ["Candidate", "LabellingSession", "make_item", "span_warnings",
@@ -57,11 +60,15 @@ def suggest_must_mention(text: str) -> list[str]:
     return out
 
 
-def _selection(corpus: Corpus, sel: Selection, where: str) -> Evidence:
+def _selection(corpus: Corpus, sel: Selection, where: str, reader: Reader) -> Evidence:
     doc_id, start, end = sel
     doc = corpus.get(doc_id)
     if doc is None:
         raise InputError(where, f"document {doc_id!r} is not in the corpus", field="doc_id")
+    if not reader.can_read(doc):
+        raise InputError(where, f"document {doc_id!r} is not readable by this labeller's "
+                         f"groups {sorted(reader.groups or ())}; label from a document they "
+                         "may read", field="doc_id")
     if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(doc.text)):
         raise InputError(where, f"selection [{start}, {end}) is not a non-empty range inside "
                          f"document {doc_id!r} ({len(doc.text)} characters); select again",
@@ -72,14 +79,18 @@ def _selection(corpus: Corpus, sel: Selection, where: str) -> Evidence:
 def make_item(corpus: Corpus, qid: str, question: str, spans: Sequence[Selection] = (),
               must_mention: Iterable[str] = (), category: str = "uncategorised",
               answerable: bool = True, source: str = "real",
-              extra: Mapping[str, Any] | None = None) -> GoldenItem:
+              extra: Mapping[str, Any] | None = None, *,
+              user_groups: Reader | Iterable[str] | str | None = None) -> GoldenItem:
     """A golden item from selections, checked against ``corpus``: each span lies inside its
-    document and quotes it exactly; each must-mention string occurs in some span's text. An
-    answerable item needs at least one span; an unanswerable one carries none."""
+    document, in one the labeller (``user_groups``:
+    :func:`~workbench.corpus.reader.require_reader`) may read, and quotes it exactly; each
+    must-mention string occurs in some span's text. An answerable item needs at least one
+    span; an unanswerable one carries none."""
     where = f"question {qid!r}"
+    reader = require_reader("make_item", user_groups, documents=corpus)
     if not str(question).strip():
         raise InputError(where, "the question is empty", field="question")
-    evidence = tuple(_selection(corpus, s, where) for s in spans)
+    evidence = tuple(_selection(corpus, s, where, reader) for s in spans)
     if answerable and not evidence:
         raise InputError(where, "select the answer in a document, or mark it unanswerable",
                          field="evidence")
@@ -116,12 +127,12 @@ def _same_frame(a: tuple[tuple[str, ...], tuple[str, ...]],
                 or (len(a1) == 3 and a1 == a2 and len(b1) >= 2 and b1[-2:] == b2[-2:]))
 
 
-def _conflicts(corpus: Corpus, ev: Evidence) -> list[str]:
+def _conflicts(corpus: Corpus, ev: Evidence, reader: Reader) -> list[str]:
     mine = [f for f in _frames(corpus[ev.doc_id].text) if ev.start <= f[0] < ev.end]
     if not mine:
         return []
     out = []
-    for doc in corpus.documents:
+    for doc in reader.documents(corpus).values():
         for at, number, before, after in _frames(doc.text):
             for _, n, b, a in mine:
                 if number != n and _same_frame((b, a), (before, after)):
@@ -132,22 +143,22 @@ def _conflicts(corpus: Corpus, ev: Evidence) -> list[str]:
 
 
 def span_warnings(corpus: Corpus, spans: Sequence[Selection],
-                  user_groups: Iterable[str] | str | None = None) -> list[str]:
-    """What to check before saving these selections: a superseded document, one a user in
-    ``user_groups`` may not read (``None``: no check), and, for each number in a selection,
-    another number elsewhere in the same sentence frame (:func:`_same_frame`)."""
+                  user_groups: Reader | Iterable[str] | str | None = None) -> list[str]:
+    """What to check before saving these selections: a superseded document and, for each
+    number in a selection, another number elsewhere in the same sentence frame
+    (:func:`_same_frame`), among the documents the labeller (``user_groups``:
+    :func:`~workbench.corpus.reader.require_reader`) may read; a selection in a document they
+    may not read is refused (:class:`~workbench.io.InputError`), never a warning."""
+    reader = require_reader("span_warnings", user_groups, documents=corpus)
     out: list[str] = []
     for sel in spans:
-        ev = _selection(corpus, sel, "selection")
+        ev = _selection(corpus, sel, "selection", reader)
         doc = corpus[ev.doc_id]
         if is_superseded(doc):
             newer = doc.metadata.get("superseded_by")
             out.append(f"document {doc.id!r} is superseded" +
                        (f" by {newer!r}: label the current version" if newer else ""))
-        if user_groups is not None and not can_read(user_groups, doc.acl):
-            out.append(f"document {doc.id!r} is not readable by groups "
-                       f"{sorted(user_groups_of(user_groups) or ())}")
-        out.extend(_conflicts(corpus, ev))
+        out.extend(_conflicts(corpus, ev, reader))
     return out
 
 
@@ -184,8 +195,9 @@ class LabellingSession:
 
     def __init__(self, path: str | Path, corpus: Corpus,
                  questions: Sequence[str | Mapping[str, Any] | Candidate],
-                 user_groups: Iterable[str] | str | None = None):
-        self.path, self.corpus, self.user_groups = Path(path), corpus, user_groups
+                 user_groups: Reader | Iterable[str] | str | None = None):
+        self.path, self.corpus = Path(path), corpus
+        self.reader = require_reader("LabellingSession", user_groups, documents=corpus)
         self.candidates = _candidates(questions)
         self.skips_path = self.path.with_name(self.path.name + ".skips.jsonl")
         if not self.path.exists():
@@ -237,7 +249,7 @@ class LabellingSession:
         """Validate and append one item (atomic, locked, re-read under the lock)."""
         c = self.candidate(qid)
         item = make_item(self.corpus, c.qid, c.question, spans, must_mention, category,
-                         answerable, c.source)
+                         answerable, c.source, user_groups=self.reader)
         updated = add_case(self.path, item, self.corpus)
         line = json.dumps(item.to_json(), ensure_ascii=False) + "\n"
         self._last = (qid, line.encode("utf-8"))
@@ -271,4 +283,9 @@ class LabellingSession:
         return qid
 
     def warnings(self, spans: Sequence[Selection]) -> list[str]:
-        return span_warnings(self.corpus, spans, self.user_groups)
+        return span_warnings(self.corpus, spans, self.reader)
+
+    def can_see(self, item: GoldenItem) -> bool:
+        """Whether this labeller may see ``item``'s question and quotes: its evidence lies in
+        documents they may read (:func:`~workbench.golden.items.can_read_item`)."""
+        return can_read_item(self.reader.groups, item, None, self.corpus)

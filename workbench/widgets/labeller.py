@@ -10,7 +10,11 @@ is set as text nodes, never as HTML. Readable state: ``selection`` (``[doc_id, s
 or ``[]``), ``spans``, ``current_qid``, ``must_mention``, ``category``, ``warnings``,
 ``progress``. Keys: ``/`` search, ``a`` add span, ``1``-``9`` toggle a suggestion, ``c``
 category, ``s`` save, ``u`` unanswerable, ``k`` skip, ``z`` undo, ``n``/``p`` next/previous
-hit. :func:`labeller_html` is the static form. :meth:`Labeller.for_review` opens the spans
+hit. :func:`labeller_html` is the static form. The labeller reads through the session's
+:class:`~workbench.corpus.reader.Reader` (``user_groups``, required where the corpus declares
+access): hits come only from chunks they may read, a document they may not read does not
+open, a selection in one is refused at save, and an item whose evidence they may not read
+shows neither question nor quote. :meth:`Labeller.for_review` opens the spans
 that re-anchoring could not place (:mod:`workbench.golden.reanchor`) for a person to confirm.
 """
 
@@ -24,7 +28,8 @@ import anywidget
 import traitlets
 
 from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import Chunk, Corpus
+from workbench.corpus import Chunk, Corpus, Document
+from workbench.corpus.reader import Reader
 from workbench.golden.labelling import Candidate, LabellingSession, suggest_must_mention
 from workbench.golden.reanchor import Reanchored, ReanchorReport
 from workbench.io import InputError
@@ -34,10 +39,14 @@ from workbench.text import escape_html
 __all__ = ["Labeller", "labeller_html"]
 
 _HERE = Path(__file__).with_name("labeller_static")
+#: What stands for the question and quotes of an item the labeller may not read.
+WITHHELD = "(withheld: its evidence is in a document this labeller may not read)"
 
 
 def labeller_html(session: LabellingSession) -> str:
-    """Static form: progress and the labelled items with their quotes (escaped)."""
+    """Static form: progress and the labelled items with their quotes (escaped); an item
+    whose evidence the session's labeller may not read shows neither its question nor its
+    quote (:meth:`~workbench.golden.labelling.LabellingSession.can_see`)."""
     rows = []
     for c in session.candidates:
         item = session.labelled.get(c.qid)
@@ -45,7 +54,10 @@ def labeller_html(session: LabellingSession) -> str:
                  "pending" if item is None else
                  "unanswerable" if not item.answerable else item.category)
         quote = " | ".join(e.text[:120] for e in item.evidence) if item else ""
-        rows.append(f"<tr><td>{escape_html(c.qid)}</td><td>{escape_html(c.question)}</td>"
+        question = c.question
+        if item is not None and not session.can_see(item):
+            question, quote, state = WITHHELD, WITHHELD, "labelled"
+        rows.append(f"<tr><td>{escape_html(c.qid)}</td><td>{escape_html(question)}</td>"
                     f"<td>{escape_html(state)}</td><td>{escape_html(quote)}</td></tr>")
     return (f"<div class='wb-labeller-static'><p>{escape_html(session.progress)}</p><table>"
             "<tr><th>qid</th><th>question</th><th>label</th><th>evidence</th></tr>"
@@ -79,7 +91,8 @@ class Labeller(anywidget.AnyWidget):
 
     def __init__(self, corpus: Corpus, questions: Sequence[str | Mapping[str, Any] | Candidate],
                  path: str | Path, chunks: Sequence[Chunk] | None = None,
-                 dense: Retriever | bool = True, user_groups: Iterable[str] | str | None = None,
+                 dense: Retriever | bool = True,
+                 user_groups: Reader | Iterable[str] | str | None = None,
                  k: int = 5, review: ReanchorReport | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self._review: dict[str, list[Reanchored]] = {}
@@ -87,9 +100,10 @@ class Labeller(anywidget.AnyWidget):
             self._review.setdefault(move.qid, []).append(move)
         self._originals = {i.qid: i for i in review.golden} if review is not None else {}
         self.session = LabellingSession(path, corpus, questions, user_groups)
+        self.reader = self.session.reader
         self.corpus, self.k = corpus, k
-        self.chunks = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(),
-                                                                         corpus)
+        every = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(), corpus)
+        self.chunks = self.reader.chunks(every, corpus)  # hits never show what they may not read
         self._by_id = {c.id: c for c in self.chunks}
         self.bm25 = BM25Retriever(self.chunks)
         self._dense: Retriever | None = dense if not isinstance(dense, bool) else None
@@ -142,10 +156,18 @@ class Labeller(anywidget.AnyWidget):
             self.show_document(h["doc_id"], h["start"], h["end"])
 
     def show_document(self, doc_id: str, start: int = 0, end: int = 0) -> None:
-        """Show document ``doc_id``, highlighting ``[start, end)`` (a hit's chunk)."""
-        doc = self.corpus[doc_id]
+        """Show document ``doc_id``, highlighting ``[start, end)`` (a hit's chunk); a document
+        the labeller may not read is refused."""
+        doc = self._readable(doc_id)
         self.doc_id, self.doc_title, self.doc_text = doc.id, doc.title, doc.text
         self.highlight = [start, end] if end > start else []
+
+    def _readable(self, doc_id: str) -> Document:
+        doc = self.corpus.get(doc_id)
+        if doc is None or not self.reader.can_read(doc):
+            raise InputError(f"document {doc_id!r}", "is not a document this labeller may read",
+                             field="doc_id")
+        return doc
 
     def select(self, start: int, end: int, doc_id: str | None = None) -> None:
         """Set the selection (what the mouse does in the view)."""
@@ -153,7 +175,7 @@ class Labeller(anywidget.AnyWidget):
 
     def _selected(self, _change: Any = None) -> None:
         sel = self.selection
-        text = self.corpus[sel[0]].text[sel[1]:sel[2]] if len(sel) == 3 else ""
+        text = self._readable(sel[0]).text[sel[1]:sel[2]] if len(sel) == 3 else ""
         marked = [s for s in self.must_mention if any(s in t for t in self._texts())]
         self.suggestions = list(dict.fromkeys(
             [*marked, *suggest_must_mention(text),
@@ -167,7 +189,7 @@ class Labeller(anywidget.AnyWidget):
         return out
 
     def _texts(self) -> list[str]:
-        return [self.corpus[d].text[a:b] for d, a, b in self._all_spans()]
+        return [self._readable(d).text[a:b] for d, a, b in self._all_spans()]
 
     def _warn(self) -> None:
         try:
@@ -231,6 +253,9 @@ class Labeller(anywidget.AnyWidget):
     def _open_review(self, qid: str) -> None:
         """Show a drifted item at its suggestion, with what its quote was (see for_review)."""
         moves, item = self._review[qid], self._originals[qid]
+        if not self.session.can_see(item):
+            self.status = f"review {qid}: {WITHHELD}; skip it"
+            return
         self.category, self.must_mention = item.category, list(item.answer_must_mention)
         first = next((m for m in moves if m.new_start is not None), moves[0])
         if first.doc_id not in self.corpus:
