@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.corpus import Corpus, Document
+from workbench.corpus import UNRESTRICTED, Corpus, Document
 from workbench.golden import GoldenSet
 from workbench.widgets.labeller import Labeller, labeller_html
 
@@ -23,7 +23,7 @@ def corpus(handbook):
 
 def test_search_select_mark_save_writes_the_exact_line(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     assert lab.current_qid == "q1" and lab.progress == "0 of 3 labelled, 0 skipped"
     lab.search("submit travel receipts days")
     assert lab.bm25_hits and lab.doc_id == lab.bm25_hits[0]["doc_id"]
@@ -46,7 +46,7 @@ def test_search_select_mark_save_writes_the_exact_line(corpus, tmp_path):
 
 def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.skip()
     zh = corpus["zh-leave-shanghai"].text
     lab.show_document("zh-leave-shanghai")
@@ -60,26 +60,26 @@ def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
     assert GoldenSet.load(path).get("q003").answerable is False
     lab.undo()
     assert lab.current_qid == "q003" and "q003" not in {i.qid for i in GoldenSet.load(path)}
-    again = Labeller(corpus, QUESTIONS, path, dense=False)
+    again = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     assert again.progress == "1 of 3 labelled, 1 skipped" and again.current_qid == "q003"
 
 
 def test_bad_save_is_a_status_not_a_write(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.save()  # nothing selected
     assert "select the answer" in lab.status and path.read_text(encoding="utf-8") == ""
 
 
 def test_dense_hits_from_the_packaged_minilm(corpus, tmp_path):
-    lab = Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl")
+    lab = Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl", user_groups=UNRESTRICTED)
     lab.search("how long do I have to hand in receipts after a trip")
     assert len(lab.dense_hits) == 5 and lab.dense_hits[0]["rank"] == 1
 
 
 def test_static_form_escapes_document_text(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.show_document("evil")
     lab.select(0, len(corpus["evil"].text))
     lab.save()
@@ -117,7 +117,8 @@ def test_review_of_drifted_spans_opens_each_at_its_suggestion_and_applies_only_c
     report = reanchor(golden, corpus)
     # the sentence that only moved is re-anchored exactly; the other two wait for a person
     assert {m.qid for m in report.review} == {"q1", "q2"} and report.reanchored == 1
-    lab = Labeller.for_review(report, corpus, tmp_path / "confirmed.jsonl", dense=False)
+    lab = Labeller.for_review(report, corpus, tmp_path / "confirmed.jsonl", dense=False,
+                              user_groups=UNRESTRICTED)
     assert lab.current_qid == "q1" and lab.doc_id == "d" and lab.category == "security"
     assert lab.must_mention == ["14 characters"] and quote in lab.status
     suggested = new[lab.selection[1]:lab.selection[2]]

@@ -197,6 +197,12 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.cli.retrieval:pick_encoder", "workbench.cli.retrieval:build_retriever",
         "workbench.cli.retrieval:reanchored",
     ], "builds what the surfaces read"),
+    # The reader view itself: it applies a reader (and refuses without one) for a surface.
+    **dict.fromkeys([
+        "workbench.corpus.reader:Reader.documents", "workbench.corpus.reader:Reader.chunks",
+        "workbench.corpus.reader:declared_access", "workbench.corpus.reader:require_reader",
+        "workbench.widgets.trace_viewer:viewed_as",
+    ], "the reader view"),
     # Scoring: ids, offsets and numbers only (a table of ranks or scores shows no text).
     **dict.fromkeys([
         "workbench.chunking.diagnostics:split_spans", "workbench.chunking.diagnostics:split_rate",

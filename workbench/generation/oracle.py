@@ -31,7 +31,7 @@ from workbench.evaluation import (
 from workbench.generation.context import AssembledContext, CountTokens, assemble_context
 from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import GoldenItem, GoldenSet, can_read_item
 from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.retrieval import Retriever
@@ -270,13 +270,16 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
     not a refusal), without its evidence, the model answers from memory, not the context.
     Columns: qid, donor_qid, answer, swapped_answer, passed_with_gold, passed_with_swap,
     unchanged, similarity (token Jaccard), from_memory. ``documents`` (the corpus) gives
-    the access and version checks of context assembly."""
+    the access and version checks of context assembly; ``user_groups`` names the reader
+    (:func:`~workbench.corpus.reader.require_reader`), and only the items whose evidence they
+    may read (:func:`~workbench.golden.can_read_item`) are asked."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     corpus: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                       else {d.id: d for d in documents})
     reader = require_reader("context_swap", user_groups, documents=corpus, chunks=chunks)
-    relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
+    gs = GoldenSet([i for i in gs if can_read_item(reader.groups, i, by_id, corpus)])
+    relevance = Relevance([i for i in gs if i.answerable], chunks)
     pool = [i for i in gs if i.qid in relevance.items and relevance.gold(i.qid)]
     wanted = set(qids) if qids is not None else None
     targets = [i for i in pool if wanted is None or i.qid in wanted]

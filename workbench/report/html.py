@@ -223,8 +223,8 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     # one line per trace, the first one open: the page stays short enough to scan
     body += [f"<details{' open' if n == 0 else ''}><summary>{_esc(t.qid)} · "
              f"{_esc(t.category)} · {_esc(', '.join(d.labels) or 'wrong answer')}</summary>"
-             f"{trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid),
-                                  user_groups=reader)}</details>"
+             + trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid),
+                                 user_groups=reader) + "</details>"
              for n, (t, item, d) in enumerate(shown)]
     return "".join(body), len(failing)
 

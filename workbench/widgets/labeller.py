@@ -29,7 +29,8 @@ import traitlets
 
 from workbench.chunking import RecursiveChunker, chunk_corpus
 from workbench.corpus import Chunk, Corpus, Document
-from workbench.corpus.reader import Reader
+from workbench.corpus.reader import Reader, require_reader
+from workbench.golden.items import can_read_item
 from workbench.golden.labelling import Candidate, LabellingSession, suggest_must_mention
 from workbench.golden.reanchor import Reanchored, ReanchorReport
 from workbench.io import InputError
@@ -122,7 +123,11 @@ class Labeller(anywidget.AnyWidget):
         with :func:`~workbench.golden.reanchor.apply_confirmed`."""
         items = {i.qid: i for i in report.golden}
         qids = dict.fromkeys(m.qid for m in report.review)
-        questions = [Candidate(q, items[q].question, items[q].source) for q in qids]
+        reader = require_reader("Labeller.for_review", kwargs.get("user_groups"),
+                                documents=corpus)
+        questions = [Candidate(q, items[q].question if can_read_item(
+            reader.groups, items[q], None, corpus) else WITHHELD, items[q].source)
+            for q in qids]
         return cls(corpus, questions, path, review=report, **kwargs)
 
     # ----- Python API (the view calls the same) --------------------------------------

@@ -328,7 +328,8 @@ def worst_traces_html(traces: Sequence[Trace], golden: Iterable[GoldenItem],
         trace = first[failure.qid]
         parts.append(f'<section class="wb-worst"><h3>{rank}. {_esc(failure.qid)}</h3>'
                      f"{failure.html()}"
-                     f"{trace_viewer_html(trace, items.get(trace.qid), chunks, corpus)}"
+                     + trace_viewer_html(trace, items.get(trace.qid), chunks, corpus,
+                                         user_groups=reader) +
                      "</section>")
     return "".join(parts)
 
@@ -494,7 +495,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         failure = "".join(f.html() for f in self.failures if f.qid == trace.qid) \
             if self.order.value == WORST else ""
         return failure + trace_viewer_html(trace, self.items.get(trace.qid), self.chunks,
-                                           self.corpus, self.diagnoses[i], self.quadrants[i])
+                                           self.corpus, self.diagnoses[i], self.quadrants[i],
+                                           user_groups=self.reader)
 
     def _repaint(self) -> None:
         with self.errors:
