@@ -353,6 +353,17 @@ def _span_warnings(who: dict[str, Any], _tmp: Path) -> str:
     return _text(span_warnings(DOCS, [("open", 0, len(OPEN_TEXT))], **who))
 
 
+def _agreement(who: dict[str, Any], _tmp: Path) -> str:
+    from workbench.golden.agreement import agreement
+
+    other = GoldenSet([OPEN_ITEM, GoldenItem(qid="v1", question=VAULT_ITEM.question,
+                                             evidence=(_ev("vault", CANARY),),
+                                             category="codes")])
+    result = agreement(GOLDEN, other, documents=DOCS, **who)
+    return _text(result.to_html(), result.per_question.to_json(),
+                 result.disagreements().to_json(), [vars(x) for p in result.pairs for x in p])
+
+
 def _label_studio(who: dict[str, Any], tmp: Path) -> str:
     from workbench.golden.exchange import to_label_studio, write_tasks
 
@@ -407,6 +418,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any], Path], str]] = {
     "workbench.golden.labelling:LabellingSession": _session,
     "workbench.golden.labelling:make_item": _make_item,
     "workbench.golden.labelling:span_warnings": _span_warnings,
+    "workbench.golden.agreement:agreement": _agreement,
     "workbench.golden.exchange:to_label_studio": _label_studio,
     "workbench.golden.exchange:to_argilla": _argilla,
     "workbench.widgets.realism_scorer:RealismScorer": _realism,

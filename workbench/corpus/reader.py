@@ -151,6 +151,7 @@ SURFACES: dict[str, str] = {
     "workbench.golden.labelling:LabellingSession": "quotes saved into the golden set",
     "workbench.golden.labelling:make_item": "a golden item's quotes",
     "workbench.golden.labelling:span_warnings": "warnings quoting other documents",
+    "workbench.golden.agreement:agreement": "two labellers' questions, quotes side by side",
     "workbench.golden.exchange:to_label_studio": "a Label Studio task file",
     "workbench.golden.exchange:to_argilla": "an Argilla record file",
     "workbench.widgets.realism_scorer:RealismScorer": "synthetic questions and passages",
