@@ -87,8 +87,9 @@ def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
     p.add_argument("--max-tokens", type=cutoff, default=96, help="reply budget (default 96)")
     p.add_argument("--readers", metavar="GROUPS",
                    help="who the golden set is for: comma-separated groups (targets and "
-                        "distractors only from documents they may read), or 'unrestricted'; "
-                        "required when the corpus declares access (acl)")
+                        "distractors only from documents they may read; 'all': everyone, so "
+                        "public documents only), or 'unrestricted'; required when the corpus "
+                        "declares access (acl)")
     p.add_argument("--judge-with", metavar="SCORES.jsonl",
                    help='a person\'s {"qid", "score": 1-5} lines: filter with a realism judge '
                         "on the same model, refused when it does not beat chance")
@@ -202,6 +203,7 @@ def run_synth_command(args: argparse.Namespace) -> int:
         raise InputError(str(out), "--out must be a .jsonl file (the kept items, a golden set)")
     rejected = rejected_path(out)
     corpus = load_corpus(args.corpus)
+    readers = _readers(args.readers, corpus)
     spec, _ = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus, args)
     client = _client(args)
@@ -212,7 +214,6 @@ def run_synth_command(args: argparse.Namespace) -> int:
     old_items, old_rejected = _rows(out), _rows(rejected)
     _check_settings(out, old_items, pins)
     _check_settings(rejected, old_rejected, pins)
-    readers = _readers(args.readers, corpus)
     order = sample_chunks(chunks, len(chunks), corpus, seed=args.seed, user_groups=readers)
     targets = _pending(order[:args.n], old_items, old_rejected, args.hard)
     retrievers = _distractor_retrievers(args, chunks) if args.hard else []
