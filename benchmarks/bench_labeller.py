@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import Corpus, load_folder
+from workbench.corpus import UNRESTRICTED, Corpus, load_folder
 from workbench.retrieval import DenseRetriever, get_encoder
 from workbench.widgets.labeller import Labeller
 
@@ -54,7 +54,8 @@ def main() -> None:
                                         encoder=encoder, index="exact")
     folder = Path(tempfile.mkdtemp())
     questions = [{"qid": f"b{i:03d}", "question": q} for i, q in enumerate(QUERIES)]
-    lab = Labeller(corpus, questions, folder / "golden.jsonl", chunks=chunks, dense=dense)
+    lab = Labeller(corpus, questions, folder / "golden.jsonl", chunks=chunks, dense=dense,
+                   user_groups=UNRESTRICTED)
     dense.search(QUERIES[0], 5)  # warm
     bm25_t, dense_t, both_t = [], [], []
     for q in QUERIES:
