@@ -10,7 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
-from workbench.corpus import Document, Span, load_folder
+from workbench.corpus import UNRESTRICTED, Document, Span, load_folder
 from workbench.widgets.chunk_preview import ChunkPreview
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def main() -> None:
     spans = [Span("big", s, s + 60) for s in range(1000, len(text) - 100, 5000)]
     rows = []
     started = time.perf_counter()
-    preview = ChunkPreview(doc, spans, size=800, overlap=100)
+    preview = ChunkPreview(doc, spans, size=800, overlap=100, user_groups=UNRESTRICTED)
     rows.append(("open (fixed 800/100 chars)", time.perf_counter() - started, len(preview.chunks)))
     for label, control, value in [("size -> 400", preview.size, 400),
                                   ("overlap -> 0", preview.overlap, 0),

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.chunking import RecursiveChunker, chunk_corpus, sentence_spans
-from workbench.corpus import Corpus, Document, load_folder
+from workbench.corpus import UNRESTRICTED, Corpus, Document, load_folder
 from workbench.golden import GoldenSet
 from workbench.golden.labelling import FactIndex, span_warnings
 from workbench.retrieval import DenseRetriever, EmbeddingCache, get_encoder
@@ -40,7 +40,7 @@ from workbench.widgets.labeller import PROPOSE_FROM, Labeller, propose_span
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
-UNSEEN = Path("/work/shared/datasets/chroma_chunking_evaluation/corpora")
+UNSEEN = ROOT.parent / "shared" / "datasets" / "chroma_chunking_evaluation" / "corpora"
 QUERIES = ["how many days to submit travel receipts", "password length", "parental leave weeks",
            "refund to my card", "webhook retries", "ship to Iceland", "boots worn outside",
            "年假结转", "nghỉ phép bao nhiêu ngày", "API rate limit per minute"] * 5
@@ -54,7 +54,7 @@ def proposals(corpus: Corpus) -> None:
     golden = GoldenSet.load(HANDBOOK / "golden.jsonl")
     with tempfile.TemporaryDirectory() as cache_dir:
         lab = Labeller(corpus, ["warm up"], Path(cache_dir) / "g.jsonl",
-                       cache=EmbeddingCache(cache_dir))
+                       cache=EmbeddingCache(cache_dir), user_groups=UNRESTRICTED)
         items = [i for i in golden.answerable if i.evidence]
         for name, encoder in (("term overlap", None), ("dense encoder cosine", lab._encoder)):
             over = contain = exact = 0
@@ -92,7 +92,7 @@ def latency(base: Corpus, size: int, encoder: object) -> None:
     folder = Path(tempfile.mkdtemp())
     questions = [{"qid": f"b{i:03d}", "question": q} for i, q in enumerate(QUERIES)]
     lab = Labeller(corpus, questions, folder / "golden.jsonl", chunks=chunks, dense=dense,
-                   cache=EmbeddingCache(folder / "cache"))
+                   cache=EmbeddingCache(folder / "cache"), user_groups=UNRESTRICTED)
     bm25_t, dense_t, both_t = [], [], []
     for q in QUERIES:
         t = time.perf_counter()
@@ -136,14 +136,14 @@ def first_search(corpus: Corpus) -> None:
         for state in ("cold", "warm"):
             t = time.perf_counter()
             lab = Labeller(corpus, ["how long do refunds take"], Path(d) / f"{state}.jsonl",
-                           cache=EmbeddingCache(Path(d) / "cache"))
+                           cache=EmbeddingCache(Path(d) / "cache"), user_groups=UNRESTRICTED)
             assert lab.bm25_hits and lab.selection
             print(f"first search, {state} embedding cache: {time.perf_counter() - t:.1f} s "
                   f"(open the labeller on {len(lab.chunks)} chunks, search, propose)")
 
 
 def conflicts(name: str, corpus: Corpus) -> None:
-    index = FactIndex(corpus)
+    index = FactIndex(corpus, UNRESTRICTED)
     versions = {frozenset((d.id, str(d.metadata.get("superseded_by"))))
                 for d in corpus.documents if d.metadata.get("superseded_by")}
     checked = warned = false = 0
@@ -154,7 +154,7 @@ def conflicts(name: str, corpus: Corpus) -> None:
             if not any(a <= s < b for s in starts):
                 continue
             checked += 1
-            ws = [w for w in span_warnings(corpus, [(doc.id, a, b)], index=index)
+            ws = [w for w in span_warnings(corpus, [(doc.id, a, b)], UNRESTRICTED, index=index)
                   if "stated twice" in w]
             if not ws:
                 continue

@@ -25,6 +25,7 @@ def main() -> int:
     os.environ["WORKBENCH_MODEL_CACHE"] = tempfile.mkdtemp(prefix="wb-models-")
 
     import workbench as wb
+    from workbench.corpus import UNRESTRICTED
     from workbench.generation import LocalGenerator, assemble_context
 
     started = time.perf_counter()
@@ -41,7 +42,7 @@ def main() -> int:
     seconds = []
     for item in [i for i in golden if i.evidence][:args.questions]:
         context = assemble_context([h.chunk_id for h in bm25.search(item.question, 5)],
-                                   chunks, corpus)
+                                   chunks, corpus, user_groups=UNRESTRICTED)
         started = time.perf_counter()
         generator.generate(item.question, context)
         seconds.append(time.perf_counter() - started)

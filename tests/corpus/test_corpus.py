@@ -3,7 +3,15 @@ import unicodedata
 
 import pytest
 
-from workbench.corpus import Chunk, Document, Span, load_corpus, load_folder, load_jsonl
+from workbench.corpus import (
+    UNRESTRICTED,
+    Chunk,
+    Document,
+    Span,
+    load_corpus,
+    load_folder,
+    load_jsonl,
+)
 
 
 def test_folder_front_matter_nfc_and_title(tmp_path):
@@ -110,7 +118,7 @@ def test_documents_built_in_python_fail_closed_on_a_malformed_acl():
             admit("d", "text", "", {"acl": bad})
     chunk = Chunk("d#0", "d", 0, 4, "text", metadata={"acl": 0})
     with pytest.raises(ValueError, match="chunk 'd#0': field 'acl'"):
-        assemble_context(["d#0"], [chunk], [Document("d", "text")])
+        assemble_context(["d#0"], [chunk], [Document("d", "text")], user_groups=UNRESTRICTED)
 
 
 @pytest.mark.parametrize("key", ["ACL", "acls", "Acl"])

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from workbench.corpus import Chunk, Corpus, Document, admit
+from workbench.corpus import UNRESTRICTED, Chunk, Corpus, Document, admit
 from workbench.diagnose import (
     WITHHELD,
     Trace,
@@ -54,6 +54,7 @@ ITEM = case_from_bug_report(QUESTION, [("expense-r4", RULE), ("expense-r4", EXCE
 
 
 def trace(hits, answer, context=None, **kw):
+    kw.setdefault("user_groups", UNRESTRICTED)
     ctx = context if context is not None else assemble_context(hits, CHUNKS, DOCS, **kw)
     ans = Answer(answer)
     return make_trace(ITEM.qid, ITEM.question, hits, ctx, ans, grade_answer(ITEM, ans, ctx),
@@ -75,7 +76,7 @@ def test_exception_never_retrieved_is_a_retrieval_miss():
 def test_exception_retrieved_but_not_in_context_is_context_loss():
     # both retrieved; the budget fits the rule only, so the exception never reaches the model
     hits = ["expense-r4#0", "expense-r4#1"]
-    budget = assemble_context(hits[:1], CHUNKS, DOCS).tokens_used
+    budget = assemble_context(hits[:1], CHUNKS, DOCS, user_groups=UNRESTRICTED).tokens_used
     t = trace(hits, f"{RULE} [P1]", budget_tokens=budget)
     assert t.context_ids == ["expense-r4#0"] and t.drop_reason("expense-r4#1") == "budget"
     d = diagnose_trace(t, ITEM, CHUNKS, DOCS)
@@ -128,7 +129,8 @@ def test_superseded_source_cited_or_copied():
     assert diagnose_trace(filtered, ITEM, CHUNKS, DOCS).labels == ()
     # cited chunk's version known only from the corpus (trace recorded without it)
     bare = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS,
-                                                                include_superseded=True),
+                                                                include_superseded=True,
+                                                                user_groups=UNRESTRICTED),
                       "30 days [P1]", chunks=CHUNKS)
     assert bare.doc_versions == {}
     assert "superseded_source" in diagnose_trace(bare, ITEM, CHUNKS, DOCS).labels
@@ -150,7 +152,7 @@ def test_superseded_source_fires_with_parent_retrieval():
     retriever = ParentRetriever(BM25Retriever(children), children)
     hits = retriever.search("submit travel receipts within 30 days", 3)
     assert hits[0].chunk_id == old.id
-    ctx = assemble_context(hits, pieces, DOCS, include_superseded=True)
+    ctx = assemble_context(hits, pieces, DOCS, include_superseded=True, user_groups=UNRESTRICTED)
     label = next(lab for lab, cid in ctx.labels.items() if cid == old.id)
     t = make_trace("exc-1", QUESTION, hits, ctx, f"30 days [{label}]", chunks=pieces)
     assert [p.doc_id for p in t.context if p.chunk_id == old.id] == ["expense-r3"]
@@ -159,7 +161,8 @@ def test_superseded_source_fires_with_parent_retrieval():
     # chunk ids need not hold the document at all (production ids are uuids)
     renamed = [Chunk(f"uuid-{n}", c.doc_id, c.start, c.end, c.text) for n, c in
                enumerate(CHUNKS)]
-    ctx = assemble_context(["uuid-2"], renamed, DOCS, include_superseded=True)
+    ctx = assemble_context(["uuid-2"], renamed, DOCS, include_superseded=True,
+                           user_groups=UNRESTRICTED)
     t = make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "30 days [P1]", chunks=renamed)
     assert t.retrieved[0].doc_id == "expense-r3"
     assert "superseded_source" in diagnose_trace(t, ITEM, renamed, DOCS).labels
@@ -187,12 +190,13 @@ def test_grade_details_are_withheld_from_a_user_who_may_not_read_the_evidence():
     kept = make_trace("b1", "q", hits, board, answer, grade, chunks=CHUNKS, corpus=DOCS,
                       item=board_item)
     assert not kept.evidence_withheld and kept.grade["details"]["missing"] == ["SECRET-MERGER-7"]
-    assert not make_trace("b1", "q", hits, assemble_context(hits, CHUNKS, DOCS), answer, grade,
+    everything = assemble_context(hits, CHUNKS, DOCS, user_groups=UNRESTRICTED)
+    assert not make_trace("b1", "q", hits, everything, answer, grade,
                           chunks=CHUNKS).evidence_withheld
 
 
 def test_unrecorded_context_unless_expansion_recorded_it():
-    ctx = assemble_context(["expense-r4#0", "expense-r4#1"], CHUNKS, DOCS)
+    ctx = assemble_context(["expense-r4#0", "expense-r4#1"], CHUNKS, DOCS, user_groups=UNRESTRICTED)
     ans = f"{RULE} [P1] {EXCEPTION} [P2]"
     t = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, ans, chunks=CHUNKS)
     d = diagnose_trace(t, ITEM, CHUNKS)
@@ -217,7 +221,8 @@ def test_restricted_chunks_never_reach_the_trace(tmp_path):
     text = path.read_text()
     assert "secret" not in text and "SECRET-MERGER" not in text
     # the unrestricted evaluation view records everything
-    open_view = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS),
+    open_view = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS,
+                                                                     user_groups=UNRESTRICTED),
                            "x", chunks=CHUNKS)
     assert open_view.retrieved_ids[0] == "secret#0"
 
@@ -281,7 +286,7 @@ def test_traces_from_a_generation_result_on_the_handbook(handbook, tmp_path):
     bm25 = BM25Retriever(chunks)
     qids = ["q001", "q034", "q040", "q054"]
     result = run_generation_eval(ExtractiveReader(), bm25, golden, chunks, documents=corpus, k=5,
-                                 budget_tokens=400, qids=qids)
+                                 budget_tokens=400, qids=qids, user_groups=UNRESTRICTED)
     run = Run.from_retriever(bm25, [golden.get(q) for q in qids], k=5)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks, run=run)
     assert [t.qid for t in traces] == qids
@@ -330,7 +335,8 @@ def test_trace_question_reproduces_a_bug_report(handbook):
         [("expenses-travel", "Travel receipts must be submitted within 14 days of the date "
                              "you return from the trip.")], ["14 days"], corpus=corpus)
     t = trace_question(ExtractiveReader(), BM25Retriever(chunks), item.question, chunks,
-                       corpus, item=item, include_superseded=True, budget_tokens=400)
+                       corpus, item=item, include_superseded=True, budget_tokens=400,
+                       user_groups=UNRESTRICTED)
     d = diagnose_trace(t, item, chunks, corpus)
     assert t.qid == item.qid and t.passed is False and "30 days" in t.answer
     assert d.labels == ("context_loss", "superseded_source")
@@ -390,7 +396,8 @@ def test_a_prebuilt_relevance_gives_the_same_diagnoses_and_is_built_once(handboo
     chunks = chunk_corpus(FixedChunker(size=300, overlap=0), corpus.documents)
     qids = ["q001", "q034", "q040", "q054", "q010", "q020"]
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 documents=corpus, k=3, budget_tokens=200, qids=qids)
+                                 documents=corpus, k=3, budget_tokens=200, qids=qids,
+                                 user_groups=UNRESTRICTED)
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     built = []
 
@@ -446,7 +453,7 @@ def test_triage_and_diagnosis_share_one_definition_of_retrieved(handbook):
     corpus, golden = handbook
     chunks = chunk_corpus(FixedChunker(size=800, overlap=100), corpus.documents)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 documents=corpus, k=5)
+                                 documents=corpus, k=5, user_groups=UNRESTRICTED)
     rows = triage(result).rows.set_index("qid")
     traces = traces_from_result(result, golden=golden, corpus=corpus, chunks=chunks)
     diagnosed = {t.qid: diagnose_trace(t, golden.get(t.qid), chunks, corpus) for t in traces}

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.local_server import local_server as start_local_server
+from workbench.corpus import UNRESTRICTED
 from workbench.generation import Grade, Judge, LLMJudge, OpenAIChatGenerator, context_from_passages
 from workbench.generation.calibration import (
     RelevanceJudge,
@@ -229,7 +230,7 @@ def test_real_model_judge_calibrated_on_the_handbook_answers(local_server, handb
     docs, golden = handbook
     chunks = chunk_corpus(RecursiveChunker(size=600), docs)
     result = run_generation_eval(ExtractiveReader(), BM25Retriever(chunks), golden, chunks,
-                                 documents=docs, k=5, modes=("live",))
+                                 documents=docs, k=5, modes=("live",), user_groups=UNRESTRICTED)
     frame = result.frame
     answers = frame[frame.answerable & frame.passed.notna()].reset_index(drop=True)
     items = {i.qid: i for i in golden}

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.corpus import Chunk, Document, admit
+from workbench.corpus import UNRESTRICTED, Chunk, Document, admit
 from workbench.corpus.access import can_read
 from workbench.generation.context import (
     RESTRICTED,
@@ -120,15 +120,16 @@ def test_unknown_document_fails_closed():
     assert ctx.chunk_ids == ("known#0",)
     assert ctx.dropped == ((RESTRICTED, "acl"),)
     # the unrestricted view cannot check its version either: dropped, and said why
-    open_view = assemble_context(["ghost#0"], [stray], [d])
+    open_view = assemble_context(["ghost#0"], [stray], [d], user_groups=UNRESTRICTED)
     assert open_view.chunk_ids == () and open_view.dropped == (("ghost#0", "unknown_document"),)
 
 
 def test_documents_are_required_so_version_and_access_are_checked():
     old = doc("v1", "old rule: 30 days", status="superseded")
     with pytest.raises(ValueError, match="needs documents="):
-        assemble_context(["v1#0"], make_chunks(old))
-    assert assemble_context(["v1#0"], make_chunks(old), [old]).dropped_by("superseded") == [
+        assemble_context(["v1#0"], make_chunks(old), user_groups=UNRESTRICTED)
+    assert assemble_context(["v1#0"], make_chunks(old), [old],
+                            user_groups=UNRESTRICTED).dropped_by("superseded") == [
         "v1#0"]
 
 
@@ -145,16 +146,17 @@ def test_superseded_versions_are_dropped(handbook):
     chunks = [c for d in docs.values() for c in make_chunks(d, 500)]
     old = [c.id for c in chunks if c.doc_id in ("expenses-travel-2024", "policy-refunds-2023")]
     new = [c.id for c in chunks if c.doc_id == "expenses-travel"][:2]
-    ctx = assemble_context(old + new, chunks, docs)
+    ctx = assemble_context(old + new, chunks, docs, user_groups=UNRESTRICTED)
     assert set(ctx.chunk_ids) == set(new)
     assert sorted(ctx.dropped_by("superseded")) == sorted(old)
-    kept = assemble_context(old + new, chunks, docs, include_superseded=True)
+    kept = assemble_context(old + new, chunks, docs, include_superseded=True,
+                            user_groups=UNRESTRICTED)
     assert set(kept.chunk_ids) == set(old + new)
 
 
 def test_superseded_by_alone_marks_old_version():
     d = doc("v1", "old rule: 30 days", superseded_by="v2")
-    ctx = assemble_context(["v1#0"], make_chunks(d), [d])
+    ctx = assemble_context(["v1#0"], make_chunks(d), [d], user_groups=UNRESTRICTED)
     assert ctx.chunk_ids == () and ctx.dropped == (("v1#0", "superseded"),)
 
 
@@ -163,7 +165,8 @@ def test_dedup_by_id_and_text():
     b = doc("b", "the  same\nwords", acl=None)
     c = doc("c", "different", acl=None)
     chunks = [*make_chunks(a), *make_chunks(b), *make_chunks(c)]
-    ctx = assemble_context(["a#0", "a#0", "b#0", "c#0"], chunks, [a, b, c])
+    ctx = assemble_context(["a#0", "a#0", "b#0", "c#0"], chunks, [a, b, c],
+                           user_groups=UNRESTRICTED)
     assert ctx.chunk_ids == ("a#0", "c#0")
     assert ctx.dropped == (("a#0", "duplicate"), ("b#0", "duplicate"))
     assert ctx.labels == {"P1": "a#0", "P2": "c#0"}
@@ -177,7 +180,7 @@ def test_budget_drops_whole_passages_and_records_final_context():
     sizes = {c.id: count(f"[P1] {c.doc_id.title()}\n{c.text}") for c in chunks}
     budget = sizes["mid#0"] + sizes["small#0"]
     ctx = assemble_context(["mid#0", "big#0", "small#0"], chunks, docs, budget_tokens=budget,
-                           count_tokens=count)
+                           count_tokens=count, user_groups=UNRESTRICTED)
     assert ctx.chunk_ids == ("mid#0", "small#0")  # big dropped whole, small still fits
     assert ctx.dropped == (("big#0", "budget"),)
     assert ctx.labels == {"P1": "mid#0", "P2": "small#0"}
@@ -186,7 +189,8 @@ def test_budget_drops_whole_passages_and_records_final_context():
     assert [p["chunk_id"] for p in record["passages"]] == ["mid#0", "small#0"]
     assert record["dropped"] == [["big#0", "budget"]]
     assert "x" * 50 not in ctx.render()
-    zero = assemble_context(["mid#0"], chunks, docs, budget_tokens=0, count_tokens=count)
+    zero = assemble_context(["mid#0"], chunks, docs, budget_tokens=0, count_tokens=count,
+                            user_groups=UNRESTRICTED)
     assert zero.passages == () and zero.dropped == (("mid#0", "budget"),)
 
 
@@ -196,17 +200,20 @@ def test_budget_accepts_counter_objects_and_rejects_junk():
             return 1
 
     d = doc("a", "hello world", acl=None)
-    ctx = assemble_context(["a#0"], make_chunks(d), [d], budget_tokens=1, count_tokens=Counter())
+    ctx = assemble_context(["a#0"], make_chunks(d), [d], budget_tokens=1, count_tokens=Counter(),
+                           user_groups=UNRESTRICTED)
     assert ctx.tokens_used == 1
     with pytest.raises(ValueError, match="count_tokens"):
-        assemble_context(["a#0"], make_chunks(d), [d], budget_tokens=1, count_tokens=3)
+        assemble_context(["a#0"], make_chunks(d), [d], budget_tokens=1, count_tokens=3,
+                         user_groups=UNRESTRICTED)
     with pytest.raises(ValueError, match="not among the given chunks"):
-        assemble_context(["nope#0"], make_chunks(d), [d])
+        assemble_context(["nope#0"], make_chunks(d), [d], user_groups=UNRESTRICTED)
 
 
 def test_render_labels_and_titles():
     a, b = doc("alpha", "First fact.", acl=None), doc("beta", "Second fact.", acl=None)
-    ctx = assemble_context(["beta#0", "alpha#0"], [*make_chunks(a), *make_chunks(b)], [a, b])
+    ctx = assemble_context(["beta#0", "alpha#0"], [*make_chunks(a), *make_chunks(b)], [a, b],
+                           user_groups=UNRESTRICTED)
     assert ctx.render() == "[P1] Beta\nSecond fact.\n\n[P2] Alpha\nFirst fact."
 
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.local_server import local_server
-from workbench.corpus import Chunk, Document, admit
+from workbench.corpus import UNRESTRICTED, Chunk, Document, admit
 from workbench.corpus.access import can_read_chunk
 from workbench.diagnose import traces_from_result, triage, triage_rows
 from workbench.generation import (
@@ -135,13 +135,15 @@ def test_generation_cache_hits_on_rerun(tmp_path):
     inner = EchoGenerator()
     retriever = CallableRetriever(lambda q: [c.id for c in chunks], "all")
     cached = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    first = run_generation_eval(cached, retriever, golden, chunks, documents=docs, k=2)
+    first = run_generation_eval(cached, retriever, golden, chunks, documents=docs, k=2,
+                                user_groups=UNRESTRICTED)
     n_requests = len(first.frame)
     assert inner.calls == n_requests == cached.calls
     assert cached.cache.misses == n_requests and cached.cache.hits == 0
     # a fresh process would build a fresh cache object over the same folder
     again = CachedGenerator(inner, GenerationCache(tmp_path / "gen"))
-    second = run_generation_eval(again, retriever, golden, chunks, documents=docs, k=2)
+    second = run_generation_eval(again, retriever, golden, chunks, documents=docs, k=2,
+                                 user_groups=UNRESTRICTED)
     assert inner.calls == n_requests  # no new model calls
     assert again.cache.hits == n_requests and again.calls == 0
     assert second.frame["cached"].all()
@@ -195,7 +197,8 @@ def hand_case_result():
               "shipping time?": ["leave#0"], "annual leave?": ["shipping#0"],
               "bitcoin?": ["leave#0"]}
     retriever = CallableRetriever(lambda q: ranked[q], "fixed")
-    return run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=1)
+    return run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=1,
+                               user_groups=UNRESTRICTED)
 
 
 def test_result_repr_copies_its_table_once(monkeypatch):
@@ -303,12 +306,13 @@ def test_every_triage_verdict_is_one_of_verdicts(cells):
 
 def test_context_swap_tells_memory_from_grounding():
     docs, chunks, golden = tiny_corpus()
-    grounded = context_swap(EchoGenerator(), golden, chunks, docs)
+    grounded = context_swap(EchoGenerator(), golden, chunks, docs, user_groups=UNRESTRICTED)
     assert len(grounded) == 4 and set(grounded["donor_qid"]) <= {"q1", "q2", "q3", "q4"}
     assert (grounded["qid"] != grounded["donor_qid"]).all()
     assert grounded["passed_with_gold"].all() and not grounded["passed_with_swap"].any()
     assert not grounded["from_memory"].any()
-    memory = context_swap(MemoryGenerator(), golden, chunks, docs, qids=["q1", "q2"])
+    memory = context_swap(MemoryGenerator(), golden, chunks, docs, qids=["q1", "q2"],
+                          user_groups=UNRESTRICTED)
     assert memory["unchanged"].all() and memory["from_memory"].all()
 
 
@@ -321,16 +325,19 @@ def test_the_corpus_is_required_where_the_context_is_assembled():
 
     docs, chunks, golden = tiny_corpus()
     with pytest.raises(TypeError, match=r"context_swap\(\) missing .*'documents'"):
-        context_swap(EchoGenerator(), golden, chunks)  # type: ignore[call-arg]
+        context_swap(EchoGenerator(), golden, chunks,
+                     user_groups=UNRESTRICTED)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"oracle_context\(\) missing .*'documents'"):
-        oracle_context(golden.get("q1"), chunks)  # type: ignore[call-arg]
+        oracle_context(golden.get("q1"), chunks, user_groups=UNRESTRICTED)  # type: ignore[call-arg]
     retriever = CallableRetriever(lambda q: ["refunds#0"], "fixed")
     with pytest.raises(TypeError, match=r"trace_question\(\) missing .*'documents'"):
         trace_question(EchoGenerator(), retriever, "refund window?",  # type: ignore[call-arg]
-                       chunks)
-    assert oracle_context(golden.get("q1"), chunks, iter(docs)).chunk_ids == ("refunds#0",)
-    once = context_swap(EchoGenerator(), golden, chunks, iter(docs))
-    pd.testing.assert_frame_equal(once, context_swap(EchoGenerator(), golden, chunks, docs))
+                       chunks, user_groups=UNRESTRICTED)
+    assert oracle_context(golden.get("q1"), chunks, iter(docs),
+                          user_groups=UNRESTRICTED).chunk_ids == ("refunds#0",)
+    once = context_swap(EchoGenerator(), golden, chunks, iter(docs), user_groups=UNRESTRICTED)
+    pd.testing.assert_frame_equal(once, context_swap(EchoGenerator(), golden, chunks, docs,
+                                                     user_groups=UNRESTRICTED))
 
 
 def test_acl_holds_through_the_eval(handbook):
@@ -371,7 +378,8 @@ def test_budget_is_recorded_in_eval(handbook):
     chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
     retriever = CallableRetriever(lambda q: [c.id for c in chunks[:5]], "first5")
     result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=5,
-                                 budget_tokens=800, qids=["q001"], modes=("live",))
+                                 budget_tokens=800, qids=["q001"], modes=("live",),
+                                 user_groups=UNRESTRICTED)
     ctx = result.contexts["q001", "live"]
     assert ctx.tokens_used <= 800 and ctx.dropped_by("budget")
     row = result.frame.iloc[0]
@@ -478,12 +486,13 @@ def test_include_superseded_passes_through_to_assembly():
     golden = GoldenSet([GoldenItem("old", "old refund window?", ("refunds-2023#0",),
                                    answer_must_mention=("14 days",))])
     retriever = CallableRetriever(lambda q: ["refunds-2023#0", "refunds#0"], "fixed")
-    filtered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=2)
+    filtered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=2,
+                                   user_groups=UNRESTRICTED)
     assert filtered.contexts["old", "live"].chunk_ids == ("refunds#0",)
     assert filtered.contexts["old", "live"].dropped == (("refunds-2023#0", "superseded"),)
     assert filtered.contexts["old", "oracle"].chunk_ids == ()
     unfiltered = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs,
-                                     k=2, include_superseded=True)
+                                     k=2, include_superseded=True, user_groups=UNRESTRICTED)
     assert unfiltered.contexts["old", "live"].chunk_ids == ("refunds-2023#0", "refunds#0")
     assert unfiltered.contexts["old", "oracle"].chunk_ids == ("refunds-2023#0",)
     assert unfiltered.contexts["old", "live"].params["include_superseded"] is True
@@ -491,7 +500,8 @@ def test_include_superseded_passes_through_to_assembly():
     assert frame.loc["oracle", "passed"] is True and frame.loc["live", "dropped"] == []
     # without the documents no version (or access) can be checked: refused, never passed on
     with pytest.raises(ValueError, match="needs documents="):
-        run_generation_eval(EchoGenerator(), retriever, golden, chunks, k=2)
+        run_generation_eval(EchoGenerator(), retriever, golden, chunks, k=2,
+                            user_groups=UNRESTRICTED)
 
 
 # ----------------------------------------------------------------------------- traces
@@ -500,7 +510,8 @@ def test_result_keeps_questions_and_scores_for_traces():
     docs, chunks, golden = tiny_corpus()
     ranked = {i.question: [(c.id, 5.0 - n) for n, c in enumerate(chunks)] for i in golden}
     retriever = CallableRetriever(lambda q: ranked[q], "scored")
-    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=3)
+    result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=3,
+                                 user_groups=UNRESTRICTED)
     assert result.questions == {i.qid: i.question for i in golden}
     assert result.scores["q1"] == (5.0, 4.0, 3.0) and result.ranks["q1"] == (1, 2, 3)
     traces = traces_from_result(result, chunks=chunks, corpus=docs)  # no golden, no run
@@ -699,7 +710,7 @@ def test_assemble_then_answer_with_extractive_on_handbook(handbook):
     docs, golden = handbook
     chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
     item = golden.get("q001")
-    ctx = assemble_context(["it-security#0"], chunks, docs)
+    ctx = assemble_context(["it-security#0"], chunks, docs, user_groups=UNRESTRICTED)
     answer = ExtractiveReader().generate(item.question, ctx)
     assert "14 characters" in answer.text and answer.citations == ("it-security#0",)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.corpus import Chunk, Document, admit
+from workbench.corpus import UNRESTRICTED, Chunk, Document, admit
 from workbench.generation import approx_tokens, assemble_context, passthrough_context
 from workbench.retrieval import Hit
 
@@ -21,8 +21,9 @@ CHUNKS = [Chunk("u-new", "refunds", 0, 23, DOCS[0].text),
 def test_passthrough_keeps_every_hit_in_order():
     hits = ["u-old", "u-new", "u-new"]
     one = approx_tokens("[P1] Refund Policy\nRefunds within 30 days.")
-    ours = assemble_context(hits, CHUNKS, DOCS, budget_tokens=one)
-    theirs = assemble_context(hits, CHUNKS, DOCS, budget_tokens=one, assembly="passthrough")
+    ours = assemble_context(hits, CHUNKS, DOCS, budget_tokens=one, user_groups=UNRESTRICTED)
+    theirs = assemble_context(hits, CHUNKS, DOCS, budget_tokens=one, assembly="passthrough",
+                              user_groups=UNRESTRICTED)
     assert ours.chunk_ids == ("u-new",)
     assert ours.dropped == (("u-old", "superseded"), ("u-new", "duplicate"))
     assert theirs.chunk_ids == ("u-old", "u-new", "u-new") and theirs.dropped == ()
@@ -39,12 +40,12 @@ def test_access_control_is_not_a_filter_passthrough_drops():
 
 def test_hits_that_carry_their_chunk_need_no_chunk_list():
     hit = Hit("u-new", 1.0, 1, "prod", chunk=CHUNKS[0])
-    rendered = passthrough_context([hit], {}, DOCS).render()
+    rendered = passthrough_context([hit], {}, DOCS, user_groups=UNRESTRICTED).render()
     assert rendered == "[P1] Refund Policy\nRefunds within 30 days."
     with pytest.raises(ValueError, match="not among the given chunks"):
-        passthrough_context(["nope"], CHUNKS, DOCS)
+        passthrough_context(["nope"], CHUNKS, DOCS, user_groups=UNRESTRICTED)
     with pytest.raises(ValueError, match="assembly must be one of"):
-        assemble_context(["u-new"], CHUNKS, DOCS, assembly="raw")
+        assemble_context(["u-new"], CHUNKS, DOCS, assembly="raw", user_groups=UNRESTRICTED)
 
 
 @pytest.mark.parametrize("assembly", ["workbench", "passthrough"])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.chunking import FixedChunker, chunk_corpus
-from workbench.corpus import load_folder
+from workbench.corpus import UNRESTRICTED, load_folder
 from workbench.generation.rewrite import evaluate_rewrites, last_user_turn_rewrite
 from workbench.golden import GoldenSet, GoldenSetError
 from workbench.golden.items import ROLES
@@ -121,9 +121,9 @@ def test_a_rewritten_query_is_traced_beside_the_original(tmp_path):
     rewrite = last_user_turn_rewrite(list(item.history), item.question)
     assert rewrite != item.question
     traced = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
-                            item=item, rewritten_query=rewrite)
+                            item=item, rewritten_query=rewrite, user_groups=UNRESTRICTED)
     plain = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
-                           item=item)
+                           item=item, user_groups=UNRESTRICTED)
     assert traced.query == item.question and traced.rewritten_query == rewrite
     # the rewrite is what was searched: its hits are the rewrite's, not the raw turn's
     assert [h.chunk_id for h in traced.retrieved] == [h.chunk_id for h in
@@ -132,6 +132,7 @@ def test_a_rewritten_query_is_traced_beside_the_original(tmp_path):
         h.chunk_id for h in bm25.search(item.question, 3)]
     save_traces(tmp_path / "t.jsonl", [traced])
     assert load_traces(tmp_path / "t.jsonl")[0].rewritten_query == rewrite
-    html = trace_viewer_html(traced, item, chunks, docs)
+    html = trace_viewer_html(traced, item, chunks, docs, user_groups=UNRESTRICTED)
     assert "Rewritten:" in html and "Rewritten:" not in trace_viewer_html(plain, item, chunks,
-                                                                           docs)
+                                                                           docs,
+                                                                           user_groups=UNRESTRICTED)

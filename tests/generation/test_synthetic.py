@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import Chunk, Document, load_folder
+from workbench.corpus import UNRESTRICTED, Chunk, Document, ReaderRequired, load_folder
 from workbench.evaluation import evaluate
 from workbench.generation import ChatReply, GenerationCache, must_mention
 from workbench.generation.synthetic import (
@@ -45,9 +45,9 @@ def book():
 @pytest.fixture(scope="module")
 def made(book):
     docs, chunks, bm25 = book
-    targets = sample_chunks(chunks, 25, docs, seed=3)
+    targets = sample_chunks(chunks, 25, docs, seed=3, user_groups=UNRESTRICTED)
     return targets, generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
-                                       distractors=[("bm25", bm25)])
+                                       distractors=[("bm25", bm25)], user_groups=UNRESTRICTED)
 
 
 class Scripted:
@@ -136,7 +136,8 @@ def test_a_quote_with_other_whitespace_locates_at_the_same_offsets(words, data):
     spaced = quote.replace(" ", data.draw(st.sampled_from([" ", "  ", "\n", " \t "])))
     replies = [json.dumps({"fact": q, "answer": "42 units", "question": "how many?"})
                for q in (quote, spaced)]  # JSON carries a quote's line breaks
-    runs = [generate_synthetic(Scripted([r]), [chunk], docs) for r in replies]
+    runs = [generate_synthetic(Scripted([r]), [chunk], docs,
+                               user_groups=UNRESTRICTED) for r in replies]
     assert all(len(r.items) == 1 for r in runs), [r.rejected for r in runs]
     spans = [(r.items[0].evidence[0].start, r.items[0].evidence[0].end) for r in runs]
     assert spans[0] == spans[1] and text[spans[0][0]:spans[0][1]] == quote
@@ -150,7 +151,7 @@ def test_unusable_replies_are_rejected_with_the_reason_and_never_abort(book):
            "FACT: Refunds are paid within 14 days.\nANSWER: 14 days\nQUESTION: is it 14 days?",
            '{"fact": "Refunds are paid within 14 days.", "answer": "14 days", '
            '"question": "how fast are refunds paid?"}']
-    run = generate_synthetic(Scripted(bad), [chunk] * len(bad), docs)
+    run = generate_synthetic(Scripted(bad), [chunk] * len(bad), docs, user_groups=UNRESTRICTED)
     reasons = [r.reason for r in run.rejected]
     assert len(reasons) == 6 and len(run.items) == 1
     assert "RuntimeError: connection reset" in reasons[0] and "HTTP 500" in reasons[1]
@@ -161,28 +162,34 @@ def test_unusable_replies_are_rejected_with_the_reason_and_never_abort(book):
 
 def test_generation_is_cached_and_resumes(book, tmp_path):
     docs, chunks, bm25 = book
-    targets = sample_chunks(chunks, 4, docs, seed=5)
+    targets = sample_chunks(chunks, 4, docs, seed=5, user_groups=UNRESTRICTED)
     cache = GenerationCache(tmp_path / "gen")
     first = generate_synthetic(CopyingQuestionWriter(), targets[:2], docs, chunks=chunks,
-                               distractors=[("bm25", bm25)], cache=cache)
+                               distractors=[("bm25", bm25)], cache=cache, user_groups=UNRESTRICTED)
     resumed = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
-                                 distractors=[("bm25", bm25)], cache=cache)
+                                 distractors=[("bm25", bm25)], cache=cache,
+                                 user_groups=UNRESTRICTED)
     assert first.calls > 0 and first.cached == 0
     assert resumed.cached == first.calls and resumed.calls > 0
     again = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
-                               distractors=[("bm25", bm25)], cache=cache)
+                               distractors=[("bm25", bm25)], cache=cache, user_groups=UNRESTRICTED)
     assert again.calls == 0 and [i.to_json() for i in again.items] == [
         i.to_json() for i in resumed.items]
 
 
-def test_sample_skips_superseded_and_restricted_documents(book):
+def test_sample_skips_superseded_and_documents_its_readers_may_not_read(book):
     docs, chunks, _ = book
-    picked = sample_chunks(chunks, 10_000, docs)
+    picked = sample_chunks(chunks, 10_000, docs, user_groups=[])  # a user in no group
     assert picked and all(docs[c.doc_id].is_current and (not docs[c.doc_id].acl
                                                          or "all" in docs[c.doc_id].acl)
                           for c in picked)
     assert {"procurement", "expenses-travel-2024"}.isdisjoint(c.doc_id for c in picked)
-    assert sample_chunks(chunks, 5, docs, seed=1) == sample_chunks(chunks, 5, docs, seed=1)
+    every = sample_chunks(chunks, 10_000, docs, user_groups=UNRESTRICTED)
+    assert all(docs[c.doc_id].is_current for c in every) and len(every) > len(picked)
+    assert sample_chunks(chunks, 5, docs, seed=1, user_groups=[]) == sample_chunks(
+        chunks, 5, docs, seed=1, user_groups=[])
+    with pytest.raises(ReaderRequired, match=r"sample_chunks: .* declares access"):
+        sample_chunks(chunks, 5, docs)
 
 
 class ScoringModel:
@@ -278,11 +285,11 @@ def test_item_slices_are_the_means_of_their_questions(book, made):
         item_slices(ev, items[:1])
 
 
-def test_realism_scorer_widget(made):
+def test_realism_scorer_widget(made, book):
     from workbench.widgets import RealismScorer
 
     items = list(made[1].items[:3])
-    scorer = RealismScorer(items)
+    scorer = RealismScorer(items, documents=book[0], user_groups=UNRESTRICTED)
     assert scorer.scores == {} and "0 of 3" in scorer.progress.value
     scorer.set_score(items[0].qid, 4)
     scorer.buttons[items[1].qid].value = 2  # a click
@@ -309,9 +316,10 @@ def test_the_real_offline_model_yields_items_or_reasons(book):
 
     smollm2_gguf_path()
     docs, chunks, bm25 = book
-    targets = sample_chunks(chunks, 2, docs, seed=11)
+    targets = sample_chunks(chunks, 2, docs, seed=11, user_groups=UNRESTRICTED)
     model = LocalGenerator(max_new_tokens=64)
-    run = generate_synthetic(model, targets, docs, chunks=chunks, distractors=[("bm25", bm25)])
+    run = generate_synthetic(model, targets, docs, chunks=chunks, distractors=[("bm25", bm25)],
+                             user_groups=UNRESTRICTED)
     assert run.calls >= len(targets)
     assert {r.chunk_id for r in run.rejected if r.kind == "easy"} | {
         i.extra["target_chunk"] for i in run.items if i.extra["kind"] == "easy"} == {
@@ -330,9 +338,10 @@ def test_dense_neighbours_are_distractors_and_fooled_by_names_them(book):
     docs, chunks, bm25 = book
     by_id = {c.id: c for c in chunks}
     dense = DenseRetriever(chunks, progress=False)
-    targets = sample_chunks(chunks, 6, docs, seed=2)
+    targets = sample_chunks(chunks, 6, docs, seed=2, user_groups=UNRESTRICTED)
     run = generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
-                             distractors=[("bm25", bm25), ("dense", dense)])
+                             distractors=[("bm25", bm25), ("dense", dense)],
+                             user_groups=UNRESTRICTED)
     hard = [i for i in run.items if i.extra["kind"] == "hard"]
     found = [d for i in hard for d in i.extra["distractors"]]
     assert hard and {d["found_by"] for d in found} == {"bm25", "dense"}
@@ -358,6 +367,6 @@ def test_a_neighbour_mentioning_the_answer_is_no_distractor():
             Chunk("a#1", "a", 20, 60, "within 14 days of return. Other text here.")]
     bm25 = BM25Retriever([target, *near])
     found = find_distractors(target, "14 days", [("bm25", bm25)],
-                             {c.id: c for c in [target, *near]}, n=5)
+                             {c.id: c for c in [target, *near]}, n=5, user_groups=UNRESTRICTED)
     # b mentions the answer, a#1 overlaps the target; "114 days" is another number
     assert [d["chunk_id"] for d in found] == ["c#0"]

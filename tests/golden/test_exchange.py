@@ -9,7 +9,7 @@ import json
 import pytest
 
 from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import Corpus, Document, Span
+from workbench.corpus import UNRESTRICTED, Corpus, Document, Span
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.golden.candidates import Candidate
 from workbench.golden.exchange import qid_of, to_argilla, to_label_studio, write_tasks
@@ -76,7 +76,7 @@ def test_label_studio_round_trip_gives_the_same_spans(labelled, tmp_path):
     corpus, golden, passages = labelled
     questions = [GoldenItem(i.qid, i.question, answerable=False, category=i.category,
                             source="real") for i in golden]
-    tasks = to_label_studio(questions, passages, corpus)
+    tasks = to_label_studio(questions, passages, corpus, user_groups=UNRESTRICTED)
     assert {"qid", "question", "text", "doc_id", "start", "end", "rank"} <= set(tasks[0]["data"])
     path = write_tasks(tmp_path / "export.json", _annotate_label_studio(tasks, golden))
     back = from_label_studio(path, corpus).golden
@@ -91,7 +91,7 @@ def test_label_studio_round_trip_gives_the_same_spans(labelled, tmp_path):
 
 def test_label_studio_predictions_carry_existing_evidence(labelled):
     corpus, golden, passages = labelled
-    tasks = to_label_studio(golden, passages, corpus)
+    tasks = to_label_studio(golden, passages, corpus, user_groups=UNRESTRICTED)
     pred = [t for t in tasks if "predictions" in t]
     assert pred and all(r["value"]["text"] == t["data"]["text"][r["value"]["start"]:
                                                               r["value"]["end"]]
@@ -101,7 +101,8 @@ def test_label_studio_predictions_carry_existing_evidence(labelled):
 def test_argilla_round_trip_gives_the_same_spans(labelled, tmp_path):
     corpus, golden, passages = labelled
     records = to_argilla([Candidate(i.question, "log.csv", n, qid=i.qid)
-                          for n, i in enumerate(golden, 1)], passages, corpus)
+                          for n, i in enumerate(golden, 1)], passages, corpus,
+                          user_groups=UNRESTRICTED)
     assert set(records[0]) == {"id", "fields", "metadata"}
     assert set(records[0]["fields"]) == {"question", "text"}
     by_qid = {i.qid: i for i in golden}
@@ -129,7 +130,7 @@ def test_offsets_counted_in_utf16_and_moved_passages_are_relocated():
     corpus = Corpus([Document("zh", text)])
     passage = Span("zh", 6, len(text))
     (task,) = to_label_studio([Candidate("退款期限?", "f.txt", 1)], {qid_of(
-        Candidate("退款期限?", "f.txt", 1)): [passage]}, corpus)
+        Candidate("退款期限?", "f.txt", 1)): [passage]}, corpus, user_groups=UNRESTRICTED)
     ptext = task["data"]["text"]
     s = ptext.index("退款")
     quote = "退款期限是三十天"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.corpus import Corpus, Document
+from workbench.corpus import UNRESTRICTED, Corpus, Document
 from workbench.golden import GoldenSet
 from workbench.widgets.labeller import Labeller, labeller_html
 
@@ -23,7 +23,7 @@ def corpus(handbook):
 
 def test_search_select_mark_save_writes_the_exact_line(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     assert lab.current_qid == "q1" and lab.progress == "0 of 3 labelled, 0 skipped"
     lab.search("submit travel receipts days")
     assert lab.bm25_hits and lab.doc_id == lab.bm25_hits[0]["doc_id"]
@@ -46,7 +46,7 @@ def test_search_select_mark_save_writes_the_exact_line(corpus, tmp_path):
 
 def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.skip()
     zh = corpus["zh-leave-shanghai"].text
     lab.show_document("zh-leave-shanghai")
@@ -60,27 +60,27 @@ def test_two_spans_unanswerable_skip_undo_and_restart(corpus, tmp_path):
     assert GoldenSet.load(path).get("q003").answerable is False
     lab.undo()
     assert lab.current_qid == "q003" and "q003" not in {i.qid for i in GoldenSet.load(path)}
-    again = Labeller(corpus, QUESTIONS, path, dense=False)
+    again = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     assert again.progress == "1 of 3 labelled, 1 skipped" and again.current_qid == "q003"
 
 
 def test_bad_save_is_a_status_not_a_write(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.selection = []
     lab.save()  # nothing selected
     assert "select the answer" in lab.status and path.read_text(encoding="utf-8") == ""
 
 
 def test_dense_hits_from_the_packaged_minilm(corpus, tmp_path):
-    lab = Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl")
+    lab = Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl", user_groups=UNRESTRICTED)
     lab.search("how long do I have to hand in receipts after a trip")
     assert len(lab.dense_hits) == 5 and lab.dense_hits[0]["rank"] == 1
 
 
 def test_static_form_escapes_document_text(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.show_document("evil")
     lab.select(0, len(corpus["evil"].text))
     lab.save()
@@ -118,7 +118,8 @@ def test_review_of_drifted_spans_opens_each_at_its_suggestion_and_applies_only_c
     report = reanchor(golden, corpus)
     # the sentence that only moved is re-anchored exactly; the other two wait for a person
     assert {m.qid for m in report.review} == {"q1", "q2"} and report.reanchored == 1
-    lab = Labeller.for_review(report, corpus, tmp_path / "confirmed.jsonl", dense=False)
+    lab = Labeller.for_review(report, corpus, tmp_path / "confirmed.jsonl", dense=False,
+                              user_groups=UNRESTRICTED)
     assert lab.current_qid == "q1" and lab.doc_id == "d" and lab.category == "security"
     assert lab.must_mention == ["14 characters"] and quote in lab.status
     suggested = new[lab.selection[1]:lab.selection[2]]
@@ -144,11 +145,12 @@ def test_a_labeller_reuses_bm25_built_for_the_same_chunking_or_the_retriever_giv
     chunking); ``retriever=`` searches with one already built."""
     from workbench.retrieval import Hit
 
-    first = Labeller(corpus, QUESTIONS, tmp_path / "a.jsonl", dense=False)
-    second = Labeller(corpus, QUESTIONS, tmp_path / "b.jsonl", dense=False)
+    first = Labeller(corpus, QUESTIONS, tmp_path / "a.jsonl", dense=False, user_groups=UNRESTRICTED)
+    second = Labeller(corpus, QUESTIONS, tmp_path / "b.jsonl", dense=False,
+                      user_groups=UNRESTRICTED)
     assert second.bm25 is first.bm25
     other = Labeller(corpus, QUESTIONS, tmp_path / "c.jsonl", dense=False,
-                     chunks=first.chunks[:-1])
+                     chunks=first.chunks[:-1], user_groups=UNRESTRICTED)
     assert other.bm25 is not first.bm25 and len(other.bm25.chunk_ids) == len(first.chunks) - 1
     class Given:
         name = "mine"
@@ -157,7 +159,8 @@ def test_a_labeller_reuses_bm25_built_for_the_same_chunking_or_the_retriever_giv
             return [Hit(first.chunks[0].id, 1.0, 1)]
 
     given = Given()
-    lab = Labeller(corpus, QUESTIONS, tmp_path / "d.jsonl", dense=False, retriever=given)
+    lab = Labeller(corpus, QUESTIONS, tmp_path / "d.jsonl", dense=False, retriever=given,
+                   user_groups=UNRESTRICTED)
     assert lab.bm25 is given
     lab.search("anything")
     assert [h["chunk_id"] for h in lab.bm25_hits] == [first.chunks[0].id]
@@ -166,7 +169,7 @@ def test_a_labeller_reuses_bm25_built_for_the_same_chunking_or_the_retriever_giv
 def test_each_question_opens_searched_with_the_answer_proposed_and_one_key_saves_it(
         corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     assert lab.query == QUESTIONS[0]["question"] and lab.bm25_hits
     assert all(h["score"] > 0 for h in lab.bm25_hits)
     doc, start, end = lab.selection
@@ -184,7 +187,7 @@ def test_each_question_opens_searched_with_the_answer_proposed_and_one_key_saves
 
 def test_grow_shrink_mark_a_must_mention_and_category_not_carried_over(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     doc, start, end = lab.selection
     text = corpus[doc].text
     lab.grow("word", 1)
@@ -214,7 +217,7 @@ def test_grow_shrink_mark_a_must_mention_and_category_not_carried_over(corpus, t
 
 def test_skip_then_undo_brings_back_the_skip_not_the_previous_save(corpus, tmp_path):
     path = tmp_path / "golden.jsonl"
-    lab = Labeller(corpus, QUESTIONS, path, dense=False)
+    lab = Labeller(corpus, QUESTIONS, path, dense=False, user_groups=UNRESTRICTED)
     lab.save()
     lab.skip()
     assert lab.skipped == ["q2"] and lab.current_qid == "q003"
@@ -237,7 +240,8 @@ def test_skip_then_undo_brings_back_the_skip_not_the_previous_save(corpus, tmp_p
 
 def test_unknown_keywords_are_refused_by_name(corpus, tmp_path):
     with pytest.raises(TypeError, match="dence"):
-        Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl", dence=False)  # type: ignore[call-arg]
+        Labeller(corpus, QUESTIONS, tmp_path / "g.jsonl", dence=False,
+                 user_groups=UNRESTRICTED)  # type: ignore[call-arg]
 
 
 def test_the_dense_index_is_embedded_once_and_reused_by_the_next_session(tmp_path):
@@ -246,10 +250,11 @@ def test_the_dense_index_is_embedded_once_and_reused_by_the_next_session(tmp_pat
     corpus = Corpus([Document("a", "Refunds are issued within 14 days of the return."),
                      Document("b", "Boots cost $120 and ship within 2 days.")])
     first = EmbeddingCache(tmp_path / "cache")
-    Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=first)
+    Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=first, user_groups=UNRESTRICTED)
     assert first.stats.misses >= 2
     again = EmbeddingCache(tmp_path / "cache")
-    lab = Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=again)
+    lab = Labeller(corpus, ["refund time"], tmp_path / "g.jsonl", cache=again,
+                   user_groups=UNRESTRICTED)
     assert again.stats.misses == 0 and lab.dense_hits and lab.selection[0] == "a"
 
 

@@ -46,7 +46,7 @@ def _formats(folder: Path) -> Path:
 
 def _cells(formats: Path) -> list[str]:
     return [
-        "from workbench.corpus import Corpus, Document, load_folder\n"
+        "from workbench.corpus import UNRESTRICTED, Corpus, Document, load_folder\n"
         "from workbench.widgets.labeller import Labeller\n"
         f"docs = load_folder({str(HANDBOOK)!r})\n"
         f"formats = load_folder({str(formats)!r})\n"
@@ -56,7 +56,7 @@ def _cells(formats: Path) -> list[str]:
         "qs = ['how many days to submit travel receipts', '上海年假结转到什么时候',\n"
         "      'pwned check', 'laptops replaced every months', 'party budget capped dollars',\n"
         "      'phụ cấp đi lại mỗi ngày']\n"
-        "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False)\n"
+        "lab = Labeller(corpus, qs, 'golden.jsonl', dense=False, user_groups=UNRESTRICTED)\n"
         "lab",
         "print('NOWAT', lab.current_qid, 'SEL', lab.selection)",
     ]

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import pytest
 
 from tests.browser import notebook_page, run_cell
-from workbench.corpus import Chunk, Corpus, Document, admit
+from workbench.corpus import UNRESTRICTED, Chunk, Corpus, Document, admit
 from workbench.diagnose import case_from_bug_report, make_trace
 from workbench.generation import Answer
 from workbench.generation.context import assemble_context
@@ -34,6 +34,7 @@ def item(qid="q1", question="how long for a refund <script>alert(1)</script>",
 
 
 def trace(it, hits, answer, **kw):
+    kw.setdefault("user_groups", UNRESTRICTED)
     ctx = assemble_context(hits, CHUNKS, DOCS, **kw)
     ans = Answer(answer, model_id="m<1>", prompt_version="p1")
     return make_trace(it.qid, it.question, hits, ctx, ans, grade_answer(it, ans, ctx),
@@ -44,7 +45,7 @@ def test_static_form_escapes_hostile_documents_and_answers():
     it = item()
     t = trace(it, ["refunds#0", "shipping#0"],
               'Refunds take 30 days [P1] <img src=y onerror="window.__pwned = 3"> [P7]')
-    page = trace_viewer_html(t, it, CHUNKS, DOCS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert "<script" not in page.lower() and "<img" not in page.lower()
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in page
@@ -62,7 +63,7 @@ def test_budget_cut_and_gold_marks():
     it = item()
     t = trace(it, ["shipping#0", "refunds#0"], "Shipping is free [P1]", budget_tokens=75)
     assert t.drop_reason("refunds#0") == "budget"
-    page = trace_viewer_html(t, it, CHUNKS, DOCS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert page.count('class="wb-cut"') == 1 and "context budget cut here" in page
     rows = page.split('class="wb-cut"')
     assert "refunds#0" in rows[1] and "wb-gold-row" in rows[1]  # gold chunk after the cut
@@ -98,11 +99,12 @@ def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
     honest = make_trace("p1", it.question, ["pay#0", "pay#1"], ctx, Answer("no idea"),
                         chunks=chunks, corpus=corpus, item=it)
     forged = make_trace("p1", it.question, ["pay#0", "pay#1"],
-                        assemble_context(["pay#0", "pay#1"], chunks, corpus), Answer("no idea"),
+                        assemble_context(["pay#0", "pay#1"], chunks, corpus,
+                                         user_groups=UNRESTRICTED), Answer("no idea"),
                         chunks=chunks, corpus=corpus)
     forged = type(forged)(**{**forged.__dict__, "user_groups": ("staff",)})
     for t in (honest, forged):
-        page = trace_viewer_html(t, it, chunks, corpus)
+        page = trace_viewer_html(t, it, chunks, corpus)  # read as the user recorded
         assert "HR-BAND-77" not in page and "Salary" not in page, page
         assert "evidence withheld" in page
     hr = assemble_context(["pay#1"], chunks, corpus, user_groups=[" hr"])
@@ -117,17 +119,18 @@ def test_citations_read_one_way_everywhere_and_bidi_controls_are_shown():
 
     it = item()
     t = trace(it, ["refunds#0", "shipping#0"], "Refunds take 30 days (P1). Free [see P2].")
-    ctx = assemble_context(["refunds#0", "shipping#0"], CHUNKS, DOCS)
+    ctx = assemble_context(["refunds#0", "shipping#0"], CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert resolve_citations(t.answer, ctx).labels == ("P1", "P2") == tuple(t.citations)
     assert split_claims(t.answer) == ["Refunds take 30 days.", "Free."]
-    page = trace_viewer_html(t, it, CHUNKS, DOCS)
+    page = trace_viewer_html(t, it, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     answer = page.split('class="wb-answer">', 1)[1].split("</div>", 1)[0]
     assert answer.count('<a href="#wb-') == 2  # (P1) links like [P2]
     evil = Document("evil", "Pay \u202eyad 03\u202c within 30 days. \u2066x\u2069", "E")
     chunk = Chunk("evil#0", "evil", 0, len(evil.text), evil.text)
-    t2 = make_trace("e", "q", ["evil#0"], assemble_context(["evil#0"], [chunk], [evil]),
+    t2 = make_trace("e", "q", ["evil#0"], assemble_context(["evil#0"], [chunk], [evil],
+                                                           user_groups=UNRESTRICTED),
                     "ok", chunks=[chunk])
-    page2 = trace_viewer_html(t2, None, [chunk], Corpus([evil]))
+    page2 = trace_viewer_html(t2, None, [chunk], Corpus([evil]), user_groups=UNRESTRICTED)
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page2)
     assert "[U+202E]yad 03[U+202C]" in page2 and "[U+2066]x[U+2069]" in page2
 
@@ -143,7 +146,7 @@ def make_traces():
 
 def test_viewer_filters_prev_next_and_selected_qid():
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert viewer.selected_qid == "q1" and viewer.qids == ["q1", "q2", "q3"]
     assert viewer.quadrants == ["OK", "RET_FAIL", "GEN_FAIL"]
     viewer.next()
@@ -189,7 +192,7 @@ def test_viewer_judges_the_chunking_once_with_the_same_diagnoses(monkeypatch):
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(diagnosis_module, "Relevance", Counting)
-    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert len(traces) > 1 and len(built) == 1
     assert viewer.diagnoses == alone
 
@@ -197,7 +200,8 @@ def test_viewer_judges_the_chunking_once_with_the_same_diagnoses(monkeypatch):
 def test_viewer_takes_a_triage_and_shows_nothing_when_filtered_empty():
     golden, traces = make_traces()
     viewer = TraceViewer(traces, golden, CHUNKS, DOCS,
-                         triage={"q1": "LUCKY", "q2": "RET_FAIL", "q3": "GEN_FAIL"})
+                         triage={"q1": "LUCKY", "q2": "RET_FAIL", "q3": "GEN_FAIL"},
+                         user_groups=UNRESTRICTED)
     assert tuple(v for _, v in viewer.quadrant.options) == ("all", "GEN_FAIL", "LUCKY",
                                                             "RET_FAIL")
     viewer.quadrant.value = "LUCKY"
@@ -213,7 +217,7 @@ def test_passages_fold_and_prev_next_repeat_below_the_trace():
     the citation anchor is on it; the position is shown above and below the trace, and
     the viewer opens at the first trace."""
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert viewer.selected_qid == "q1"
     page = viewer.view.value
     assert re.search(r'<details id="wb-[^"]+-P1"><summary><b>\[P1\]</b> refunds#0', page)
@@ -231,7 +235,7 @@ def test_na_in_the_triage_filter_is_said_in_words():
     """A trace with no verdict (here: not in the golden set) is filed under n/a, and the
     filter's label and a note say what n/a means; without one, no note."""
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden[:2], CHUNKS, DOCS)
+    viewer = TraceViewer(traces, golden[:2], CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert viewer.quadrants[2] == "n/a"
     assert ("n/a (no verdict)", "n/a") in viewer.quadrant.options
     viewer.quadrant.value = "n/a"
@@ -239,7 +243,7 @@ def test_na_in_the_triage_filter_is_said_in_words():
     notes = [w.value for box in viewer.children[:2] for w in box.children
              if isinstance(w, widgets.HTML) and "n/a" in w.value]
     assert notes and "not in the golden set" in notes[0] and "not graded" in notes[0]
-    plain = TraceViewer(traces, golden, CHUNKS, DOCS)
+    plain = TraceViewer(traces, golden, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     assert "n/a" not in plain.quadrants
     assert not [w for box in plain.children[:2] for w in box.children
                 if isinstance(w, widgets.HTML) and "n/a" in w.value]
@@ -258,10 +262,12 @@ def test_worst_failures_first_each_with_its_trace():
     run = traced_run(traces)
     assert run.ranked() == {"q1": ["refunds#0"], "q2": ["shipping#0"],
                             "q3": ["refunds#0", "shipping#0"]}
-    direct = worst_failures(Run.from_ranked(run.ranked()), golden, CHUNKS, n=10, k=5)
-    assert [f.qid for f in worst_traces(traces, golden, CHUNKS)] == [f.qid for f in direct] \
+    direct = worst_failures(Run.from_ranked(run.ranked()), golden, CHUNKS, n=10, k=5,
+                            user_groups=UNRESTRICTED)
+    assert [f.qid for f in worst_traces(traces, golden, CHUNKS,
+                                        user_groups=UNRESTRICTED)] == [f.qid for f in direct] \
         == ["q2"]
-    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, worst=10, k=5)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, worst=10, k=5, user_groups=UNRESTRICTED)
     assert viewer.qids == ["q1", "q2", "q3"]
     viewer.order.value = "worst"
     assert viewer.qids == ["q2"] and viewer.selected_qid == "q2"
@@ -273,10 +279,11 @@ def test_worst_failures_first_each_with_its_trace():
     viewer.category.value = "all"
     viewer.order.value = "recorded"
     assert viewer.qids == ["q1", "q2", "q3"]
-    static = worst_traces_html(traces, golden, CHUNKS, DOCS, n=3, k=5)
+    static = worst_traces_html(traces, golden, CHUNKS, DOCS, n=3, k=5, user_groups=UNRESTRICTED)
     assert "The 1 worst of 3 traced questions at k=5" in static
     assert static.count('class="wb-trace"') == 1 and 'data-qid="q2"' in static
-    assert "no traced question fails" in worst_traces_html(traces[:1], golden, CHUNKS, DOCS)
+    assert "no traced question fails" in worst_traces_html(traces[:1], golden, CHUNKS, DOCS,
+                                                           user_groups=UNRESTRICTED)
 
 
 CELLS = [
@@ -292,12 +299,12 @@ CELLS = [
     "for qid in ('q1', 'q2'):\n"
     "    it = case_from_bug_report(f'refund {qid}?', [('refunds', 'Refunds take 30 days.')],\n"
     "                              ['30 days'], corpus=docs, qid=qid)\n"
-    "    ctx = assemble_context(['refunds#0'], chunks, docs)\n"
+    "    ctx = assemble_context(['refunds#0'], chunks, docs, user_groups=UNRESTRICTED)\n"
     "    golden.append(it)\n"
     "    traces.append(make_trace(qid, it.question, ['refunds#0'], ctx,\n"
     "                             '<img src=z onerror=\"window.__pwned = 3\"> 30 days [P1]',\n"
     "                             chunks=chunks, corpus=docs))\n"
-    "viewer = TraceViewer(traces, golden, chunks, docs)\n"
+    "viewer = TraceViewer(traces, golden, chunks, docs, user_groups=UNRESTRICTED)\n"
     "viewer",
     "print('SELECTED', viewer.selected_qid)",
 ]

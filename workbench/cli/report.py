@@ -21,6 +21,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         chunker_spec,
         show_progress,
     )
+    from workbench.corpus import UNRESTRICTED
     from workbench.diagnose import save_traces, traces_from_result, triage
     from workbench.evaluation import evaluate
     from workbench.generation import ExtractiveReader, run_generation_eval
@@ -47,7 +48,8 @@ def run_report_command(args: argparse.Namespace) -> int:
         generation = run_generation_eval(ExtractiveReader(), retriever, golden, chunks,
                                          documents=corpus, k=args.k,
                                          budget_tokens=args.budget_tokens,
-                                         user_groups=args.user_group)
+                                         user_groups=UNRESTRICTED if args.user_group is None
+                                         else args.user_group)
         tri = triage(generation)
         traces = traces_from_result(generation, golden=golden, corpus=corpus, chunks=chunks,
                                     run=ev.runs.get(args.retriever), system=args.retriever)

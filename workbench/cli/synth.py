@@ -16,6 +16,10 @@ are retried (their error line is replaced), and no item is written twice, even b
 at once. A file written with another model, prompt version or chunker is refused. Replies go
 through the generation cache (``--cache``), so a resumed target costs nothing.
 
+``--readers GROUPS`` (or ``unrestricted``) names who the golden set is for; it is required
+when the corpus declares access: targets and distractors come only from documents they may
+read, and a distractor only when every reader of its target may read it too.
+
 ``--judge-with SCORES.jsonl`` (``{"qid", "score": 1-5}`` lines a person wrote for some items)
 filters the items with a :class:`~workbench.generation.synthetic_filter.RealismJudge` on the
 same model: its agreement with the person is measured on their scores held out
@@ -81,6 +85,11 @@ def add_synth_parser(sub: Any, chunker_help: str, cache_arg: Any) -> None:
                    help="with --hard: bm25, dense or bm25,dense (default bm25)")
     p.add_argument("--encoder", default="minilm", help="the dense distractors' encoder")
     p.add_argument("--max-tokens", type=cutoff, default=96, help="reply budget (default 96)")
+    p.add_argument("--readers", metavar="GROUPS",
+                   help="who the golden set is for: comma-separated groups (targets and "
+                        "distractors only from documents they may read; 'all': everyone, so "
+                        "public documents only), or 'unrestricted'; required when the corpus "
+                        "declares access (acl)")
     p.add_argument("--judge-with", metavar="SCORES.jsonl",
                    help='a person\'s {"qid", "score": 1-5} lines: filter with a realism judge '
                         "on the same model, refused when it does not beat chance")
@@ -194,6 +203,7 @@ def run_synth_command(args: argparse.Namespace) -> int:
         raise InputError(str(out), "--out must be a .jsonl file (the kept items, a golden set)")
     rejected = rejected_path(out)
     corpus = load_corpus(args.corpus)
+    readers = _readers(args.readers, corpus)
     spec, _ = chunker_spec(args, corpus)
     chunks = chunk_with_progress(spec, corpus, args)
     client = _client(args)
@@ -204,7 +214,7 @@ def run_synth_command(args: argparse.Namespace) -> int:
     old_items, old_rejected = _rows(out), _rows(rejected)
     _check_settings(out, old_items, pins)
     _check_settings(rejected, old_rejected, pins)
-    order = sample_chunks(chunks, len(chunks), corpus, seed=args.seed)
+    order = sample_chunks(chunks, len(chunks), corpus, seed=args.seed, user_groups=readers)
     targets = _pending(order[:args.n], old_items, old_rejected, args.hard)
     retrievers = _distractor_retrievers(args, chunks) if args.hard else []
     cache = GenerationCache(cache_dir(args.cache) / GENERATIONS_DIR)
@@ -215,7 +225,7 @@ def run_synth_command(args: argparse.Namespace) -> int:
                        dynamic_ncols=True):
         run = generate_synthetic(client, [target], corpus, chunks=chunks if retrievers else (),
                                  distractors=retrievers, cache=cache,
-                                 max_tokens=args.max_tokens)
+                                 max_tokens=args.max_tokens, user_groups=readers)
         calls += run.calls
         items = [replace(i, extra={**i.extra, "chunker": spec}) for i in run.items]
         rows = [{**vars(r), **pins} for r in run.rejected]
@@ -235,6 +245,27 @@ def run_synth_command(args: argparse.Namespace) -> int:
     if args.judge_with:
         _filter(args, out, client, GoldenSet.load(out))
     return 0
+
+
+def _readers(value: str | None, corpus: Any) -> Any:
+    """``--readers`` as a reader (:func:`~workbench.corpus.reader.require_reader`): groups,
+    ``unrestricted``, or nothing where no document declares access."""
+    from workbench.corpus.reader import UNRESTRICTED, declared_access
+
+    if value is None:
+        declared = declared_access(corpus)
+        if declared is not None:
+            raise InputError("--readers", f"document {declared!r} declares access (acl): name "
+                             "who the golden set is for, e.g. --readers engineering,hr, or "
+                             "--readers unrestricted")
+        return UNRESTRICTED
+    if value.strip().casefold() == "unrestricted":
+        return UNRESTRICTED
+    groups = [g.strip() for g in value.split(",")]
+    if not all(groups):
+        raise InputError("--readers", f"{value!r} has an empty group name; give "
+                         "comma-separated groups")
+    return groups
 
 
 def _distractor_retrievers(args: argparse.Namespace, chunks: list[Any]) -> list[Any]:

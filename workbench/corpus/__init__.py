@@ -10,7 +10,9 @@ extractors with their page numbers, heading paths and warnings
 (:mod:`~workbench.corpus.production`, :func:`load_documents`), locating production chunks in
 the documents (:mod:`~workbench.corpus.locate`, :mod:`~workbench.corpus.align`, counted by
 :mod:`~workbench.corpus.location_report`) and the access and version rules
-(:mod:`~workbench.corpus.access`). Public datasets that bring their own questions
+(:mod:`~workbench.corpus.access`), and the reader view every surface reads documents
+through, with the inventory of those surfaces (:mod:`~workbench.corpus.reader`). Public
+datasets that bring their own questions
 (BEIR, SQuAD) load in :mod:`workbench.golden.datasets`, one layer up.
 
 Layer: may import :mod:`workbench.io` and :mod:`workbench.text` only.
@@ -51,6 +53,14 @@ from workbench.corpus.loaders import (
 )
 from workbench.corpus.locate import LocateError, Location, Locator, RawOffsets, raw_texts
 from workbench.corpus.location_report import LocatedChunks, LocationReport
+from workbench.corpus.reader import (
+    UNRESTRICTED,
+    Reader,
+    ReaderRequired,
+    declared_access,
+    reaches_readers_of,
+    require_reader,
+)
 from workbench.corpus.types import Chunk, Corpus, Document, Located, Span
 
 __all__ = [
@@ -59,6 +69,7 @@ __all__ = [
     "FACT_KEYS",
     "HEADER_KEYS",
     "STATUSES",
+    "UNRESTRICTED",
     "Chunk",
     "Corpus",
     "Declaration",
@@ -73,11 +84,14 @@ __all__ = [
     "LocationReport",
     "Locator",
     "RawOffsets",
+    "Reader",
+    "ReaderRequired",
     "Span",
     "acl_of",
     "admit",
     "can_read",
     "can_read_chunk",
+    "declared_access",
     "extraction_warnings",
     "is_superseded",
     "load_corpus",
@@ -88,5 +102,7 @@ __all__ = [
     "parse_acl",
     "provenance",
     "raw_texts",
+    "reaches_readers_of",
+    "require_reader",
     "user_groups_of",
 ]

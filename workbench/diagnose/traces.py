@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus import Chunk, Document, is_superseded
+from workbench.corpus.reader import require_reader
 from workbench.evaluation import Run
 from workbench.generation.context import (
     RESTRICTED,
@@ -345,7 +346,11 @@ def trace_question(generator: Generator, retriever: Retriever, question: str,
     ``rewritten_query`` (a conversation's last turn rewritten, e.g. by
     :func:`~workbench.generation.evaluate_rewrites`) is what is searched for and answered,
     recorded beside the original ``question``.
-    ``assemble`` takes user_groups, budget_tokens, count_tokens, include_superseded."""
+    ``assemble`` takes user_groups (required where the corpus declares access:
+    :func:`~workbench.corpus.reader.require_reader`), budget_tokens, count_tokens,
+    include_superseded."""
+    assemble["user_groups"] = require_reader("trace_question", assemble.get("user_groups"),
+                                             documents=documents, chunks=chunks)
     asked = rewritten_query if rewritten_query is not None else question
     started = time.perf_counter()
     hits = retriever.search(asked, k)[:k]

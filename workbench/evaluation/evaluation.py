@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.corpus import Chunk, Document
+from workbench.corpus.reader import Reader
 from workbench.evaluation.failures import Failures, Flipped, flipped, worst_failures
 from workbench.evaluation.run import Run
 from workbench.golden import GoldenItem, GoldenSet
@@ -254,12 +255,15 @@ class Evaluation:
     def worst(self, n: int = 10, *, golden: GoldenSet | Iterable[GoldenItem],
               chunks: Sequence[Chunk] | None = None, system: str | None = None,
               k: int | None = None,
-              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Failures:
+              evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
+              documents: Mapping[str, Document] | None = None,
+              user_groups: Reader | Iterable[str] | str | None = None) -> Failures:
         """The ``n`` questions that fail worst for ``system`` (default: the first run), at
         ``k`` (default: the k of this evaluation's first ``recall@k``, else 5), each with its
         evidence, what was retrieved instead and the chunk boundaries around the answer;
         ``chunks`` is the chunking the run searched. "Worst" is defined in
-        :mod:`workbench.evaluation.failures`."""
+        :mod:`workbench.evaluation.failures`; ``documents`` and ``user_groups`` name its
+        reader (:func:`~workbench.evaluation.failures.worst_failures`)."""
         system = system or next(iter(self._runs), "")
         if system not in self._runs:
             raise WorkbenchError(f"no run named {system!r}; runs: {list(self._runs)}")
@@ -267,7 +271,7 @@ class Evaluation:
             k = next((m.k for m in map(parse_metric, self.metrics)
                       if m.kind == "recall" and m.k is not None), 5)
         return worst_failures(self._runs[system], _golden_items(golden), chunks, n, k,
-                              evidence_threshold)
+                              evidence_threshold, documents=documents, user_groups=user_groups)
 
     def flipped(self, baseline: str, candidate: str, metric: str | None = None) -> Flipped:
         """The questions whose ``metric`` (default: the first) changed from configuration

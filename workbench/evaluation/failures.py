@@ -16,19 +16,22 @@ no single chunk holds whole is *cut*, as :func:`workbench.chunking.split_spans` 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.chunking import split_spans
-from workbench.corpus import Chunk, Span
+from workbench.corpus import Chunk, Document, Span
+from workbench.corpus.reader import Reader, require_reader
 from workbench.evaluation.run import Run
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import GoldenItem, GoldenSet, can_read_item
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance, parse_metric
 from workbench.stats import compare_paired
 from workbench.text import escape_html
 
+#: How a retrieved chunk the reader may not read is named.
+RESTRICTED = "(restricted)"
 #: Characters of context shown either side of an evidence span.
 CONTEXT = 80
 
@@ -132,10 +135,22 @@ def _window(span: tuple[str, int, int], chunks: Sequence[Chunk]
 
 def worst_failures(run: Run, golden: GoldenSet | Sequence[GoldenItem],
                    chunks: Sequence[Chunk] | None, n: int = 10, k: int = 5,
-                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Failures:
-    """The ``n`` worst failing questions of ``run`` at ``k`` (see the module docstring)."""
+                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                   documents: Mapping[str, Document] | None = None,
+                   user_groups: Reader | Iterable[str] | str | None = None) -> Failures:
+    """The ``n`` worst failing questions of ``run`` at ``k`` (see the module docstring), as
+    ``user_groups`` may see them (:func:`~workbench.corpus.reader.require_reader` over
+    ``documents``): a question whose evidence they may not read is left out
+    (:func:`~workbench.golden.can_read_item`), and so is the text of a chunk they may not
+    read."""
+    docs = documents if documents is not None else {}
+    reader = require_reader("worst_failures", user_groups, documents=docs, chunks=chunks)
+    if reader.groups is not None:
+        every = {c.id: c for c in chunks or ()}
+        golden = [i for i in golden if can_read_item(reader.groups, i, every, docs)]
     relevance = Relevance(golden, chunks, evidence_threshold=evidence_threshold)
-    by_id = {c.id: c for c in chunks or ()}
+    shown = reader.chunks(chunks or (), docs) if reader.groups is not None else chunks or ()
+    by_id = {c.id: c for c in shown}
     ranked = {q: [h.chunk_id for h in run.hits.get(q, ())] for q in relevance.qids}
     metrics = [parse_metric(f"recall@{k}")]
     evidence_items = [q for q in relevance.qids if relevance.items[q].evidence]
@@ -158,11 +173,12 @@ def worst_failures(run: Run, golden: GoldenSet | Sequence[GoldenItem],
     for recall, coverage, _, q, first in rows[:n]:
         item = relevance.items[q]
         touching = relevance.touching(q)
-        hits = [(rank, cid, cid in touching, by_id[cid].text if cid in by_id else "")
+        hits = [(rank, cid if cid in by_id or reader.groups is None else RESTRICTED,
+                 cid in touching, by_id[cid].text if cid in by_id else "")
                 for rank, cid in enumerate(ranked[q][:k], start=1)]
         ev = tuple((e.doc_id, e.start, e.end, e.text) for e in item.evidence)
         out.append(Failure(q, item.question, item.category, k, recall, coverage, first, ev,
-                           tuple(hits), tuple(_window((d, s, e), chunks or ())
+                           tuple(hits), tuple(_window((d, s, e), shown)
                                               for d, s, e, _ in ev)))
     return Failures(out)
 

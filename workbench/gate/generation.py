@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.corpus import UNRESTRICTED
 from workbench.evaluation import Evaluation
 from workbench.evaluation.pipeline import Pipeline, run_pipeline
 from workbench.gate.baseline import Baseline, pipeline_config
@@ -83,7 +84,9 @@ def evaluate_generation(generator: Generator, config: Mapping[str, Any], *,
         CachedGenerator(generator, cache)
     result = run_generation_eval(cached, built.retriever, golden, built.chunks,
                                  documents=corpus.documents, k=pipeline.k, modes=("live",),
-                                 judge=judge, qids=chosen, progress=progress)
+                                 judge=judge, qids=chosen, progress=progress,
+                                 # the gate keeps numbers only: it evaluates every document
+                                 user_groups=UNRESTRICTED)
     frame = result.frame
     decided = frame[frame["passed"].notna()]
     scores = {str(q): {METRIC: float(bool(p))} for q, p in zip(decided["qid"],

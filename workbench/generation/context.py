@@ -18,9 +18,10 @@ checked, so assembly refuses to run rather than pass everything through. Order o
 5. ``budget``: passages are taken in rank order while they fit in ``budget_tokens``; a
    passage that does not fit is dropped whole (a later, shorter one may still fit).
 
-Labels ``P1..Pn`` are given to the surviving passages in order. ``user_groups=None`` means
-an unrestricted evaluation view (no ACL check); pass the user's groups (``[]`` for a user in
-no group) to enforce access.
+Labels ``P1..Pn`` are given to the surviving passages in order. ``user_groups`` names the
+reader (:func:`workbench.corpus.reader.require_reader`): the user's groups (``[]`` for a user
+in no group), or ``UNRESTRICTED`` for the evaluation view; None is refused where the corpus
+declares access.
 
 Citations. :func:`citation_marks` is the one reading of citation markers in an answer, used
 by :func:`resolve_citations`, grading (which strips them from claims) and the trace viewer
@@ -36,7 +37,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
+from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
+from workbench.corpus.reader import Reader, require_reader
 from workbench.io import WorkbenchError
 from workbench.retrieval import Hit
 from workbench.text import CJK, CJK_CHAR, HANGUL, WORD, TokenCounter
@@ -192,7 +194,8 @@ def _readable(hits: Sequence[HitLike], by_id: Mapping[str, Chunk],
 def assemble_context(hits: Sequence[HitLike],
                      chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
-                     user_groups: Iterable[str] | None = None, budget_tokens: int | None = None,
+                     user_groups: Reader | Iterable[str] | str | None = None,
+                     budget_tokens: int | None = None,
                      count_tokens: CountTokens = None,
                      include_superseded: bool = False,
                      assembly: str = "workbench") -> AssembledContext:
@@ -213,7 +216,8 @@ def assemble_context(hits: Sequence[HitLike],
                          "access or version check is possible")
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = user_groups_of(user_groups)
+    groups = require_reader("assemble_context", user_groups, documents=docs,
+                            chunks=by_id.values()).groups
     counter = _as_counter(count_tokens)
     if budget_tokens is not None and budget_tokens < 0:
         raise WorkbenchError(f"budget_tokens must be >= 0 or None, got {budget_tokens}")
@@ -258,7 +262,7 @@ def assemble_context(hits: Sequence[HitLike],
 def passthrough_context(hits: Sequence[HitLike],
                         chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
-                        user_groups: Iterable[str] | None = None,
+                        user_groups: Reader | Iterable[str] | str | None = None,
                         count_tokens: CountTokens = None) -> AssembledContext:
     """The prompt a production pipeline without our filters builds: every hit in rank order,
     labelled ``P1..Pn``; superseded versions, duplicates and an over-long context are all
@@ -269,7 +273,8 @@ def passthrough_context(hits: Sequence[HitLike],
     docs: Mapping[str, Document] = ({} if documents is None else documents
                                     if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = user_groups_of(user_groups)
+    groups = require_reader("passthrough_context", user_groups, documents=docs,
+                            chunks=by_id.values()).groups
     counter = _as_counter(count_tokens)
     passages: list[Passage] = []
     dropped: list[tuple[str, str]] = []

@@ -19,12 +19,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
-from workbench.corpus.access import can_read_chunk, user_groups_of
+from workbench.corpus.access import can_read_chunk
+from workbench.corpus.reader import Reader, require_reader
 from workbench.evaluation import FrameField
 from workbench.generation.context import AssembledContext, CountTokens, assemble_context
 from workbench.generation.grading import Grade, Judge, answer_tokens, grade_answer, is_refusal
 from workbench.generation.prompt import Answer, Generator, generate_all
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import GoldenItem, GoldenSet, can_read_item
 from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, Relevance
 from workbench.retrieval import Retriever
@@ -147,7 +148,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
                         golden: GoldenSet | Sequence[GoldenItem], chunks: Sequence[Chunk], *,
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
                         k: int = 5, modes: Sequence[str] = MODES,
-                        user_groups: Iterable[str] | None = None,
+                        user_groups: Reader | Iterable[str] | str | None = None,
                         budget_tokens: int | None = None, count_tokens: CountTokens = None,
                         judge: Judge | None = None, qids: Iterable[str] | None = None,
                         grade_threshold: int = 1, progress: bool = False,
@@ -191,14 +192,15 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
     by_id = {c.id: c for c in chunks}
     docs: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                     else {d.id: d for d in documents})
-    groups = user_groups_of(user_groups)
+    reader = require_reader("run_generation_eval", user_groups, documents=docs, chunks=chunks)
+    groups = reader.groups
 
     def readable(cid: str) -> bool:
         chunk = by_id.get(cid)
         return chunk is not None and can_read_chunk(groups, chunk, docs.get(chunk.doc_id))
 
     assemble = functools.partial(assemble_context, chunks_by_id=by_id, documents=docs,
-                                 user_groups=groups, budget_tokens=budget_tokens,
+                                 user_groups=reader, budget_tokens=budget_tokens,
                                  count_tokens=count_tokens,
                                  include_superseded=include_superseded, assembly=assembly)
     requests: list[tuple[str, AssembledContext]] = []
@@ -264,19 +266,24 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
 
 def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
                  chunks: Sequence[Chunk], documents: Mapping[str, Document] | Iterable[Document],
-                 qids: Iterable[str] | None = None, user_groups: Iterable[str] | None = None,
+                 qids: Iterable[str] | None = None,
+                 user_groups: Reader | Iterable[str] | str | None = None,
                  seed: int = 0, progress: bool = False) -> pd.DataFrame:
     """Ask each question twice: with its own gold context and with another question's gold
     context (from different documents). If the answer still passes, or is unchanged (and
     not a refusal), without its evidence, the model answers from memory, not the context.
     Columns: qid, donor_qid, answer, swapped_answer, passed_with_gold, passed_with_swap,
     unchanged, similarity (token Jaccard), from_memory. ``documents`` (the corpus) gives
-    the access and version checks of context assembly."""
+    the access and version checks of context assembly; ``user_groups`` names the reader
+    (:func:`~workbench.corpus.reader.require_reader`), and only the items whose evidence they
+    may read (:func:`~workbench.golden.can_read_item`) are asked."""
     gs = golden if isinstance(golden, GoldenSet) else GoldenSet(golden)
     corpus: Mapping[str, Document] = (documents if isinstance(documents, Mapping)
                                       else {d.id: d for d in documents})
-    relevance = Relevance([i for i in gs if i.answerable], chunks)
+    reader = require_reader("context_swap", user_groups, documents=corpus, chunks=chunks)
     by_id = {c.id: c for c in chunks}
+    gs = GoldenSet([i for i in gs if can_read_item(reader.groups, i, by_id, corpus)])
+    relevance = Relevance([i for i in gs if i.answerable], chunks)
     pool = [i for i in gs if i.qid in relevance.items and relevance.gold(i.qid)]
     wanted = set(qids) if qids is not None else None
     targets = [i for i in pool if wanted is None or i.qid in wanted]
@@ -288,8 +295,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
         if not donors:
             continue
         donor = rng.choice(donors)
-        own = assemble_context(relevance.gold(item.qid), by_id, corpus, user_groups)
-        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, user_groups)
+        own = assemble_context(relevance.gold(item.qid), by_id, corpus, reader)
+        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, reader)
         requests += [(item.question, own), (item.question, other)]
         meta.append((item, donor))
     answers = generate_all(generator, requests, progress, desc="context swap")
@@ -310,10 +317,12 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
 
 def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
                    documents: Mapping[str, Document] | Iterable[Document],
-                   user_groups: Iterable[str] | None = None, k: int | None = None
+                   user_groups: Reader | Iterable[str] | str | None = None, k: int | None = None
                    ) -> AssembledContext:
     """The oracle context of one item: the fewest chunks that hold its gold evidence (or its
     labelled chunks, best grade first), at most ``k``, assembled with the access and version
     checks of ``documents`` (the corpus)."""
+    docs = documents if isinstance(documents, Mapping) else {d.id: d for d in documents}
+    reader = require_reader("oracle_context", user_groups, documents=docs, chunks=chunks)
     gold = Relevance([item], chunks).gold(item.qid, k) if item.answerable else []
-    return assemble_context(gold, {c.id: c for c in chunks}, documents, user_groups)
+    return assemble_context(gold, {c.id: c for c in chunks}, docs, reader)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded, user_groups_of
+from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
+from workbench.corpus.reader import Reader, require_reader
 from workbench.evaluation import FrameField
 from workbench.generation.context import Passage, context_from_passages
 from workbench.generation.grading import best_subspan_em, must_mention
@@ -216,7 +217,8 @@ def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[G
                             chunks: Sequence[Chunk],
                             documents: Mapping[str, Document] | Iterable[Document] | None = None,
                             n_distractors: int = 4, qids: Iterable[str] | None = None,
-                            user_groups: Iterable[str] | None = None) -> list[PositionItem]:
+                            user_groups: Reader | Iterable[str] | str | None = None
+                            ) -> list[PositionItem]:
     """Position items from a golden set: the gold passage is the first gold chunk (of the
     fewest that hold the evidence) that mentions every required string; distractors are the
     retriever's hits for the question that hold no part of the evidence, are not superseded,
@@ -229,7 +231,8 @@ def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[G
     relevance = Relevance([i for i in gs if i.answerable], chunks)
     by_id = {c.id: c for c in chunks}
     wanted = set(qids) if qids is not None else None
-    groups = user_groups_of(user_groups)
+    groups = require_reader("handbook_position_items", user_groups, documents=docs,
+                            chunks=chunks).groups
 
     def usable(chunk: Chunk) -> bool:
         # the chunk's own ACL counts as well as its document's; an unknown document is

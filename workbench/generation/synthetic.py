@@ -29,7 +29,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from workbench.corpus import Chunk, Document
 from workbench.corpus.offsets import LocateError, find_spans
+from workbench.corpus.reader import Reader, reaches_readers_of, require_reader
 from workbench.generation.answer_cache import GenerationCache
 from workbench.generation.grading import answer_tokens, must_mention
 from workbench.generation.prompt import Answer, ChatModel, ChatReply
@@ -108,14 +109,21 @@ class SyntheticRun:
 
 
 def sample_chunks(chunks: Sequence[Chunk], n: int, documents: Mapping[str, Document] | None
-                  = None, *, seed: int = 0, min_chars: int = 120) -> list[Chunk]:
+                  = None, *, seed: int = 0, min_chars: int = 120,
+                  user_groups: Reader | Iterable[str] | str | None = None) -> list[Chunk]:
     """``n`` target chunks drawn at random (seeded) among those of at least ``min_chars``
-    characters whose document is current and readable by everyone (an item must not teach
-    a superseded number or leak a restricted fact into an open golden set)."""
+    characters whose document is current and readable by ``user_groups``, the readers the
+    golden set is for (:func:`~workbench.corpus.reader.require_reader`; an item must not
+    teach a superseded number, and an item on a restricted target is itself restricted:
+    :func:`~workbench.golden.can_read_item`)."""
+    reader = require_reader("sample_chunks", user_groups, documents=documents or {},
+                            chunks=chunks)
+
     def eligible(c: Chunk) -> bool:
         doc = documents.get(c.doc_id) if documents is not None else None
-        if documents is not None and (doc is None or not doc.is_current
-                                      or (doc.acl and "all" not in doc.acl)):
+        if documents is not None and (doc is None or not doc.is_current):
+            return False
+        if reader.groups is not None and not reader.can_read_chunk(c, doc):
             return False
         return len(c.text.strip()) >= min_chars
     pool = [c for c in chunks if eligible(c)]
@@ -131,11 +139,20 @@ def _contains(text: str, answer: str) -> bool:
 
 def find_distractors(target: Chunk, answer: str, retrievers: Sequence[tuple[str, Retriever]],
                      chunks: Mapping[str, Chunk], n: int = 3,
-                     depth: int = 10) -> list[dict[str, str]]:
+                     depth: int = 10, *, documents: Mapping[str, Document] | None = None,
+                     user_groups: Reader | Iterable[str] | str | None = None
+                     ) -> list[dict[str, str]]:
     """Up to ``n`` chunks near ``target`` (each retriever searched with the target's text;
     their lists interleaved, best first) that are not the target, do not overlap it and do
     not mention ``answer`` (the grader's rule): ``[{chunk_id, found_by}]``. ``chunks``
-    maps the retrievers' chunk ids to chunks."""
+    maps the retrievers' chunk ids to chunks. A distractor is readable by ``user_groups``
+    (:func:`~workbench.corpus.reader.require_reader` over ``documents``) and by everyone who
+    may read the target (:func:`~workbench.corpus.reader.reaches_readers_of`): an item never
+    borrows from a document a reader of its target may not read."""
+    docs = documents or {}
+    reader = require_reader("find_distractors", user_groups, documents=docs,
+                            chunks=chunks.values())
+    target_doc = docs.get(target.doc_id)
     lists = [(name, r.search(target.text, depth)) for name, r in retrievers]
     out: list[dict[str, str]] = []
     seen = {target.id}
@@ -150,6 +167,10 @@ def find_distractors(target: Chunk, answer: str, retrievers: Sequence[tuple[str,
             seen.add(hit.chunk_id)
             if chunk.doc_id == target.doc_id and chunk.start < target.end \
                     and target.start < chunk.end:
+                continue
+            doc = docs.get(chunk.doc_id)
+            if not (reader.can_read_chunk(chunk, doc)
+                    and reaches_readers_of(chunk, doc, target, target_doc)):
                 continue
             if _contains(chunk.text, answer):
                 continue
@@ -227,17 +248,27 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
                        documents: Mapping[str, Document], *, chunks: Sequence[Chunk] = (),
                        distractors: Sequence[tuple[str, Retriever]] = (),
                        n_distractors: int = 3, cache: GenerationCache | None = None,
-                       max_tokens: int = 96, progress: bool = False) -> SyntheticRun:
+                       max_tokens: int = 96, progress: bool = False,
+                       user_groups: Reader | Iterable[str] | str | None = None) -> SyntheticRun:
     """An easy and (with ``distractors`` retrievers, ``[(name, retriever)]``, over
     ``chunks``) a hard question per target chunk, or the reasons they were rejected (module
-    docstring)."""
+    docstring). ``user_groups`` names the readers the items are for
+    (:func:`~workbench.corpus.reader.require_reader`): a target they may not read is
+    rejected unseen, and distractors are only chunks they and every reader of the target may
+    read (:func:`find_distractors`)."""
     if distractors and not chunks:
         raise WorkbenchError("distractors need the chunks the retrievers search (chunks=...)")
+    reader = require_reader("generate_synthetic", user_groups, documents=documents,
+                            chunks=[*targets, *chunks])
     by_id = {c.id: c for c in chunks}
     chat = _Chat(client, cache, max_tokens)
     items: list[GoldenItem] = []
     rejected: list[Rejected] = []
     for target in tqdm(targets, desc="synthetic", disable=not progress):
+        if not reader.can_read_chunk(target, documents.get(target.doc_id)):
+            rejected.append(Rejected(target.id, "easy", "the target is not readable by the "
+                                     "readers named (user_groups)"))
+            continue
         reply = chat(FACT_PROMPT.format(passage=target.text))
         if reply.error:
             rejected.append(Rejected(target.id, "easy", f"model error: {reply.error}"))
@@ -276,7 +307,8 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
                                model_id))
         if not distractors:
             continue
-        near = find_distractors(target, answer, distractors, by_id, n_distractors)
+        near = find_distractors(target, answer, distractors, by_id, n_distractors,
+                                documents=documents, user_groups=reader)
         if not near:
             rejected.append(Rejected(target.id, "hard", "no neighbour without the answer"))
             continue

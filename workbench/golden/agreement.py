@@ -22,13 +22,15 @@ question that differs side by side, for adjudication (also as escaped HTML).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from workbench.corpus import Document
+from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.candidates import question_key
 from workbench.golden.golden_set import GoldenSet
-from workbench.golden.items import Evidence, GoldenItem
+from workbench.golden.items import Evidence, GoldenItem, can_read_item
 from workbench.io import WorkbenchError
 from workbench.stats import cohen_kappa
 from workbench.text import escape_html, frame_html
@@ -36,7 +38,10 @@ from workbench.text import escape_html, frame_html
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Agreement", "agreement", "span_overlap"]
+__all__ = ["WITHHELD", "Agreement", "agreement", "span_overlap"]
+
+#: What stands for a question, quote or must-mention string its reader may not see.
+WITHHELD = "(withheld)"
 
 
 def _ranges(evidence: Sequence[Evidence]) -> dict[str, list[tuple[int, int]]]:
@@ -164,11 +169,27 @@ def _keyed(golden: GoldenSet, match: str) -> dict[str, GoldenItem]:
     return out
 
 
+def _withheld(item: GoldenItem) -> GoldenItem:
+    """``item`` with its question, quotes and must-mention strings withheld (the numbers
+    the agreement measures are kept: offsets, documents, category, answerable)."""
+    evidence = tuple(Evidence(e.doc_id, e.start, e.end, WITHHELD) for e in item.evidence)
+    return replace(item, question=WITHHELD, evidence=evidence,
+                   answer_must_mention=tuple(WITHHELD for _ in item.answer_must_mention))
+
+
 def agreement(a: GoldenSet, b: GoldenSet, *, match: str = "qid",
-              names: tuple[str, str] = ("A", "B")) -> Agreement:
+              names: tuple[str, str] = ("A", "B"),
+              documents: Mapping[str, Document] | None = None,
+              user_groups: Reader | Iterable[str] | str | None = None) -> Agreement:
     """Agreement of two labellers' golden sets ``a`` and ``b`` (see the module doc), in the
-    order of ``a``."""
+    order of ``a``. With ``documents`` (the corpus), its tables are for ``user_groups``
+    (:func:`~workbench.corpus.reader.require_reader`): a pair in which either item's evidence
+    is in a document they may not read (:func:`~workbench.golden.items.can_read_item`: the
+    two labels' documents together, so the intersection of their access) shows no question,
+    quote or must-mention string; its numbers stay."""
     import pandas as pd
+
+    reader = require_reader("agreement", user_groups, documents=documents or {})
 
     if match not in ("qid", "question"):
         raise WorkbenchError(f"match must be 'qid' or 'question', not {match!r}")
@@ -176,14 +197,18 @@ def agreement(a: GoldenSet, b: GoldenSet, *, match: str = "qid",
         raise WorkbenchError(f"names must be two different names, not {names!r}")
     ka, kb = _keyed(a, match), _keyed(b, match)
     pairs = tuple((x, kb[k]) for k, x in ka.items() if k in kb)
+    docs = documents or {}
+    shown = tuple((x, y) if can_read_item(reader.groups, x, None, docs)
+                  and can_read_item(reader.groups, y, None, docs)
+                  else (_withheld(x), _withheld(y)) for x, y in pairs)
     rows = []
-    for x, y in pairs:
+    for (x, y), (seen, _) in zip(pairs, shown, strict=True):
         jac, dice = span_overlap(x.evidence, y.evidence)
         must = _jaccard(x.answer_must_mention, y.answer_must_mention)
         same_docs = {e.doc_id for e in x.evidence} == {e.doc_id for e in y.evidence}
         agree = (x.answerable == y.answerable and x.category == y.category
                  and (jac != jac or jac == 1.0) and (must != must or must == 1.0))
-        rows.append({"qid": x.qid, "question": x.question, "answerable_a": x.answerable,
+        rows.append({"qid": x.qid, "question": seen.question, "answerable_a": x.answerable,
                      "answerable_b": y.answerable, "category_a": x.category,
                      "category_b": y.category, "span_jaccard": jac, "span_dice": dice,
                      "same_documents": same_docs, "must_mention_jaccard": must,
@@ -192,6 +217,6 @@ def agreement(a: GoldenSet, b: GoldenSet, *, match: str = "qid",
                                         "category_a", "category_b", "span_jaccard",
                                         "span_dice", "same_documents", "must_mention_jaccard",
                                         "agree"])
-    return Agreement(names, frame, pairs,
+    return Agreement(names, frame, shown,
                      tuple(x.qid for k, x in ka.items() if k not in kb),
                      tuple(y.qid for k, y in kb.items() if k not in ka))

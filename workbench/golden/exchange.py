@@ -3,11 +3,13 @@
 Both SDKs are heavy (label-studio-sdk pulls OpenCV and NLTK, argilla pulls ``datasets``) and
 are clients of a server, so the published file formats are written and read by hand.
 
-Out: one task / record per (question, retrieved passage). ``passages`` gives each question's
-passages (a callable ``question -> spans`` such as ``lambda q: [h.chunk for h in
-retriever.search(q, 5)]``, or a mapping ``qid -> spans``; a :class:`~workbench.corpus.Chunk`
-or :class:`~workbench.corpus.Span`); the passage text is cut from the document, so passage
-offsets map to document offsets by adding the passage's ``start``.
+Out: one task / record per (question, retrieved passage) that the reader named by
+``user_groups`` may read; a golden item whose evidence they may not read is left out.
+``passages`` gives each question's passages (a callable ``question -> spans`` such as
+``lambda q: [h.chunk for h in retriever.search(q, 5)]``, or a mapping ``qid -> spans``;
+a :class:`~workbench.corpus.Chunk` or :class:`~workbench.corpus.Span`); the passage text
+is cut from the document, so passage offsets map to document offsets by adding the
+passage's ``start``.
 
 * Label Studio: ``{"data": {"qid", "question", "text", "doc_id", "start", "end", "rank",
   "source", "category"}, "predictions": [...]}`` for the labelling config
@@ -31,9 +33,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.corpus import Document, Located
+from workbench.corpus import Chunk, Document, Located
+from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.candidates import Candidate
-from workbench.golden.items import GoldenItem
+from workbench.golden.items import GoldenItem, can_read_item
 from workbench.io import WorkbenchError, atomic_write_text, target_path
 
 __all__ = ["ANSWERABLE", "ARGILLA_SETTINGS", "LABELS", "LABEL_STUDIO_CONFIG", "TASK_DATA",
@@ -102,16 +105,25 @@ def qid_of(question: Question) -> str:
 
 
 def _passages(questions: Iterable[Question], passages: Passages,
-              documents: Mapping[str, Document]) -> Iterable[tuple[Question, int, Document,
-                                                                   Located]]:
+              documents: Mapping[str, Document], reader: Reader
+              ) -> Iterable[tuple[Question, int, Document, Located]]:
+    """Each question's passages that ``reader`` may read; a golden item whose facts they may
+    not see (:func:`~workbench.golden.items.can_read_item`) is left out whole."""
     for q in questions:
+        if isinstance(q, GoldenItem) and not can_read_item(reader.groups, q, None, documents):
+            continue
         found = (passages(q.question) if callable(passages)
                  else passages.get(qid_of(q), ()))
-        for rank, span in enumerate(found, start=1):
+        rank = 0
+        for span in found:
             doc = documents.get(span.doc_id)
             if doc is None:
-                raise WorkbenchError(f"passage {rank} of {qid_of(q)!r}: document {span.doc_id!r} "
-                                 "is not in the documents given")
+                raise WorkbenchError(f"passage {rank + 1} of {qid_of(q)!r}: document "
+                                     f"{span.doc_id!r} is not in the documents given")
+            if not (reader.can_read_chunk(span, doc) if isinstance(span, Chunk)
+                    else reader.can_read(doc)):
+                continue
+            rank += 1
             yield q, rank, doc, span
 
 
@@ -131,10 +143,14 @@ def _own_spans(q: Question, span: Located) -> list[dict[str, Any]]:
 
 
 def to_label_studio(questions: Iterable[Question], passages: Passages,
-                    documents: Mapping[str, Document]) -> list[dict[str, Any]]:
-    """Label Studio tasks, one per (question, passage) (see the module doc)."""
+                    documents: Mapping[str, Document], *,
+                    user_groups: Reader | Iterable[str] | str | None = None
+                    ) -> list[dict[str, Any]]:
+    """Label Studio tasks, one per (question, passage) (see the module doc) that
+    ``user_groups`` may read (:func:`~workbench.corpus.reader.require_reader`)."""
+    reader = require_reader("to_label_studio", user_groups, documents=documents)
     tasks = []
-    for q, rank, doc, span in _passages(questions, passages, documents):
+    for q, rank, doc, span in _passages(questions, passages, documents, reader):
         text = doc.text[span.start:span.end]
         task: dict[str, Any] = {"data": {**_meta(q, rank, span), "question": q.question,
                                          "text": text}}
@@ -150,10 +166,14 @@ def to_label_studio(questions: Iterable[Question], passages: Passages,
 
 
 def to_argilla(questions: Iterable[Question], passages: Passages,
-               documents: Mapping[str, Document]) -> list[dict[str, Any]]:
-    """Argilla records, one per (question, passage) (see the module doc)."""
+               documents: Mapping[str, Document], *,
+               user_groups: Reader | Iterable[str] | str | None = None
+               ) -> list[dict[str, Any]]:
+    """Argilla records, one per (question, passage) (see the module doc) that
+    ``user_groups`` may read (:func:`~workbench.corpus.reader.require_reader`)."""
+    reader = require_reader("to_argilla", user_groups, documents=documents)
     records = []
-    for q, rank, doc, span in _passages(questions, passages, documents):
+    for q, rank, doc, span in _passages(questions, passages, documents, reader):
         record: dict[str, Any] = {
             "id": f"{qid_of(q)}@{span.doc_id}:{span.start}-{span.end}",
             "fields": {"question": q.question, "text": doc.text[span.start:span.end]},

@@ -7,9 +7,11 @@ document, refusing (``InputError``) offsets out of range, an unknown document, a
 must-mention string that is not in the selected text and a category on an unanswerable item.
 :func:`suggest_must_mention` offers values whole with their units in every script.
 :func:`span_warnings` says what a labeller should see before saving: a superseded document
-(:func:`is_superseded`), one the labeller's groups may not read (:func:`can_read`), and
-another document stating a different value of the same thing (:class:`Fact`,
-:func:`same_thing`: same unit, same subject words around it). :class:`LabellingSession`
+(:func:`is_superseded`) and another document stating a different value of the same thing
+(:class:`Fact`, :func:`same_thing`: same unit, same subject words around it). The labeller
+reads through a :class:`~workbench.corpus.reader.Reader` (``user_groups``): a selection in
+a document they may not read is refused, and other documents are compared only when they may
+read them. :class:`LabellingSession`
 takes the one :class:`~workbench.golden.candidates.Candidate` (or strings and dicts made
 into one), appends through :func:`add_case` (locked, re-read under the lock) with where the
 question came from and how it was labelled, records skips in a sidecar
@@ -29,11 +31,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.corpus import Corpus, can_read, is_superseded, user_groups_of
+from workbench.corpus import Corpus, is_superseded
+from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.candidates import Candidate
 from workbench.golden.exchange import qid_of
 from workbench.golden.golden_set import GoldenSet, add_case
-from workbench.golden.items import Evidence, GoldenItem
+from workbench.golden.items import Evidence, GoldenItem, can_read_item
 from workbench.io import InputError, atomic_write_bytes, atomic_write_text, iter_jsonl, locked
 from workbench.text import CJK, CJK_CHAR, HANGUL, fold
 
@@ -95,11 +98,15 @@ def suggest_must_mention(text: str) -> list[str]:
     return out
 
 
-def _selection(corpus: Corpus, sel: Selection, where: str) -> Evidence:
+def _selection(corpus: Corpus, sel: Selection, where: str, reader: Reader) -> Evidence:
     doc_id, start, end = sel
     doc = corpus.get(doc_id)
     if doc is None:
         raise InputError(where, f"document {doc_id!r} is not in the corpus", field="doc_id")
+    if not reader.can_read(doc):
+        raise InputError(where, f"document {doc_id!r} is not readable by this labeller's "
+                         f"groups {sorted(reader.groups or ())}; label from a document they "
+                         "may read", field="doc_id")
     if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(doc.text)):
         raise InputError(where, f"selection [{start}, {end}) is not a non-empty range inside "
                          f"document {doc_id!r} ({len(doc.text)} characters); select again",
@@ -110,15 +117,18 @@ def _selection(corpus: Corpus, sel: Selection, where: str) -> Evidence:
 def make_item(corpus: Corpus, qid: str, question: str, spans: Sequence[Selection] = (), *,
               must_mention: Iterable[str] = (), category: str = "uncategorised",
               answerable: bool = True, source: str = "real",
-              extra: Mapping[str, Any] | None = None) -> GoldenItem:
+              extra: Mapping[str, Any] | None = None,
+              user_groups: Reader | Iterable[str] | str | None = None) -> GoldenItem:
     """A golden item from selections, checked against ``corpus``: each span lies inside its
-    document and quotes it exactly; each must-mention string occurs in some span's text. An
-    answerable item needs at least one span; an unanswerable one carries no span and no
-    category (``uncategorised``)."""
+    document, in one the labeller (``user_groups``:
+    :func:`~workbench.corpus.reader.require_reader`) may read, and quotes it exactly; each
+    must-mention string occurs in some span's text. An answerable item needs at least one
+    span; an unanswerable one carries no span and no category (``uncategorised``)."""
     where = f"question {qid!r}"
+    reader = require_reader("make_item", user_groups, documents=corpus)
     if not str(question).strip():
         raise InputError(where, "the question is empty", field="question")
-    evidence = tuple(_selection(corpus, s, where) for s in spans)
+    evidence = tuple(_selection(corpus, s, where, reader) for s in spans)
     category = category.strip() or "uncategorised"
     if answerable and not evidence:
         raise InputError(where, "select the answer in a document, or mark it unanswerable",
@@ -211,10 +221,11 @@ def same_thing(a: Fact, b: Fact) -> bool:
 
 
 class FactIndex:
-    """Every :class:`Fact` of a corpus by document and by unit, read once (on first use)."""
+    """Every :class:`Fact` of the documents of a corpus that ``reader`` may read, by document
+    and by unit, read once (on first use)."""
 
-    def __init__(self, corpus: Corpus):
-        self.corpus = corpus
+    def __init__(self, corpus: Corpus, reader: Reader):
+        self.corpus, self.reader = corpus, reader
         self._by_doc: dict[str, list[Fact]] = {}
         self._by_unit: dict[str, list[Fact]] | None = None
 
@@ -226,7 +237,7 @@ class FactIndex:
     def by_unit(self, unit: str) -> list[Fact]:
         if self._by_unit is None:
             self._by_unit = {}
-            for doc in self.corpus.documents:
+            for doc in self.reader.documents(self.corpus).values():
                 for f in self.of(doc.id):
                     self._by_unit.setdefault(f.unit, []).append(f)
         return self._by_unit.get(unit, [])
@@ -247,24 +258,24 @@ class FactIndex:
 
 
 def span_warnings(corpus: Corpus, spans: Sequence[Selection],
-                  user_groups: Iterable[str] | str | None = None, *,
+                  user_groups: Reader | Iterable[str] | str | None = None, *,
                   index: FactIndex | None = None) -> list[str]:
-    """What to check before saving these selections: a superseded document, one a user in
-    ``user_groups`` may not read (``None``: no check), and, for each value in a selection,
-    a different value of the same thing stated elsewhere (:meth:`FactIndex.conflicts`;
-    pass ``index`` to read the corpus once for many calls)."""
-    index = index or FactIndex(corpus)
+    """What to check before saving these selections: a superseded document and, for each
+    value in a selection, a different value of the same thing stated elsewhere
+    (:meth:`FactIndex.conflicts`; pass ``index`` to read the corpus once for many calls),
+    among the documents the labeller (``user_groups``:
+    :func:`~workbench.corpus.reader.require_reader`) may read; a selection in a document they
+    may not read is refused (:class:`~workbench.io.InputError`), never a warning."""
+    reader = require_reader("span_warnings", user_groups, documents=corpus)
+    index = index or FactIndex(corpus, reader)
     out: list[str] = []
     for sel in spans:
-        ev = _selection(corpus, sel, "selection")
+        ev = _selection(corpus, sel, "selection", reader)
         doc = corpus[ev.doc_id]
         if is_superseded(doc):
             newer = doc.metadata.get("superseded_by")
             out.append(f"document {doc.id!r} is superseded" +
                        (f" by {newer!r}: label the current version" if newer else ""))
-        if user_groups is not None and not can_read(user_groups, doc.acl):
-            out.append(f"document {doc.id!r} is not readable by groups "
-                       f"{sorted(user_groups_of(user_groups) or ())}")
         out.extend(index.conflicts(ev))
     return out
 
@@ -361,8 +372,9 @@ class LabellingSession:
 
     def __init__(self, path: str | Path, corpus: Corpus,
                  questions: Sequence[str | Mapping[str, Any] | Candidate],
-                 user_groups: Iterable[str] | str | None = None):
-        self.path, self.corpus, self.user_groups = Path(path), corpus, user_groups
+                 user_groups: Reader | Iterable[str] | str | None = None):
+        self.path, self.corpus = Path(path), corpus
+        self.reader = require_reader("LabellingSession", user_groups, documents=corpus)
         self.candidates = _candidates(questions)
         self.skips_path = self.path.with_name(self.path.name + ".skips.jsonl")
         if not self.path.exists():
@@ -370,7 +382,7 @@ class LabellingSession:
                 if not self.path.exists():
                     atomic_write_text(self.path, "", make_parents=True)
         self._done: list[tuple[Path, str, bytes]] = []
-        self._facts = FactIndex(corpus)
+        self._facts = FactIndex(corpus, self.reader)
         self.labelled: dict[str, GoldenItem] = {}
         self.skipped: dict[str, list[dict[str, Any]]] = {}
         self.reload()
@@ -426,7 +438,7 @@ class LabellingSession:
             extra["labelling"] = dict(labelling)
         item = make_item(self.corpus, qid, c.question, spans, must_mention=must_mention,
                          category=category, answerable=answerable, source=c.source,
-                         extra=extra)
+                         extra=extra, user_groups=self.reader)
         updated = add_case(self.path, item, self.corpus)
         line = json.dumps(item.to_json(), ensure_ascii=False) + "\n"
         self._done.append((self.path, qid, line.encode("utf-8")))
@@ -461,7 +473,12 @@ class LabellingSession:
         return qid
 
     def warnings(self, spans: Sequence[Selection]) -> list[str]:
-        return span_warnings(self.corpus, spans, self.user_groups, index=self._facts)
+        return span_warnings(self.corpus, spans, self.reader, index=self._facts)
+
+    def can_see(self, item: GoldenItem) -> bool:
+        """Whether this labeller may see ``item``'s question and quotes: its evidence lies in
+        documents they may read (:func:`~workbench.golden.items.can_read_item`)."""
+        return can_read_item(self.reader.groups, item, None, self.corpus)
 
     def throughput(self) -> Throughput:
         """:class:`Throughput` of this golden file, from what its saves and skips recorded

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, TypeAlias
 import pandas as pd
 
 from workbench.corpus import EVERYONE, Chunk, Document, acl_of
+from workbench.corpus.reader import UNRESTRICTED, Reader
 from workbench.diagnose import LABELS, Trace, Triage, diagnose_trace
 from workbench.evaluation import Evaluation
 from workbench.generation import GenerationResult
-from workbench.golden import GoldenItem, GoldenSet
+from workbench.golden import GoldenItem, GoldenSet, can_read_item
 from workbench.io import WorkbenchError, atomic_write_text, target_path
 from workbench.sweep import SweepResult
 from workbench.text import escape_html as _esc
@@ -179,12 +180,16 @@ def _generation_html(generation: GenerationResult, golden: Sequence[GoldenItem] 
     return "".join(parts)
 
 
-def _triage_html(tri: Triage, generation: GenerationResult | None) -> str:
+def _triage_html(tri: Triage, generation: GenerationResult | None,
+                 shown: Callable[[str], bool], answers: bool) -> str:
+    """The 2x2 and, per question its reader may see (``shown``), its quadrant and (with
+    ``answers``) its live answer."""
     counts = tri.counts
     counts = counts.assign(share=counts["share"].map(lambda v: f"{v:.1%}"))
     rows = tri.rows
     n = len(rows)
-    if generation is not None:
+    rows = rows[[shown(q) for q in rows["qid"]]]
+    if generation is not None and answers:
         frame = generation.frame
         live = frame[frame["mode"] == "live"]
         rows = rows.merge(live[["qid", "category", "answer"]], on="qid", how="left")
@@ -195,7 +200,8 @@ def _triage_html(tri: Triage, generation: GenerationResult | None) -> str:
 
 def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
                  corpus: Mapping[str, Document], chunks: Sequence[Chunk],
-                 quadrants: Mapping[str, str], limit: int) -> tuple[str, int]:
+                 quadrants: Mapping[str, str], limit: int,
+                 reader: Reader | None) -> tuple[str, int]:
     from workbench.widgets.trace_viewer import trace_viewer_html
 
     items = {i.qid: i for i in golden}
@@ -217,7 +223,8 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     # one line per trace, the first one open: the page stays short enough to scan
     body += [f"<details{' open' if n == 0 else ''}><summary>{_esc(t.qid)} · "
              f"{_esc(t.category)} · {_esc(', '.join(d.labels) or 'wrong answer')}</summary>"
-             f"{trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid))}</details>"
+             + trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid),
+                                 user_groups=reader) + "</details>"
              for n, (t, item, d) in enumerate(shown)]
     return "".join(body), len(failing)
 
@@ -239,6 +246,18 @@ def _views(generation: GenerationResult | None,
             views.append(None if groups is None else tuple(groups))
     views += [t.user_groups for t in traces or ()]
     return views
+
+
+def _reader_of(views: Sequence[tuple[str, ...] | None]) -> Reader:
+    """The reader answers and traces were produced for: one view is its reader; several
+    readers are read as a user in no group (nothing restricted shown)."""
+    distinct = set(views)
+    if not distinct or distinct == {None}:
+        return UNRESTRICTED
+    if len(distinct) == 1:
+        (groups,) = distinct
+        return Reader(frozenset(groups or ()))
+    return Reader(frozenset())
 
 
 def restricted_ids(chunks: Sequence[Chunk] | None, corpus: Mapping[str, Document]) -> list[str]:
@@ -279,6 +298,7 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
                   corpus: Mapping[str, Document] | None = None,
                   chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
                   max_traces: int = 25, notes: str = "", unrestricted: bool = False,
+                  user_groups: Reader | Iterable[str] | str | None = None,
                   plots: bool = False) -> str:
     """The report as one HTML string (see :func:`write_report`)."""
     from workbench.widgets.metric_table import metric_table_html
@@ -286,7 +306,19 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     if traces is not None and (golden is None or corpus is None or chunks is None):
         raise WorkbenchError("traces need golden=, corpus= and chunks= (traces hold ids only; "
                          "the text is re-read from the corpus)")
-    access = _access_note(generation, traces, corpus, chunks, unrestricted)
+    named = (Reader.of(user_groups) if user_groups is not None
+             else UNRESTRICTED if unrestricted else None)
+    access = _access_note(generation, traces, corpus, chunks, named is not None)
+    reader = named if named is not None else _reader_of(_views(generation, traces))
+    items = {i.qid: i for i in golden or ()}
+
+    def shown(qid: str) -> bool:  # a question's row only for readers of its evidence
+        if reader.groups is None:
+            return True
+        item = items.get(qid)
+        return item is not None and can_read_item(reader.groups, item, chunks, corpus)
+    answers = reader.groups is None or all(  # answers made for another reader are not shown
+        v is not None and frozenset(v) == reader.groups for v in _views(generation, traces))
     sections: list[tuple[str, str, str]] = []
     hashes: list[str] = []
     if evaluation is not None:
@@ -316,10 +348,11 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
     quadrants: dict[str, str] = {}
     if triage is not None:
         sections.append(("triage", "Triage: retrieval or generation?",
-                         _triage_html(triage, generation)))
+                         _triage_html(triage, generation, shown, answers)))
         quadrants = dict(zip(triage.rows["qid"], triage.rows["quadrant"], strict=True))
     if traces is not None and golden is not None and corpus is not None and chunks is not None:
-        body, _ = _traces_html(traces, list(golden), corpus, chunks, quadrants, max_traces)
+        body, _ = _traces_html(traces, list(golden), corpus, chunks, quadrants, max_traces,
+                               named)
         sections.append(("traces", "Failing traces", body))
     if not sections:
         raise WorkbenchError("nothing to report: give an evaluation, sweep, generation or traces")
@@ -345,18 +378,24 @@ def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: 
                  corpus: Mapping[str, Document] | None = None,
                  chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,
                  max_traces: int = 25, notes: str = "", unrestricted: bool = False,
+                 user_groups: Reader | Iterable[str] | str | None = None,
                  plots: bool = False) -> Path:
     """Write one standalone HTML report (atomically; missing folders are made) and return its
     path. ``sweep`` is a SweepResult (leaderboard, cost/quality and category plots) or
     plotly figure(s); ``traces`` need ``golden``, ``corpus`` and ``chunks`` to show evidence
-    and text, each folded under its summary line. ``unrestricted=True`` allows answers and
-    traces produced without user groups over a corpus with restricted documents (see the
+    and text, each folded under its summary line. ``user_groups`` names the report's reader:
+    traces, questions and answers are shown as they may see them
+    (:func:`~workbench.widgets.trace_viewer.viewed_as`; :func:`~workbench.golden.can_read_item`
+    for a question's row); ``unrestricted=True`` is ``user_groups=UNRESTRICTED``. Without
+    either, the report's reader is the user the answers and traces were produced for, and an
+    unrestricted production over a corpus with restricted documents is refused (see the
     module docstring). ``plots=True`` adds the evaluation's per-category heatmap: a plot
-    inlines plotly.js (about 4.6 MB), so a report without a sweep stays well under 1 MB
-    by default; a sweep's figures are drawn whenever a sweep is given."""
+    inlines plotly.js (about 4.6 MB), so a report without a sweep stays well under 1 MB by
+    default; a sweep's figures are drawn whenever a sweep is given."""
     path = target_path(path, "write_report")
     text = render_report(evaluation, sweep, generation, traces, title=title, golden=golden,
                          corpus=corpus, chunks=chunks, triage=triage, max_traces=max_traces,
-                         notes=notes, unrestricted=unrestricted, plots=plots)
+                         notes=notes, unrestricted=unrestricted, user_groups=user_groups,
+                         plots=plots)
     atomic_write_text(path, text, make_parents=True)
     return path

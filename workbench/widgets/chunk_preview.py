@@ -18,16 +18,20 @@ A semantic chunker embeds through ``cache`` (:func:`workbench.retrieval.with_emb
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
 
 from workbench.chunking import split_spans
 from workbench.corpus import Chunk, Document, Span, extraction_warnings
+from workbench.corpus.reader import Reader, ReaderRequired, require_reader
 from workbench.retrieval import EmbeddingCache, Encoder, with_embedder
 from workbench.text import escape_html
 from workbench.text.tokens import get_counter
+
+#: What the preview shows for a document its reader may not read.
+WITHHELD = "document withheld: this reader may not read it"
 
 STYLE = """<style>
 .wb-preview{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;
@@ -45,8 +49,15 @@ STYLE = """<style>
 
 def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[Span] = (),
                        selected: str | None = None, label: str = "",
-                       token_counts: dict[str, int] | None = None) -> str:
-    """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``."""
+                       token_counts: dict[str, int] | None = None, *,
+                       user_groups: Reader | Iterable[str] | str | None = None) -> str:
+    """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``, for
+    ``user_groups`` (:func:`~workbench.corpus.reader.require_reader`): a document they may
+    not read, or one with a chunk they may not read, is withheld."""
+    reader = require_reader("chunk_preview_html", user_groups, documents=[doc], chunks=chunks)
+    if not reader.can_read(doc) or any(c.doc_id == doc.id and not reader.can_read_chunk(c, doc)
+                                       for c in chunks):
+        return f"<p class='wb-summary'>{escape_html(WITHHELD)}</p>"
     chunks = sorted((c for c in chunks if c.doc_id == doc.id and c.end > c.start),
                     key=lambda c: (c.start, c.end, c.id))
     shade = {c.id: n % 2 for n, c in enumerate(chunks)}
@@ -154,11 +165,16 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
     def __init__(self, documents: Sequence[Document] | Document, spans: Sequence[Span] = (),
                  kind: str = "fixed", size: int = 800, overlap: int = 100, unit: str = "chars",
                  header: bool = False, counter: str = "minilm",
-                 cache: EmbeddingCache | None = None):
+                 cache: EmbeddingCache | None = None, *,
+                 user_groups: Reader | Iterable[str] | str | None = None):
         docs = [documents] if isinstance(documents, Document) else list(documents)
         if not docs:
             raise ValueError("ChunkPreview needs at least one document")
-        self.documents = {d.id: d for d in docs}
+        self.reader = require_reader("ChunkPreview", user_groups, documents=docs)
+        self.documents = self.reader.documents({d.id: d for d in docs})
+        if not self.documents:
+            raise ReaderRequired("ChunkPreview: none of these documents is readable by "
+                                 f"groups {sorted(self.reader.groups or ())}")
         self.spans = list(spans)
         self.header = header
         self.counter = get_counter(counter)
@@ -215,7 +231,8 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
     def to_html(self) -> str:
         counts = {c.id: self.counter.count(c.embed_text) for c in self.chunks}
         return chunk_preview_html(self.document, self.chunks, self.spans,
-                                  self.selected_chunk_id, self.spec, counts)
+                                  self.selected_chunk_id, self.spec, counts,
+                                  user_groups=self.reader)
 
     def _rechunk(self, _change: Any = None) -> None:
         takes = self.kind.value in OVERLAP_KINDS
@@ -245,10 +262,13 @@ class ChunkPreviewPair(widgets.HBox):  # type: ignore[misc]  # ipywidgets ships 
     ``right``); the document choice of the left one drives both."""
 
     def __init__(self, documents: Sequence[Document], spans: Sequence[Span] = (),
-                 left: dict[str, Any] | None = None, right: dict[str, Any] | None = None):
-        self.left = ChunkPreview(documents, spans, **(left or {}))
+                 left: dict[str, Any] | None = None, right: dict[str, Any] | None = None,
+                 *, user_groups: Reader | Iterable[str] | str | None = None):
+        reader = require_reader("ChunkPreviewPair", user_groups, documents=documents)
+        self.left = ChunkPreview(documents, spans, **(left or {}), user_groups=reader)
         self.right = ChunkPreview(documents, spans, **(right or {"kind": "recursive",
-                                                                  "overlap": 0}))
+                                                                  "overlap": 0}),
+                                  user_groups=reader)
         widgets.link((self.left.doc_select, "value"), (self.right.doc_select, "value"))
         for p in (self.left, self.right):
             p.layout = widgets.Layout(width="50%", min_width="0")

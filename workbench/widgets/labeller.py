@@ -20,8 +20,13 @@ Python computes (:mod:`workbench.golden.labelling`: validation, warnings, sugges
 on-disk session), the view only paints: document text is set as text nodes, never as HTML,
 and the browser's UTF-16 offsets are mapped to code points in ``labeller_static/labeller.js``.
 The dense index is embedded through the embedding cache (a progress bar while it runs, reused
-by the next session). :func:`labeller_html` is the static form. :meth:`Labeller.for_review`
-opens the spans that re-anchoring could not place (:mod:`workbench.golden.reanchor`).
+by the next session). The labeller reads through the session's
+:class:`~workbench.corpus.reader.Reader` (``user_groups``, required where the corpus declares
+access): hits come only from chunks they may read, a document they may not read does not
+open, a selection in one is refused at save, and an item whose evidence they may not read
+shows neither question nor quote. :func:`labeller_html` is the static form.
+:meth:`Labeller.for_review` opens the spans that re-anchoring could not place
+(:mod:`workbench.golden.reanchor`).
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ import traitlets
 
 from workbench.chunking import RecursiveChunker, chunk_corpus, sentence_spans
 from workbench.chunking.units import word_units
-from workbench.corpus import Chunk, Corpus
+from workbench.corpus import Chunk, Corpus, Document
+from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.candidates import Candidate
+from workbench.golden.items import can_read_item
 from workbench.golden.labelling import LabellingSession, suggest_must_mention
 from workbench.golden.reanchor import Reanchored, ReanchorReport
 from workbench.io import InputError
@@ -52,18 +59,22 @@ from workbench.retrieval import (
 from workbench.retrieval.bm25 import tokenize
 from workbench.text import escape_html
 
-__all__ = ["PROPOSE_FROM", "Labeller", "labeller_html", "propose_span"]
+__all__ = ["PROPOSE_FROM", "WITHHELD", "Labeller", "labeller_html", "propose_span"]
 
 _HERE = Path(__file__).with_name("labeller_static")
 #: Hits whose sentences the encoder ranks for a proposal (the best two of each pane).
 PROPOSE_FROM = 4
+#: What stands for the question and quotes of an item the labeller may not read.
+WITHHELD = "(withheld: its evidence is in a document this labeller may not read)"
 #: The widget state an action changes and :meth:`Labeller.undo` restores.
 _STATE = ("doc_id", "doc_title", "doc_text", "highlight", "selection", "spans", "marked",
           "must_mention", "category", "origin")
 
 
 def labeller_html(session: LabellingSession) -> str:
-    """Static form: progress and the labelled items with their quotes (escaped)."""
+    """Static form: progress and the labelled items with their quotes (escaped); an item
+    whose evidence the session's labeller may not read shows neither its question nor its
+    quote (:meth:`~workbench.golden.labelling.LabellingSession.can_see`)."""
     rows = []
     for c in session.candidates:
         item = session.labelled.get(c.qid or "")
@@ -71,7 +82,10 @@ def labeller_html(session: LabellingSession) -> str:
                  "pending" if item is None else
                  "unanswerable" if not item.answerable else item.category)
         quote = " | ".join(e.text[:120] for e in item.evidence) if item else ""
-        rows.append(f"<tr><td>{escape_html(c.qid)}</td><td>{escape_html(c.question)}</td>"
+        question = c.question
+        if item is not None and not session.can_see(item):
+            question, quote, state = WITHHELD, WITHHELD, "labelled"
+        rows.append(f"<tr><td>{escape_html(c.qid)}</td><td>{escape_html(question)}</td>"
                     f"<td>{escape_html(state)}</td><td>{escape_html(quote)}</td></tr>")
     return (f"<div class='wb-labeller-static'><p>{escape_html(session.progress)}</p><table>"
             "<tr><th>qid</th><th>question</th><th>label</th><th>evidence</th></tr>"
@@ -163,7 +177,7 @@ class Labeller(anywidget.AnyWidget):
     def __init__(self, corpus: Corpus, questions: Sequence[str | Mapping[str, Any] | Candidate],
                  path: str | Path, *, chunks: Sequence[Chunk] | None = None,
                  dense: Retriever | bool = True, cache: EmbeddingCache | None = None,
-                 user_groups: Iterable[str] | str | None = None, k: int = 5,
+                 user_groups: Reader | Iterable[str] | str | None = None, k: int = 5,
                  review: ReanchorReport | None = None, retriever: Retriever | None = None):
         super().__init__()
         self._review: dict[str, list[Reanchored]] = {}
@@ -171,9 +185,10 @@ class Labeller(anywidget.AnyWidget):
             self._review.setdefault(move.qid, []).append(move)
         self._originals = {i.qid: i for i in review.golden} if review is not None else {}
         self.session = LabellingSession(path, corpus, questions, user_groups)
+        self.reader = self.session.reader
         self.corpus, self.k = corpus, k
-        self.chunks = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(),
-                                                                         corpus)
+        every = list(chunks) if chunks is not None else chunk_corpus(RecursiveChunker(), corpus)
+        self.chunks = self.reader.chunks(every, corpus)  # hits never show what they may not read
         self._by_id = {c.id: c for c in self.chunks}
         # an already built lexical retriever over these chunks, else BM25 built once per
         # chunking in this process (a second labeller on the same corpus starts at once)
@@ -202,7 +217,11 @@ class Labeller(anywidget.AnyWidget):
         with :func:`~workbench.golden.reanchor.apply_confirmed`."""
         items = {i.qid: i for i in report.golden}
         qids = dict.fromkeys(m.qid for m in report.review)
-        questions = [Candidate(items[q].question, "", 0, items[q].source, qid=q) for q in qids]
+        reader = require_reader("Labeller.for_review", kwargs.get("user_groups"),
+                                documents=corpus)
+        questions = [Candidate(items[q].question if can_read_item(reader.groups, items[q], None,
+                                                                  corpus) else WITHHELD,
+                               "", 0, items[q].source, qid=q) for q in qids]
         return cls(corpus, questions, path, review=report, **kwargs)
 
     # ----- state and its undo ---------------------------------------------------------
@@ -227,7 +246,9 @@ class Labeller(anywidget.AnyWidget):
         out = []
         for h in retriever.search(query, self.k):
             c = self._by_id.get(h.chunk_id) or h.chunk
-            if c is None or not h.score > 0:
+            # a retriever given from outside may hold chunks this labeller may not read
+            if c is None or not h.score > 0 or not self.reader.can_read_chunk(
+                    c, self.corpus.get(c.doc_id)):
                 continue
             out.append({"chunk_id": c.id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
                         "rank": h.rank, "score": round(float(h.score), 3),
@@ -269,7 +290,7 @@ class Labeller(anywidget.AnyWidget):
         self._show(doc_id, start, end)
 
     def _show(self, doc_id: str, start: int = 0, end: int = 0) -> None:
-        doc = self.corpus[doc_id] if doc_id else None
+        doc = self._readable(doc_id) if doc_id else None
         self.doc_id, self.doc_title, self.doc_text = ((doc.id, doc.title, doc.text) if doc
                                                       else ("", "", ""))
         self.highlight = [start, end] if end > start else []
@@ -296,7 +317,7 @@ class Labeller(anywidget.AnyWidget):
         if len(self.marked) != 2:
             self.status = "select the words inside the answer first, then press m"
             return
-        text = self.corpus[self.selection[0]].text[self.marked[0]:self.marked[1]].strip()
+        text = self._readable(self.selection[0]).text[self.marked[0]:self.marked[1]].strip()
         self._act()
         self.must_mention = list(dict.fromkeys([*self.must_mention, text]))
         self.marked = []
@@ -313,7 +334,7 @@ class Labeller(anywidget.AnyWidget):
                 "start", "end"):
             return
         doc_id, start, end = self.selection
-        new = _grown(self.corpus[doc_id].text, start, end, unit, side, by)
+        new = _grown(self._readable(doc_id).text, start, end, unit, side, by)
         if new != (start, end):
             self._act()
             self.selection, self.marked = [doc_id, *new], []
@@ -350,7 +371,7 @@ class Labeller(anywidget.AnyWidget):
     def _refresh(self) -> None:
         """Suggestions and warnings for the current spans."""
         spans = self._all_spans()
-        texts = [self.corpus[d].text[a:b] for d, a, b, _ in spans]
+        texts = [self._readable(d).text[a:b] for d, a, b, _ in spans]
         self.suggestions = list(dict.fromkeys(
             [*(m for m in self.must_mention if any(m in t for t in texts)),
              *(s for t in texts[::-1] for s in suggest_must_mention(t))]))
@@ -457,9 +478,20 @@ class Labeller(anywidget.AnyWidget):
             else:
                 self._search(c.question)
 
+    def _readable(self, doc_id: str) -> Document:
+        """Document ``doc_id``, refused (one line) when this labeller may not read it."""
+        doc = self.corpus.get(doc_id)
+        if doc is None or not self.reader.can_read(doc):
+            raise InputError(f"document {doc_id!r}", "is not a document this labeller may read",
+                             field="doc_id")
+        return doc
+
     def _open_review(self, qid: str) -> None:
         """Show a drifted item at its suggestion, with what its quote was (see for_review)."""
         moves, item = self._review[qid], self._originals[qid]
+        if not self.session.can_see(item):
+            self.status = f"review {qid}: {WITHHELD}; skip it"
+            return
         self.category, self.must_mention = item.category, list(item.answer_must_mention)
         self.query, self.bm25_hits, self.dense_hits = "", [], []
         first = next((m for m in moves if m.new_start is not None), moves[0])

@@ -4,43 +4,76 @@ fit, the few shots of :class:`~workbench.generation.synthetic.RealismJudge`.
 One row per question (its text, kind and the quoted fact, as text, never HTML) with buttons
 1-5. Readable state: ``scores`` (``{qid: score}``, only the questions scored so far), fed to
 :func:`~workbench.generation.synthetic.filter_synthetic`. ``set_score(qid, score)`` scores
-from Python (as a click does). :func:`realism_scorer_html` is the static form.
+from Python (as a click does). :func:`realism_scorer_html` is the static form. Items are shown
+to a reader (``documents=``, ``user_groups=``): one whose fact they may not read is left out
+of the widget and withheld in the static form.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import ipywidgets as widgets
 
-from workbench.golden import GoldenItem
+from workbench.corpus import Document
+from workbench.corpus.reader import Reader, ReaderRequired, require_reader
+from workbench.golden import GoldenItem, can_read_item
 from workbench.text import escape_html
 
 __all__ = ["RealismScorer", "realism_scorer_html"]
 
 SCORES = (1, 2, 3, 4, 5)
+#: What stands for the question and fact of an item its reader may not see.
+WITHHELD = "(withheld: its fact is in a document this reader may not read)"
 
 
-def _row_html(item: GoldenItem) -> str:
+def _visible(surface: str, items: Sequence[GoldenItem],
+             documents: Mapping[str, Document] | None,
+             user_groups: Reader | Iterable[str] | str | None) -> list[bool]:
+    """Per item, whether its reader may see it (:func:`~workbench.golden.can_read_item`);
+    facts are shown only against the corpus they quote."""
+    if documents is None:
+        if any(i.evidence for i in items):
+            raise ReaderRequired(f"{surface}: pass documents= (the corpus the facts quote) so "
+                                 "they are shown only to readers of their documents")
+        return [True] * len(items)
+    reader = require_reader(surface, user_groups, documents=documents)
+    return [can_read_item(reader.groups, i, None, documents) for i in items]
+
+
+def _row_html(item: GoldenItem, visible: bool = True) -> str:
+    if not visible:
+        return f"<i>{escape_html(WITHHELD)}</i> <small>({escape_html(item.qid)})</small>"
     fact = item.evidence[0].text if item.evidence else ""
     return (f"<b>{escape_html(item.question)}</b> <small>({escape_html(item.qid)}, "
             f"{escape_html(str(item.extra.get('kind', '-')))})</small><br>"
             f"<small>fact: {escape_html(fact[:200])}</small>")
 
 
-def realism_scorer_html(items: Sequence[GoldenItem], scores: dict[str, int]) -> str:
-    """Static form: each question with its score (blank when not scored yet)."""
-    rows = "".join(f"<tr><td>{_row_html(i)}</td><td>{scores.get(i.qid, '')}</td></tr>"
-                   for i in items)
+def realism_scorer_html(items: Sequence[GoldenItem], scores: dict[str, int], *,
+                        documents: Mapping[str, Document] | None = None,
+                        user_groups: Reader | Iterable[str] | str | None = None) -> str:
+    """Static form: each question with its score (blank when not scored yet); an item whose
+    fact ``user_groups`` may not read (:func:`~workbench.corpus.reader.require_reader` over
+    ``documents``, required when items quote facts) is withheld."""
+    shown = _visible("realism_scorer_html", items, documents, user_groups)
+    rows = "".join(f"<tr><td>{_row_html(i, v)}</td><td>{scores.get(i.qid, '')}</td></tr>"
+                   for i, v in zip(items, shown, strict=True))
     return ("<table class='wb-realism'><tr><th>question</th><th>score 1-5</th></tr>"
             f"{rows}</table>")
 
 
 class RealismScorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
-    """Score ``items`` 1-5 (1: no one would ask this; 5: a real question)."""
+    """Score ``items`` 1-5 (1: no one would ask this; 5: a real question), as
+    ``user_groups`` may see them (:func:`realism_scorer_html`); a withheld item cannot be
+    scored."""
 
-    def __init__(self, items: Sequence[GoldenItem]):
-        self.items = list(items)
+    def __init__(self, items: Sequence[GoldenItem], *,
+                 documents: Mapping[str, Document] | None = None,
+                 user_groups: Reader | Iterable[str] | str | None = None):
+        shown = _visible("RealismScorer", items, documents, user_groups)
+        self.items = [i for i, v in zip(items, shown, strict=True) if v]
+        self.documents, self.reader = documents, user_groups
         if len({i.qid for i in self.items}) != len(self.items):
             raise ValueError("the items to score repeat a qid")
         self.buttons: dict[str, widgets.ToggleButtons] = {}
@@ -75,4 +108,5 @@ class RealismScorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no 
         self.progress.value = f"{len(self.scores)} of {len(self.items)} scored"
 
     def to_html(self) -> str:
-        return realism_scorer_html(self.items, self.scores)
+        return realism_scorer_html(self.items, self.scores, documents=self.documents,
+                                   user_groups=self.reader)

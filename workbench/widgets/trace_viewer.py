@@ -22,11 +22,13 @@ import hashlib
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
 
 from workbench.corpus import Chunk, Document, can_read, can_read_chunk
+from workbench.corpus.reader import UNRESTRICTED, Reader, require_reader
 from workbench.diagnose import (
     LABELS,
     WITHHELD,
@@ -44,7 +46,11 @@ from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 from workbench.text import escape_html as _esc
 from workbench.widgets.trace_viewer_worst import worst_traces
 
-__all__ = ["TraceViewer", "trace_viewer_html", "worst_traces_html"]
+__all__ = ["ANSWER_WITHHELD", "TraceViewer", "trace_viewer_html", "viewed_as",
+           "worst_traces_html"]
+
+#: What the viewer shows for an answer that rests on a passage its reader may not read.
+ANSWER_WITHHELD = "(answer withheld: it rests on a passage this reader may not read)"
 
 STYLE = """<style>
 .wb-trace{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;border:1px solid #ccc;
@@ -229,12 +235,34 @@ def _evidence_html(item: GoldenItem | None, corpus: Mapping[str, Document],
     return "".join(parts)
 
 
+def viewed_as(trace: Trace, user_groups: Reader | Iterable[str] | str | None,
+              chunks: Mapping[str, Chunk], corpus: Mapping[str, Document],
+              surface: str = "trace_viewer_html") -> Trace:
+    """``trace`` as its reader sees it: the reader is ``user_groups``, else the user the
+    trace was recorded for, else :func:`~workbench.corpus.reader.require_reader` decides
+    (refused where the corpus declares access). The answer is withheld when it rests on a
+    passage this reader may not read."""
+    if user_groups is None and trace.user_groups is not None:
+        return trace
+    reader = require_reader(surface, user_groups, documents=corpus, chunks=chunks.values())
+    if reader.groups is None:
+        return replace(trace, user_groups=None)
+    viewed = replace(trace, user_groups=tuple(sorted(reader.groups)))
+    if any(_text(viewed, p.chunk_id, p.doc_id, p.start, p.end, chunks, corpus) is None
+           for p in trace.context):
+        viewed = replace(viewed, answer=ANSWER_WITHHELD, citations={})
+    return viewed
+
+
 def trace_viewer_html(trace: Trace, item: GoldenItem | None,
                       chunks: Sequence[Chunk] | Mapping[str, Chunk],
                       corpus: Mapping[str, Document], diagnosis: Diagnosis | None = None,
-                      quadrant: str | None = None, snippet: int = 220) -> str:
-    """Static HTML of one trace (see module doc). ``diagnosis`` is computed when not given."""
+                      quadrant: str | None = None, snippet: int = 220, *,
+                      user_groups: Reader | Iterable[str] | str | None = None) -> str:
+    """Static HTML of one trace (see module doc) as ``user_groups`` sees it
+    (:func:`viewed_as`). ``diagnosis`` is computed when not given."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+    trace = viewed_as(trace, user_groups, by_id, corpus)
     if diagnosis is None and item is not None:
         diagnosis = diagnose_trace(trace, item, list(by_id.values()), corpus)
     withheld = item is not None and (trace.evidence_withheld or not can_read_item(
@@ -247,8 +275,8 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None,
     head = " · ".join(_esc(x) for x in (trace.category, trace.mode, trace.model_id,
                                         trace.prompt_version) if x)
     quad = f' · triage <b>{_esc(quadrant)}</b>' if quadrant else ""
-    question = f"<div><b>Question:</b> {_esc(trace.query)}</div>"
-    if trace.rewritten_query:
+    question = f"<div><b>Question:</b> {_esc(WITHHELD if withheld else trace.query)}</div>"
+    if trace.rewritten_query and not withheld:
         question += f"<div><b>Rewritten:</b> {_esc(trace.rewritten_query)}</div>"
 
     passages = []
@@ -308,10 +336,16 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None,
 
 def worst_traces_html(traces: Sequence[Trace], golden: Iterable[GoldenItem],
                       chunks: Sequence[Chunk], corpus: Mapping[str, Document], n: int = 10,
-                      k: int = 5, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> str:
-    """Static HTML: the ``n`` worst failures, each followed by its trace."""
+                      k: int = 5, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                      user_groups: Reader | Iterable[str] | str | None = None) -> str:
+    """Static HTML: the ``n`` worst failures, each followed by its trace as ``user_groups``
+    sees it (:func:`viewed_as`)."""
+    by_id = {c.id: c for c in chunks}
+    traces = [viewed_as(t, user_groups, by_id, corpus, "worst_traces_html") for t in traces]
     items = {i.qid: i for i in golden}
-    worst = worst_traces(traces, items.values(), chunks, n, k, evidence_threshold)
+    reader = user_groups if user_groups is not None else _reader_of(traces)
+    worst = worst_traces(traces, items.values(), chunks, n, k, evidence_threshold,
+                         documents=corpus, user_groups=reader)
     if not worst:
         return f"<p>no traced question fails at k={k}</p>"
     first: dict[str, Trace] = {}
@@ -323,9 +357,20 @@ def worst_traces_html(traces: Sequence[Trace], golden: Iterable[GoldenItem],
         trace = first[failure.qid]
         parts.append(f'<section class="wb-worst"><h3>{rank}. {_esc(failure.qid)}</h3>'
                      f"{failure.html()}"
-                     f"{trace_viewer_html(trace, items.get(trace.qid), chunks, corpus)}"
+                     + trace_viewer_html(trace, items.get(trace.qid), chunks, corpus,
+                                         user_groups=reader) +
                      "</section>")
     return "".join(parts)
+
+
+def _reader_of(traces: Sequence[Trace]) -> Reader:
+    """The one reader of traces already viewed (:func:`viewed_as`): a mix of readers is
+    read as a user in no group (nothing restricted shown)."""
+    views = {t.user_groups for t in traces}
+    if len(views) == 1:
+        (groups,) = views
+        return UNRESTRICTED if groups is None else Reader(frozenset(groups))
+    return Reader(frozenset())
 
 
 ALL = "all"
@@ -348,10 +393,13 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
                  chunks: Sequence[Chunk], corpus: Mapping[str, Document],
                  triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False,
                  *, worst: int = 10, k: int = 5,
-                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD):
-        self.traces = list(traces)
-        self.items = {i.qid: i for i in golden}
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
+                 user_groups: Reader | Iterable[str] | str | None = None):
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
+        self.traces = [viewed_as(t, user_groups, self.chunks, corpus, "TraceViewer")
+                       for t in traces]
+        self.reader = user_groups if user_groups is not None else _reader_of(self.traces)
+        self.items = {i.qid: i for i in golden}
         relevance = trace_relevance(self.traces, self.items.values(), chunks)
         self.diagnoses = [diagnose_trace(t, self.items[t.qid], chunks, corpus,
                                          relevance=relevance)
@@ -402,7 +450,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         if self._failures is None:
             chunks, n, k, threshold = self._worst_args
             self._failures = worst_traces(self.traces, self.items.values(), chunks, n, k,
-                                          threshold)
+                                          threshold, documents=self.corpus,
+                                          user_groups=self.reader)
         return self._failures
 
     @property
@@ -481,7 +530,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         failure = "".join(f.html() for f in self.failures if f.qid == trace.qid) \
             if self.order.value == WORST else ""
         return failure + trace_viewer_html(trace, self.items.get(trace.qid), self.chunks,
-                                           self.corpus, self.diagnoses[i], self.quadrants[i])
+                                           self.corpus, self.diagnoses[i], self.quadrants[i],
+                                           user_groups=self.reader)
 
     def _repaint(self) -> None:
         with self.errors:

@@ -6,9 +6,10 @@ order and :func:`~workbench.widgets.trace_viewer.worst_traces_html` read this ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from workbench.corpus import Chunk
+from workbench.corpus import Chunk, Document
+from workbench.corpus.reader import Reader
 from workbench.diagnose import Trace
 from workbench.evaluation import Run
 from workbench.evaluation.failures import Failures, worst_failures
@@ -30,9 +31,13 @@ def traced_run(traces: Iterable[Trace]) -> Run:
 
 def worst_traces(traces: Sequence[Trace], golden: Iterable[GoldenItem],
                  chunks: Sequence[Chunk], n: int = 10, k: int = 5,
-                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> Failures:
-    """The ``n`` worst failing traced questions at ``k``, worst first."""
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                 documents: Mapping[str, Document] | None = None,
+                 user_groups: Reader | Iterable[str] | str | None = None) -> Failures:
+    """The ``n`` worst failing traced questions at ``k``, worst first, as ``user_groups``
+    may see them (:func:`~workbench.evaluation.failures.worst_failures`)."""
     traced = {t.qid for t in traces}
     items = [i for i in golden if i.qid in traced]
     return worst_failures(traced_run(traces), items, chunks, n=n, k=k,
-                          evidence_threshold=evidence_threshold)
+                          evidence_threshold=evidence_threshold, documents=documents,
+                          user_groups=user_groups)
