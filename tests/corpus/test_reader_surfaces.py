@@ -23,7 +23,7 @@ import pytest
 
 import workbench
 from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import UNRESTRICTED, Chunk, Corpus, Document, ReaderRequired
+from workbench.corpus import UNRESTRICTED, Chunk, Corpus, Document, ReaderRequired, admit
 from workbench.corpus.reader import NOT_SURFACES, SURFACES, reaches_readers_of
 from workbench.generation.prompt import Answer, ChatReply
 from workbench.golden import Evidence, GoldenItem, GoldenSet
@@ -36,8 +36,8 @@ OPEN_TEXT = ("# Refunds\n\nRefunds are issued within 30 days of the return. Keep
              "and the order number for every refund you ask for.\n")
 VAULT_TEXT = (f"# Refunds for the board\n\nRefunds are issued within 88513 days of the return. "
               f"The approval code is {CANARY} for every board refund you ask for.\n")
-DOCS = Corpus([Document("open", OPEN_TEXT, "Refunds", {"acl": ["all"]}),
-               Document("vault", VAULT_TEXT, "Board refunds", {"acl": ["finance"]})])
+DOCS = Corpus([admit("open", OPEN_TEXT, "Refunds", {"acl": ["all"]}),
+               admit("vault", VAULT_TEXT, "Board refunds", {"acl": ["finance"]})])
 CHUNKS = chunk_corpus(RecursiveChunker(size=400, overlap=0), DOCS)
 OUTSIDER = ["engineering"]
 
