@@ -474,7 +474,7 @@ def test_a_borrowed_chunk_reaches_every_reader_of_its_target():
     """Distractors: allowed exactly when every reader of the target may read them."""
     def chunk(acl: tuple[str, ...] | None) -> tuple[Chunk, Document]:
         meta = {"acl": list(acl)} if acl is not None else {}
-        return Chunk("c", "d", 0, 1, "x"), Document("d", "x", "", meta)
+        return Chunk("c", "d", 0, 1, "x"), admit("d", "x", "", meta)
 
     cases = {(None, None): True, (None, ("hr",)): True, (("hr",), None): False,
              (("hr",), ("hr",)): True, (("hr",), ("hr", "it")): False,

@@ -355,7 +355,7 @@ def test_trace_viewer_in_jupyterlab(tmp_path):
 
 def test_a_new_filter_opens_at_its_first_failure():
     golden, traces = make_traces()
-    viewer = TraceViewer(traces, golden, CHUNKS, DOCS)
+    viewer = TraceViewer(traces, golden, CHUNKS, DOCS, user_groups=UNRESTRICTED)
     viewer.select("q3")
     viewer.category.value = "lookup"            # q1 passed, q2 failed: the filter opens at q2
     assert viewer.qids == ["q1", "q2"] and viewer.selected_qid == "q2"

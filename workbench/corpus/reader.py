@@ -164,13 +164,18 @@ NOT_SURFACES: dict[str, str] = {
     # Loading, chunking, locating and indexing: they build the nouns the surfaces read, and
     # every chunk keeps its document (and so its acl) for the surfaces to check.
     **dict.fromkeys([
-        "workbench.corpus.loaders:load_documents", "workbench.corpus.loaders:require_access",
+        "workbench.corpus.loaders:load_documents", "workbench.corpus.admission:require_access",
+        "workbench.corpus.extract:refuse_lookalike_sidecars",
         "workbench.corpus.locate:Locator", "workbench.corpus.locate:raw_texts",
         "workbench.corpus.location_report:LocationReport.of",
         "workbench.corpus.location_report:LocatedChunks", "workbench.corpus.types:Corpus",
         "workbench.chunking.base:chunk_corpus", "workbench.chunking.base:ChunkerBase.chunk_corpus",
         "workbench.golden.datasets:load_dataset", "workbench.golden.datasets:dataset_kind",
-        "workbench.golden.exchange:from_label_studio", "workbench.golden.exchange:from_argilla",
+        # the tools' exports hold what a reader was sent (to_label_studio / to_argilla) and
+        # labelled; the items keep their evidence's access wherever they are shown
+        "workbench.golden.label_import:from_label_studio",
+        "workbench.golden.label_import:from_argilla",
+        "workbench.golden.labelling:FactIndex", "workbench.retrieval.bm25:bm25_for",
         "workbench.golden.reanchor:reanchor", "workbench.golden.golden_set:GoldenSet.anchor",
         "workbench.golden.golden_set:add_case",
         "workbench.generation.chunk_context:contextualize",
@@ -209,7 +214,8 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.chunking.diagnostics:split_spans", "workbench.chunking.diagnostics:split_rate",
         "workbench.chunking.diagnostics:near_duplicate_pairs",
         "workbench.chunking.diagnostics:diagnose_chunking",
-        "workbench.metrics.evidence:ChunkIndex", "workbench.metrics.relevance:Relevance",
+        "workbench.metrics.evidence:ChunkIndex", "workbench.metrics.evidence:ChunkIndex.of",
+        "workbench.metrics.relevance:Relevance", "workbench.widgets.labeller:propose_span",
         "workbench.metrics.spans:span_precision_omega", "workbench.metrics.spans:RangeIndex",
         "workbench.golden.golden_set:GoldenSet.problems",
         "workbench.golden.golden_set:GoldenSet.validate",

@@ -12,6 +12,7 @@ import subprocess
 
 from tests.golden.tools.conftest import HERE, pinned, tool_bin
 from tests.golden.tools.labelled import expected, sent, utf16
+from workbench.corpus import UNRESTRICTED
 from workbench.golden.exchange import ARGILLA_SETTINGS, to_argilla
 from workbench.golden.label_import import from_argilla
 
@@ -64,7 +65,8 @@ def test_argilla_sdk_loads_the_settings_and_spans_come_back_by_convention(handbo
     documents, questions, passages, marks = sent(handbook)
     want = expected(documents, passages, [m for m in marks if m.label != "Other"])
     for unit in ("utf16", "chars"):
-        records = _answered(to_argilla(questions, passages, documents), marks, unit)
+        records = _answered(to_argilla(questions, passages, documents,
+                            user_groups=UNRESTRICTED), marks, unit)
         path = _through_sdk(records, tmp_path, unit)
         got = from_argilla(path, documents)
         # placed spans are exact; the rest refused naming the option, never shifted

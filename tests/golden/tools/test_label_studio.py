@@ -18,6 +18,7 @@ import requests
 
 from tests.golden.tools.conftest import TOOLS, free_port, pinned, server, tool_bin
 from tests.golden.tools.labelled import Mark, expected, sent, utf16
+from workbench.corpus import UNRESTRICTED
 from workbench.golden.exchange import LABEL_STUDIO_CONFIG, to_label_studio
 from workbench.golden.label_import import from_label_studio
 
@@ -90,7 +91,7 @@ def test_label_studio_round_trip_in_every_export_format(label_studio, handbook, 
     version = _api("GET", f"{base}/api/version", auth).json()["release"]
     assert version == pinned("labelstudio", "label-studio")
     documents, questions, passages, marks = sent(handbook)
-    tasks = to_label_studio(questions, passages, documents)
+    tasks = to_label_studio(questions, passages, documents, user_groups=UNRESTRICTED)
     project = _api("POST", f"{base}/api/projects/", auth,
                    json={"title": "workbench golden", "label_config": LABEL_STUDIO_CONFIG}
                    ).json()["id"]
