@@ -358,3 +358,15 @@ def test_the_small_sample_mark_sits_below_ten_questions(handbook, n, small):
     assert set(ev.by("category")["small_n"]) == {small}
     cells = ev.table().drop(columns="n", errors="ignore").to_numpy().ravel()
     assert all(str(c).endswith(SMALL_MARK) is small for c in cells if "[" in str(c))
+
+
+def test_a_parameter_one_system_lacks_stays_out_of_its_label():
+    """BM25 beside a configuration with parameters (a sweep's, a dense index's) keeps its own
+    name: a missing parameter is never written ``nan`` in a label."""
+    frame = pd.DataFrame({"system": ["bm25", "dense"], "qid": ["q", "q"],
+                          "category": ["c", "c"], "source": ["owner", "owner"],
+                          "relevance": ["chunk_id>=1"] * 2, "metric": ["mrr", "mrr"],
+                          "value": [1.0, 0.5], "index": [None, "hnsw"]})
+    ev = Evaluation(frame)
+    assert ev.configs() == ["bm25", "dense index=hnsw"]
+    assert ev.compare("bm25").reset_index()["name"].tolist() == ["dense index=hnsw"]

@@ -287,7 +287,7 @@ def test_worst_failures_first_each_with_its_trace():
 
 
 CELLS = [
-    "from workbench.corpus import Chunk, Corpus, Document\n"
+    "from workbench.corpus import UNRESTRICTED, Chunk, Corpus, Document\n"
     "from workbench.generation.context import assemble_context\n"
     "from workbench.diagnose import case_from_bug_report, make_trace\n"
     "from workbench.widgets.trace_viewer import TraceViewer\n"

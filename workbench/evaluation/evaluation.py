@@ -186,10 +186,13 @@ class Evaluation:
         return list(dict.fromkeys(self.labels()))
 
     def labels(self) -> pd.Series:
-        """The configuration label of every row of the table."""
+        """The configuration label of every row of the table: the system name, then each
+        parameter the row has (a parameter another system has and this one lacks, such as a
+        dense index's, is left out, never written ``nan``)."""
         labels = self._frame["system"].astype(str)
         for p in self.params:
-            labels = labels + " " + p + "=" + self._frame[p].astype(str)
+            given = self._frame[p].notna()
+            labels = labels.where(~given, labels + " " + p + "=" + self._frame[p].astype(str))
         return labels
 
     def _per_config(self, metric: str) -> dict[str, tuple[dict[str, float], set[str]]]:

@@ -182,13 +182,14 @@ class DenseRetriever:
 
     def index_check(self, queries: Sequence[str], k: int = 10) -> dict[str, Any]:
         """What a measurement with this retriever must say about its index, measured on
-        (up to :data:`HNSW_CHECK_SAMPLE` of) the user's own ``queries``: ``{"index": kind}``,
-        and for HNSW its ``index_recall@10`` against exact search. Below
+        (up to :data:`HNSW_CHECK_SAMPLE` of) the user's own ``queries``: nothing for an exact
+        index (what a measurement does unless told otherwise); for an HNSW index
+        ``{"index": kind, "index_recall@10": ...}``, its recall against exact search. Below
         :data:`HNSW_RECALL_BOUND`, an ``index="auto"`` retriever switches to exact search
         (the numbers then are exact) and an explicit ``index="hnsw"`` keeps it; either way a
         WorkbenchWarning says so."""
         if self.index_kind != "hnsw":
-            return {"index": self.index_kind}
+            return {}
         sample = list(dict.fromkeys(queries))
         step = max(len(sample) // HNSW_CHECK_SAMPLE, 1)
         recall = self.hnsw_recall(sample[::step][:HNSW_CHECK_SAMPLE], k)
