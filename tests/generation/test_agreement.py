@@ -192,3 +192,15 @@ def test_progress_bars_count_every_question_judged(capsys):
     kept = filter_synthetic(items, {"s0": 4}, RealismJudge(model, scored[:4]), agreement=shown,
                             progress=True)
     assert len(kept.table) == 6 and "6/6" in capsys.readouterr().err
+
+
+@settings(max_examples=80)
+@given(st.lists(st.tuples(RATINGS, RATINGS), min_size=1, max_size=3))
+def test_a_handful_of_items_never_gives_a_narrow_kappa_interval(pairs):
+    """One to three items, whatever they are (the same score throughout on one side
+    included: its kappa is 0 by convention, but no resample of it measures agreement), give
+    an interval that reaches chance and spans at least half of [0, 1]; never a judge shown
+    to beat chance."""
+    got = rating_agreement([p for p, _ in pairs], [j for _, j in pairs], resamples=300)
+    low, high = got.kappa_ci
+    assert low <= 0.0 and high - low >= 0.5 and not got.better_than_chance

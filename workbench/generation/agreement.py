@@ -65,8 +65,9 @@ def rating_agreement(person: Sequence[int], judged: Sequence[int], judge: str = 
 
     Kappa is :func:`~workbench.stats.cohen_kappa`'s (quadratic weights): NaN when both used
     one and the same category, 0 when only the person did. The kappa interval resamples
-    items with replacement (seeded); a resample in which kappa is undefined says nothing and
-    counts as 0 (chance) at the lower edge and 1 at the upper one
+    items with replacement (seeded); a resample in which kappa is undefined, or in which
+    either side gave one score throughout (no agreement can be measured there), says nothing
+    and counts as 0 (chance) at the lower edge and 1 at the upper one
     (:func:`~workbench.stats.percentile_bounds`), so a handful of items never gives a narrow
     interval. ``unreadable`` (judge replies without a rating, left out by the caller) is
     recorded."""
@@ -78,7 +79,12 @@ def rating_agreement(person: Sequence[int], judged: Sequence[int], judge: str = 
     n = x.size
     kappa = float(kappa_matrix(x, y, k, w)[0])
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    low, high = percentile_bounds(kappa_matrix(x[idx], y[idx], k, w), confidence,
+    xs, ys = x[idx], y[idx]
+    resampled = kappa_matrix(xs, ys, k, w)
+    # a resample in which either side gave one score throughout measures no agreement (its
+    # kappa is 0 or undefined by construction): it says nothing, like an undefined one
+    one_score = (xs.min(axis=1) == xs.max(axis=1)) | (ys.min(axis=1) == ys.max(axis=1))
+    low, high = percentile_bounds(np.where(one_score, np.nan, resampled), confidence,
                                   undefined=(0.0, 1.0))
     if not np.isnan(kappa):
         low, high = min(low, kappa), max(high, kappa)
