@@ -37,60 +37,20 @@ from workbench.corpus import Chunk, Document, Located
 from workbench.corpus.reader import Reader, require_reader
 from workbench.golden.candidates import Candidate
 from workbench.golden.items import GoldenItem, can_read_item
+from workbench.golden.label_import import LabelImport, from_argilla, from_label_studio
+from workbench.golden.tool_formats import (
+    ANSWERABLE,
+    ARGILLA_SETTINGS,
+    LABEL_STUDIO_CONFIG,
+    LABELS,
+    TASK_DATA,
+)
 from workbench.io import WorkbenchError, atomic_write_text, target_path
 
+# the way back lives in label_import, re-exported here: this module is both directions' door
 __all__ = ["ANSWERABLE", "ARGILLA_SETTINGS", "LABELS", "LABEL_STUDIO_CONFIG", "TASK_DATA",
-           "qid_of", "to_argilla", "to_label_studio", "write_tasks"]
-
-#: the span labels of both tools' configs: evidence, and a phrase the answer must mention
-LABELS = ("answer", "must_mention")
-#: the name of the answerable choice (Label Studio) / question (Argilla)
-ANSWERABLE = "answerable"
-#: the task data (Label Studio) / record fields and metadata (Argilla) an export carries
-TASK_DATA = ("qid", "question", "text", "doc_id", "start", "end", "rank", "source", "category")
-
-LABEL_STUDIO_CONFIG = """<View>
-  <Header value="$question"/>
-  <Labels name="label" toName="text">
-    <Label value="answer"/>
-    <Label value="must_mention"/>
-  </Labels>
-  <Text name="text" value="$text"/>
-  <Choices name="answerable" toName="text" choice="single">
-    <Choice value="unanswerable"/>
-  </Choices>
-</View>"""
-
-
-def _options(*values: str) -> list[dict[str, str]]:
-    return [{"text": v, "value": v} for v in values]
-
-
-#: The dataset settings in the form ``rg.Settings.from_json`` loads (Argilla 2.8): text fields
-#: ``question`` and ``text``, the SpanQuestion ``spans`` over ``text`` with overlapping spans
-#: allowed (a must-mention is marked inside its answer), the LabelQuestion ``answerable``,
-#: typed metadata (terms and integers).
-ARGILLA_SETTINGS: dict[str, Any] = {
-    "guidelines": "Mark the passage's answer to the question as 'answer', and inside it the "
-                  "phrases a correct answer must mention as 'must_mention'. If the passage "
-                  "does not answer the question, answer 'no' to 'answerable'.",
-    "fields": [{"name": name, "title": name.capitalize(), "required": True,
-                "settings": {"type": "text", "use_markdown": False}}
-               for name in ("question", "text")],
-    "questions": [
-        {"name": "spans", "title": "Evidence", "required": False,
-         "settings": {"type": "span", "field": "text", "options": _options(*LABELS),
-                      "allow_overlapping": True}},
-        {"name": ANSWERABLE, "title": "Does the passage answer the question?",
-         "required": False,
-         "settings": {"type": "label_selection", "options": _options("yes", "no")}}],
-    "metadata": [{"name": name, "settings": {"type": "integer" if name in ("start", "end",
-                                                                             "rank")
-                                              else "terms"}}
-                 for name in TASK_DATA if name not in ("question", "text")],
-    "allow_extra_metadata": False,
-}
-
+           "LabelImport", "from_argilla", "from_label_studio", "qid_of", "to_argilla",
+           "to_label_studio", "write_tasks"]
 
 Question = Candidate | GoldenItem
 Passages = Callable[[str], Iterable[Located]] | Mapping[str, Iterable[Located]]

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.corpus import Document
-from workbench.golden.exchange import ANSWERABLE, LABELS, TASK_DATA
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import SOURCES, Evidence, GoldenItem
+from workbench.golden.tool_formats import ANSWERABLE, LABELS, TASK_DATA
 from workbench.io import InputError, decode_json_file, read_text
 from workbench.text import normalize_text
 
@@ -76,6 +76,10 @@ class LabelImport:
 
     golden: GoldenSet
     refused: tuple[Refusal, ...] = ()
+
+    def __iter__(self) -> Iterator[GoldenItem]:
+        """The placed items (``golden``), in file order."""
+        return iter(self.golden)
 
     def report(self) -> str:
         """One line per refusal, after a count line."""
