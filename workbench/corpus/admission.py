@@ -99,39 +99,42 @@ def closest_key(key: str) -> str | None:
     return found[0] if found else None
 
 
-def refuse_unread_access(value: Any, where: str, field: str = "") -> None:
-    """Refuse a key at any depth of a record (a JSONL line, a production record, a turn),
-    outside its ``metadata`` (which the door reads), that names readers
-    (:func:`~workbench.corpus.access.access_like`): nothing reads it, so the document would
-    be public."""
+def _access_key(value: Any, path: str) -> str | None:
+    """The path (``path.key``) of the first key at any depth of ``value`` that names readers
+    (:func:`~workbench.corpus.access.access_like`), or None."""
     if isinstance(value, Mapping):
         for key, inner in value.items():
-            name = f"{field}{key}"
-            if access_like(key):
-                raise InputError(where, "looks like access metadata but only metadata.acl "
-                                 "is read as access, so the document would be public: move "
-                                 "it to \"metadata\": {\"acl\": [...]}", field=name)
-            refuse_unread_access(inner, where, f"{name}.")
+            name = f"{path}.{key}" if path else str(key)
+            found = name if access_like(key) else _access_key(inner, name)
+            if found is not None:
+                return found
     elif isinstance(value, list | tuple):
         for inner in value:
-            refuse_unread_access(inner, where, field)
+            found = _access_key(inner, path)
+            if found is not None:
+                return found
+    return None
+
+
+def refuse_unread_access(value: Any, where: str) -> None:
+    """Refuse a key at any depth of a record (a JSONL line, a production record, a turn),
+    outside its ``metadata`` (which the door reads), that names readers: nothing reads it,
+    so the document would be public."""
+    name = _access_key(value, "")
+    if name is not None:
+        raise InputError(where, "looks like access metadata but only metadata.acl is read as "
+                         "access, so the document would be public: move it to "
+                         "\"metadata\": {\"acl\": [...]}", field=name)
 
 
 def _nested_intent(value: Any, where: str, name: str) -> None:
     """Refuse a key below the top of a declaration that names readers: only a top-level
     ``acl`` is read."""
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            field_name = f"{name}.{key}"
-            if access_like(key):
-                raise InputError(where, "names readers below the top of the metadata, where "
-                                 "nothing is read as access, so the document would be "
-                                 "public: declare them as a top-level 'acl: [group]'",
-                                 field=field_name)
-            _nested_intent(inner, where, field_name)
-    elif isinstance(value, list | tuple):
-        for inner in value:
-            _nested_intent(inner, where, name)
+    found = _access_key(value, name)
+    if found is not None:
+        raise InputError(where, "names readers below the top of the metadata, where nothing "
+                         "is read as access, so the document would be public: declare them "
+                         "as a top-level 'acl: [group]'", field=found)
 
 
 def _keys(d: Declaration, unknown: dict[str, list[str]] | None, source: str

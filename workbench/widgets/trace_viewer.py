@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -170,7 +169,10 @@ def grade_details(details: Mapping[str, Any], width: int = 300) -> str:
         elif isinstance(value, float):
             value = f"{value:.3f}"
         parts.append(f"{name}: {value}")
-    return textwrap.shorten("; ".join(parts), width=width, placeholder=" …")
+    text = " ".join("; ".join(parts).split())
+    if len(text) <= width:
+        return text
+    return text[:width - 1].rsplit(" ", 1)[0] + " …"  # cut at a word
 
 
 def _quoted(text: object) -> str:
