@@ -10,7 +10,10 @@ both sides of a ratio alike. ``make test`` runs the check (tests/test_benchmarks
 A ratio worse than the accepted one by more than ``MARGIN`` fails, naming the check, the two
 ratios and the command to reproduce. Sizes are small (the whole check runs in well under a
 minute); the full benchmarks named in each check measure at scale. Each side is timed as the
-best of ``REPEAT`` interleaved runs in CPU seconds of this process (single-threaded work).
+best of ``REPEAT`` interleaved runs in CPU seconds of this process (single-threaded work), and
+a check past its margin is measured again, up to ``ATTEMPTS`` times in all, keeping its best
+ratio: a slower hot path stays slower on every attempt, a burst of load on another process
+does not last three.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "benchmarks" / "speed_baseline.json"
 MARGIN = 1.5
 REPEAT = 5
+ATTEMPTS = 3
 HERE = "PYTHONPATH=. python benchmarks/speed_ratchet.py --only {name}"
 
 
@@ -86,7 +90,7 @@ def metrics_vs_floor() -> float:
 
 
 def evidence_vs_chunk_ids() -> float:
-    chunks, by_evidence, by_ids, ranked = _bench("bench_metrics").make_evidence_inputs(500, 50)
+    chunks, by_evidence, by_ids, ranked = _bench("bench_metrics").make_evidence_inputs(2000, 50)
     metrics = [parse_metric(m) for m in _bench("bench_metrics").OURS]
     return ratio(lambda: Relevance(by_evidence, chunks).score(ranked, metrics),
                  lambda: Relevance(by_ids, chunks).score(ranked, metrics))
@@ -152,9 +156,17 @@ CHECKS: dict[str, tuple[Callable[[], float], str]] = {
 }
 
 
-def measure(names: list[str] | None = None) -> dict[str, float]:
-    """The ratio of each check (all, or those named)."""
-    return {name: CHECKS[name][0]() for name in names or CHECKS}
+def measure(names: list[str] | None = None, baseline: dict[str, float] | None = None,
+            attempts: int = ATTEMPTS) -> dict[str, float]:
+    """The ratio of each check (all, or those named); one past its margin over ``baseline``
+    (the accepted ratios) is measured again, up to ``attempts`` in all, keeping the best."""
+    baseline = accepted() if baseline is None else baseline
+    best = {name: CHECKS[name][0]() for name in names or CHECKS}
+    for _ in range(attempts - 1):
+        again = [name for name in best if name in baseline and best[name] > baseline[name] * MARGIN]
+        for name in again:
+            best[name] = min(best[name], CHECKS[name][0]())
+    return best
 
 
 def accepted() -> dict[str, float]:
@@ -182,8 +194,8 @@ def main() -> int:
     ap.add_argument("--update", action="store_true", help="write the measured ratios as the "
                     "accepted ones")
     args = ap.parse_args()
-    measured = measure(args.only)
     baseline = accepted() if BASELINE.exists() else {}
+    measured = measure(args.only, baseline)
     for name, new in measured.items():
         old = baseline.get(name)
         print(f"{name:<24}{new:>8.3f}   accepted {'-' if old is None else f'{old:.3f}'}")
