@@ -96,7 +96,8 @@ def api_load_docs(p: Path) -> Any:
 
 
 def api_baseline(p: Path) -> Any:
-    from workbench.gate import Baseline, check_gate, evaluate_pipeline
+    from workbench.evaluation import evaluate_pipeline
+    from workbench.gate import Baseline, check_gate
 
     base = Baseline.load(p / "baseline.json")
     return check_gate(evaluate_pipeline(base.config)[0], base)

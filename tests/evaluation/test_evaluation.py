@@ -207,7 +207,7 @@ def test_small_categories_get_honest_intervals_and_a_mark():
 
 def test_an_interior_constant_sample_still_gets_a_spread():
     """A bootstrap of five 0.2s collapses to [0.2, 0.2]; the summary does not."""
-    from workbench.gate.check import evaluation_from_scores
+    from workbench.evaluation import evaluation_from_scores
 
     ev = evaluation_from_scores({f"q{i}": {"precision@5": 0.2} for i in range(5)})
     row = ev.summary().iloc[0]

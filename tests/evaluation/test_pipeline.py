@@ -11,8 +11,13 @@ import pytest
 from tests.cli.test_cli import _beir
 from tests.conftest import HANDBOOK
 from workbench.cli import main
-from workbench.evaluation.pipeline import Pipeline, dataset_defaults, run_pipeline
-from workbench.gate import evaluate_pipeline, gate_config
+from workbench.evaluation.pipeline import (
+    Pipeline,
+    dataset_defaults,
+    evaluate_pipeline,
+    gate_config,
+    run_pipeline,
+)
 from workbench.sweep import run_sweep
 
 DOCS, GOLD = str(HANDBOOK / "docs"), str(HANDBOOK / "golden.jsonl")
@@ -71,3 +76,19 @@ def test_an_unresolved_pipeline_is_refused(handbook):
     resolved = Pipeline().for_dataset(DOCS, GOLD)
     assert resolved.chunker == "fixed:size=800,overlap=100" and resolved.level == "chunk"
     assert resolved.metrics == ("recall@5", "precision@5", "hit_rate@5", "mrr@5", "ndcg@5")
+
+
+def test_config_options_are_checked_once_with_the_closest_name(monkeypatch):
+    from workbench.evaluation import pipeline as pipeline_module
+
+    for typo in ("fixed:size=300", None):  # refused even as None (None: the default)
+        with pytest.raises(ValueError, match="did you mean 'chunker'"):
+            gate_config("docs", chunkr=typo)
+    assert gate_config("docs", k=None)["k"] == 5
+    calls = []
+    check = pipeline_module.check_config
+    monkeypatch.setattr(pipeline_module, "check_config",
+                        lambda *a, **kw: (calls.append(1), check(*a, **kw))[1])
+    config = pipeline_module.pipeline_config({"corpus": "docs", "golden": "g.jsonl", "k": 3})
+    assert len(calls) == 1
+    assert config == gate_config("docs", "g.jsonl", k=3)

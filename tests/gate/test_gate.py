@@ -8,12 +8,11 @@ import pytest
 
 from tests.conftest import ROOT
 from workbench.cli import main
+from workbench.evaluation import evaluate_pipeline, evaluation_from_scores
 from workbench.gate import (
     Baseline,
     BaselineRefused,
     check_gate,
-    evaluate_pipeline,
-    evaluation_from_scores,
     gate_config,
     update_baseline,
 )
@@ -241,7 +240,7 @@ def test_bad_baseline_files_are_clear_errors(tmp_path, baseline):
 
 
 def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
-    from workbench.gate.baseline import pipeline_config
+    from workbench.evaluation.pipeline import pipeline_config
 
     # a baseline written from Python may describe its pipeline in its own words ...
     described = Baseline(**{**baseline.__dict__, "config": {"pipeline": "bm25, k=5"}})
@@ -264,23 +263,6 @@ def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
         line = next(n for n, t in enumerate(bad.read_text().splitlines(), 1) if '"q03"' in t)
         with pytest.raises(ValueError, match=f"bad.json:{line}: field 'questions.q03.mrr@5'"):
             Baseline.load(bad)
-
-
-def test_config_options_are_checked_once_with_the_closest_name(monkeypatch):
-    from workbench.gate import baseline as baseline_module
-    from workbench.gate.baseline import pipeline_config
-
-    for typo in ("fixed:size=300", None):  # refused even as None (None: the default)
-        with pytest.raises(ValueError, match="did you mean 'chunker'"):
-            gate_config("docs", chunkr=typo)
-    assert gate_config("docs", k=None)["k"] == 5
-    calls = []
-    check = baseline_module.check_config
-    monkeypatch.setattr(baseline_module, "check_config",
-                        lambda *a, **kw: (calls.append(1), check(*a, **kw))[1])
-    config = pipeline_config({"corpus": "docs", "golden": "g.jsonl", "k": 3})
-    assert len(calls) == 1
-    assert config == gate_config("docs", "g.jsonl", k=3)
 
 
 HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
@@ -337,7 +319,7 @@ def test_pytest_plugin_fixture_in_a_project(tmp_path):
     base = update_baseline(tmp_path / "baseline.json", ev_of(BASE_HITS), CONFIG, GOLDEN)
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["workbench.gate.pytest_plugin"]\n')
     (tmp_path / "test_rag.py").write_text(f"""
-from workbench.gate import evaluation_from_scores
+from workbench.evaluation import evaluation_from_scores
 
 BASE = {BASE_HITS!r}
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from workbench.cli.args import check_cutoffs
 from workbench.cli.retrieval import embedding_cache, show_progress
-from workbench.gate import BaselineRefused, check_gate, evaluate_pipeline, update_baseline
-from workbench.gate.baseline import Baseline, pipeline_config
+from workbench.evaluation.pipeline import evaluate_pipeline, pipeline_config
+from workbench.gate import BaselineRefused, check_gate, update_baseline
+from workbench.gate.baseline import Baseline
 from workbench.gate.history import changelog_path, read_history
 from workbench.io import InputError
 

@@ -227,7 +227,7 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.evaluation.pipeline:dataset_defaults",
         "workbench.evaluation.pipeline:Pipeline.for_dataset",
         "workbench.evaluation.pipeline:PipelineRun", "workbench.evaluation.pipeline:run_pipeline",
-        "workbench.evaluation.run_files:write_run", "workbench.gate.baseline:gate_config",
+        "workbench.evaluation.run_files:write_run", "workbench.evaluation.pipeline:gate_config",
         "workbench.sweep.result:first_relevant_rank_table", "workbench.sweep.runner:run_sweep",
         "workbench.generation.rewrite:evaluate_rewrites",
         "workbench.generation.synthetic_filter:overlap_table",

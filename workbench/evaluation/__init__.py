@@ -4,7 +4,9 @@ Owns :class:`Run` (qid -> ranked hits, :mod:`~workbench.evaluation.run`), run fi
 (logged production results read and our runs written, :mod:`~workbench.evaluation.run_files`),
 the tidy
 :class:`Evaluation` table with :func:`evaluate` (:mod:`~workbench.evaluation.evaluation`),
-compared with the paired statistics of :mod:`workbench.stats`. Every number a person reads
+compared with the paired statistics of :mod:`workbench.stats`, and the pipeline a config
+describes, run the same way everywhere (:func:`evaluate_pipeline`,
+:mod:`~workbench.evaluation.pipeline`). Every number a person reads
 carries its n and an interval; verdicts come only from paired tests.
 
 Layer: may import :mod:`workbench.metrics`, :mod:`workbench.retrieval`,
@@ -21,7 +23,9 @@ from workbench.evaluation.evaluation import (
     FrameField,
     describe_relevance,
     evaluate,
+    evaluation_from_scores,
 )
+from workbench.evaluation.pipeline import evaluate_pipeline
 from workbench.evaluation.routing import (
     RouterEvaluation,
     RoutingRequest,
@@ -35,6 +39,7 @@ from workbench.evaluation.run import Run
 from workbench.evaluation.run_files import RUN_FORMATS, read_run, write_run
 
 __all__ = ["INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK", "Evaluation", "FrameField", "Run",
-           "describe_relevance", "evaluate", "read_run", "write_run"]
+           "describe_relevance", "evaluate", "evaluate_pipeline", "evaluation_from_scores",
+           "read_run", "write_run"]
 __all__ += ["RouterEvaluation", "RoutingRequest", "compare_routers", "evaluate_router",
             "load_costs", "load_requests", "load_routes"]

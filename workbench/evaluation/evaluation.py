@@ -48,7 +48,7 @@ from workbench.stats import (
 from workbench.text import escape_html, frame_html
 
 __all__ = ["INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField", "describe_relevance",
-           "evaluate"]
+           "evaluate", "evaluation_from_scores"]
 
 Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
 SMALL_MARK = "†"
@@ -313,6 +313,19 @@ class Evaluation:
                    + (f"; {notes}" if notes else ""))
         table = frame_html(self.table(column=None))
         return f"<div><p>{escape_html(caption)}</p>{table}</div>"
+
+
+def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
+                           categories: Mapping[str, str] | None = None,
+                           relevance: str = "n/a") -> Evaluation:
+    """An Evaluation from per-question values ``{qid: {metric: value}}``: any per-question
+    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated.
+    ``relevance`` labels how the values were judged (``n/a`` for answer grades)."""
+    cats = categories or {}
+    rows = [{"system": system, "qid": q, "category": cats.get(q, "uncategorised"),
+             "source": "n/a", "relevance": relevance, "metric": m, "value": float(v)}
+            for q, per in scores.items() for m, v in per.items()]
+    return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 
 
 def _check_k(k: Any) -> int:

@@ -3,10 +3,15 @@
 A :class:`Pipeline` names what is measured: the chunker spec, the retriever (and its
 encoder), k, the metrics and the relevance (level, ``grade_threshold``,
 ``evidence_threshold``). :func:`run_pipeline` is the one way from a pipeline, a corpus and a
-golden set to an Evaluation: ``workbench eval``, the gate
-(:func:`workbench.gate.evaluate_pipeline`), a sweep's configuration
+golden set to an Evaluation: ``workbench eval``, the gate (through
+:func:`evaluate_pipeline`), a sweep's configuration
 (:meth:`workbench.sweep.SweepResult.pipeline`) and notebooks build from it, so the gate's
 number for a configuration is ``workbench eval``'s.
+
+The same pipeline as a mapping, the config a gate baseline records and re-runs
+(:func:`gate_config`, :func:`pipeline_config`): corpus and golden paths plus the options of
+:data:`DEFAULTS`, each checked for its type by :func:`check_config` (an unknown key is
+refused naming the closest known one); :func:`evaluate_pipeline` loads and runs one.
 
 Defaults that depend on the dataset (:func:`dataset_defaults`): a BEIR folder is chunked
 ``document:title=true`` (whole documents, title + text, as BEIR scores them) and scored at
@@ -17,7 +22,8 @@ encoder, when none is named, is chosen for the language of the chunks and questi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,10 +32,11 @@ from workbench.chunking import chunk_corpus
 from workbench.corpus import Chunk, Corpus
 from workbench.evaluation.evaluation import Evaluation, evaluate
 from workbench.golden import GoldenSet
-from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind
+from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind, load_dataset
 from workbench.io import InputError, WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever, with_embedder
+from workbench.retrieval.base import MAX_K
 
 DEFAULT_CHUNKER = "fixed:size=800,overlap=100"
 
@@ -86,6 +93,104 @@ class Pipeline:
                        metrics=self.metrics or tuple(default_metrics(self.k)))
 
 
+#: ``chunker`` / ``level`` None: the dataset's default
+#: (:func:`dataset_defaults`, as ``workbench eval``).
+DEFAULTS: dict[str, Any] = {"golden": None, "chunker": None,
+                            "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
+                            "level": None, "threshold": 1,
+                            "evidence_threshold": DEFAULT_EVIDENCE_THRESHOLD}
+#: Config keys that hold file paths (a baseline writes them relative to its folder).
+PATH_KEYS = ("corpus", "golden")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str | Path)
+
+
+_CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
+    "corpus": (lambda v: isinstance(v, str | Path) and str(v).strip() != "", "a path"),
+    "golden": (_text_or_none, "a path or null"),
+    "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
+    "retriever": (lambda v: isinstance(v, str), "a retriever name"),
+    "encoder": (_text_or_none, "an encoder name or null"),
+    "k": (lambda v: _is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
+    "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
+                                        and all(isinstance(m, str) for m in v)),
+                "a non-empty list of metric names or null"),
+    "level": (lambda v: v in ("chunk", "document"), "'chunk' or 'document'"),
+    "threshold": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "evidence_threshold": (lambda v: isinstance(v, int | float) and not isinstance(v, bool)
+                           and 0 < v <= 1, "a number in (0, 1]"),
+}
+
+
+def check_config(config: Any, where: str, pipeline: bool = True,
+                 locate: Callable[[str], str] | None = None) -> None:
+    """Refuse a config that is not a mapping with values of the right type for its known
+    keys, naming ``where`` (``file:line`` or "gate config") and the key. ``pipeline=True``
+    (a config the gate re-runs) also refuses unknown keys, naming the closest known one; a
+    baseline written from Python may record other keys (a description of its pipeline).
+    ``locate(key)`` gives the ``file:line`` of a key, where known."""
+    if not isinstance(config, Mapping):
+        raise InputError(where, f"must be a mapping of options, not {config!r:.60}",
+                         field="config")
+    for key, value in config.items():
+        if key not in _CONFIG_CHECKS and not pipeline:
+            continue
+        if key not in _CONFIG_CHECKS:
+            close = difflib.get_close_matches(str(key), list(_CONFIG_CHECKS), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(locate(key) if locate else where, f"unknown option; {hint}known: "
+                             f"{', '.join(_CONFIG_CHECKS)}", field=f"config.{key}")
+        check, wanted = _CONFIG_CHECKS[key]
+        if not check(value):
+            raise InputError(locate(key) if locate else where,
+                             f"must be {wanted}, not {value!r:.60}", field=f"config.{key}")
+
+
+def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> dict[str, Any]:
+    """:func:`gate_config` of a recorded config that the gate re-runs: every key must be a
+    pipeline option (an unknown one, such as a typo'd ``chunkr``, would be dropped and the
+    gate would score a different pipeline)."""
+    check_config(config, where)
+    if not config.get("corpus"):
+        raise InputError(where, "is missing: give --corpus (and --golden) to create a baseline",
+                         field="config.corpus")
+    return _with_defaults(config["corpus"], config.get("golden"),
+                          {k: v for k, v in config.items() if k not in PATH_KEYS})
+
+
+def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
+                ) -> dict[str, Any]:
+    """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
+    metrics, level, threshold, evidence_threshold (defaults: BM25 over the dataset's chunker
+    and level as ``workbench eval`` takes them, k=5, relevance as in
+    :func:`workbench.evaluate`; an option
+    given as None takes its default). An unknown option is refused, naming the closest."""
+    # a known option given as None takes its default; an unknown one is refused even as None
+    check_config({"corpus": corpus, "golden": golden,
+                  **{k: v for k, v in options.items() if v is not None or k not in DEFAULTS}},
+                 "gate config")
+    return _with_defaults(corpus, golden, options)
+
+
+def _with_defaults(corpus: str | Path, golden: str | Path | None,
+                   options: Mapping[str, Any]) -> dict[str, Any]:
+    """The full pipeline config from checked options (None: the default)."""
+    config = {"corpus": str(corpus), **DEFAULTS,
+              **{k: v for k, v in options.items() if v is not None}}
+    config["golden"] = None if golden is None else str(golden)
+    config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
+    chunker, level = dataset_defaults(corpus, golden)
+    config["chunker"] = config["chunker"] or chunker
+    config["level"] = config["level"] or level
+    return config
+
+
 @dataclass(frozen=True)
 class PipelineRun:
     """What :func:`run_pipeline` built: the Evaluation, the chunks and the retriever."""
@@ -129,3 +234,16 @@ def run_pipeline(pipeline: Pipeline, corpus: Corpus, golden: GoldenSet, *,
                   evidence_threshold=pipeline.evidence_threshold, system=pipeline.retriever,
                   progress=progress)
     return PipelineRun(ev, chunks, retriever)
+
+
+def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False,
+                      cache: EmbeddingCache | None = None) -> tuple[Evaluation, GoldenSet]:
+    """Load, chunk, index and score the pipeline a config describes (checked by
+    :func:`pipeline_config`), through :func:`run_pipeline` (as ``workbench eval``; dense
+    embeddings through ``cache``, default ``EmbeddingCache()``)."""
+    cfg = pipeline_config(config)
+    corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
+    pipeline = Pipeline.from_config(cfg).for_dataset(cfg["corpus"], cfg["golden"])
+    run = run_pipeline(pipeline, corpus, golden, cache=cache, progress=progress,
+                       source=cfg["golden"] or cfg["corpus"])
+    return run.evaluation, golden

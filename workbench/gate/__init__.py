@@ -2,7 +2,10 @@
 
 Owns the baseline file (:mod:`~workbench.gate.baseline`: the recorded pipeline config, the
 golden set's hash and every question's value per metric, written atomically), the paired
-regression check and the upward-only ratchet (:mod:`~workbench.gate.check`) and the pytest
+regression check and the upward-only ratchet (:mod:`~workbench.gate.check`; the gate checks
+Evaluations, it never builds them: a recorded config runs through
+:func:`workbench.evaluation.evaluate_pipeline`, and :func:`gate_config` / ``DEFAULTS`` are
+the pipeline config of :mod:`workbench.evaluation.pipeline`, named here too) and the pytest
 plugin (:mod:`workbench.gate.pytest_plugin`; register it with
 ``pytest_plugins = ["workbench.gate.pytest_plugin"]``; it imports pytest, so it is not
 imported here). ``workbench gate`` is :mod:`workbench.cli.gate`.
@@ -13,17 +16,15 @@ retrieval, chunking and golden).
 
 from __future__ import annotations
 
-from workbench.gate.baseline import DEFAULTS, SCHEMA_VERSION, Baseline, gate_config
+from workbench.evaluation.pipeline import DEFAULTS, gate_config
+from workbench.gate.baseline import SCHEMA_VERSION, Baseline
 from workbench.gate.check import (
     BaselineRefused,
     GateResult,
     MetricCheck,
     check_gate,
-    evaluate_pipeline,
-    evaluation_from_scores,
     update_baseline,
 )
 
 __all__ = ["DEFAULTS", "SCHEMA_VERSION", "Baseline", "BaselineRefused", "GateResult",
-           "MetricCheck", "check_gate", "evaluate_pipeline", "evaluation_from_scores",
-           "gate_config", "update_baseline"]
+           "MetricCheck", "check_gate", "gate_config", "update_baseline"]

@@ -1,5 +1,5 @@
-"""The baseline file of the CI gate: the pipeline config it records (:func:`gate_config`,
-``DEFAULTS``) and the :class:`Baseline` record with its JSON format, written atomically.
+"""The baseline file of the CI gate: the :class:`Baseline` record with its JSON format,
+written atomically.
 
 The file records the pipeline config, the golden set's ``content_hash``, per-metric mean / n /
 interval / relevance (the judgments the numbers use, e.g. ``evidence>=0.75``) and every
@@ -7,10 +7,13 @@ question's value per metric, one question per line so that its diff reads as a h
 :mod:`workbench.gate` checks evaluations against it and ratchets it upward.
 
 Loading validates every field and names the file and line of the first that is wrong: the
-config must be a mapping whose pipeline options (:data:`DEFAULTS` plus ``corpus``) have
-values of the right type (``k`` a positive integer, ``level`` chunk | document, ...), and
-every recorded value must be a number in [0, 1] (all gated metrics are fractions). A config
-the gate re-runs (:func:`pipeline_config`, ``workbench gate``) may hold nothing else. Saving
+config (the pipeline as a mapping, :func:`workbench.evaluation.pipeline.gate_config`) must
+be a mapping whose pipeline options have values of the right type
+(:func:`~workbench.evaluation.pipeline.check_config`: ``k`` a positive integer, ``level``
+chunk | document, ...), and every recorded value must be a number in [0, 1] (all gated
+metrics are fractions). A config the gate re-runs
+(:func:`~workbench.evaluation.pipeline.pipeline_config`, ``workbench gate``) may hold
+nothing else. Saving
 is atomic and holds the file's lock, and a save over the file as it was loaded never
 overwrites a newer one (:func:`workbench.io.write_unless_changed`: a concurrent writer's
 baseline is kept and the save refused with :class:`~workbench.io.StaleFileError`); the
@@ -24,14 +27,14 @@ import difflib
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from workbench.evaluation import INTERVAL_NOTE, Evaluation
-from workbench.evaluation.pipeline import dataset_defaults
+from workbench.evaluation.pipeline import PATH_KEYS, check_config
 from workbench.golden import GoldenSet
 from workbench.io import (
     FileStamp,
@@ -43,107 +46,13 @@ from workbench.io import (
     read_text_stamped,
     write_unless_changed,
 )
-from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
-from workbench.retrieval.base import MAX_K
 
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2
-#: ``chunker`` / ``level`` None: the dataset's default
-#: (:func:`workbench.evaluation.pipeline.dataset_defaults`, as ``workbench eval``).
-DEFAULTS: dict[str, Any] = {"golden": None, "chunker": None,
-                            "retriever": "bm25", "encoder": None, "k": 5, "metrics": None,
-                            "level": None, "threshold": 1,
-                            "evidence_threshold": DEFAULT_EVIDENCE_THRESHOLD}
-#: Config keys that hold file paths (written relative to the baseline file's folder).
-PATH_KEYS = ("corpus", "golden")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _text_or_none(value: Any) -> bool:
-    return value is None or isinstance(value, str | Path)
-
-
-_CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
-    "corpus": (lambda v: isinstance(v, str | Path) and str(v).strip() != "", "a path"),
-    "golden": (_text_or_none, "a path or null"),
-    "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
-    "retriever": (lambda v: isinstance(v, str), "a retriever name"),
-    "encoder": (_text_or_none, "an encoder name or null"),
-    "k": (lambda v: _is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
-    "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
-                                        and all(isinstance(m, str) for m in v)),
-                "a non-empty list of metric names or null"),
-    "level": (lambda v: v in ("chunk", "document"), "'chunk' or 'document'"),
-    "threshold": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
-    "evidence_threshold": (lambda v: isinstance(v, int | float) and not isinstance(v, bool)
-                           and 0 < v <= 1, "a number in (0, 1]"),
-}
-
-
-def check_config(config: Any, where: str, pipeline: bool = True,
-                 locate: Callable[[str], str] | None = None) -> None:
-    """Refuse a config that is not a mapping with values of the right type for its known
-    keys, naming ``where`` (``file:line`` or "gate config") and the key. ``pipeline=True``
-    (a config the gate re-runs) also refuses unknown keys, naming the closest known one; a
-    baseline written from Python may record other keys (a description of its pipeline).
-    ``locate(key)`` gives the ``file:line`` of a key, where known."""
-    if not isinstance(config, Mapping):
-        raise InputError(where, f"must be a mapping of options, not {config!r:.60}",
-                         field="config")
-    for key, value in config.items():
-        if key not in _CONFIG_CHECKS and not pipeline:
-            continue
-        if key not in _CONFIG_CHECKS:
-            close = difflib.get_close_matches(str(key), list(_CONFIG_CHECKS), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise InputError(locate(key) if locate else where, f"unknown option; {hint}known: "
-                             f"{', '.join(_CONFIG_CHECKS)}", field=f"config.{key}")
-        check, wanted = _CONFIG_CHECKS[key]
-        if not check(value):
-            raise InputError(locate(key) if locate else where,
-                             f"must be {wanted}, not {value!r:.60}", field=f"config.{key}")
-
-
-def pipeline_config(config: Mapping[str, Any], where: str = "gate config") -> dict[str, Any]:
-    """:func:`gate_config` of a recorded config that the gate re-runs: every key must be a
-    pipeline option (an unknown one, such as a typo'd ``chunkr``, would be dropped and the
-    gate would score a different pipeline)."""
-    check_config(config, where)
-    if not config.get("corpus"):
-        raise InputError(where, "is missing: give --corpus (and --golden) to create a baseline",
-                         field="config.corpus")
-    return _with_defaults(config["corpus"], config.get("golden"),
-                          {k: v for k, v in config.items() if k not in PATH_KEYS})
-
-
-def gate_config(corpus: str | Path, golden: str | Path | None = None, **options: Any
-                ) -> dict[str, Any]:
-    """The pipeline a baseline records: corpus, golden, chunker, retriever, encoder, k,
-    metrics, level, threshold, evidence_threshold (defaults: BM25 over the dataset's chunker
-    and level as ``workbench eval`` takes them, k=5, relevance as in
-    :func:`workbench.evaluate`; an option
-    given as None takes its default). An unknown option is refused, naming the closest."""
-    # a known option given as None takes its default; an unknown one is refused even as None
-    check_config({"corpus": corpus, "golden": golden,
-                  **{k: v for k, v in options.items() if v is not None or k not in DEFAULTS}},
-                 "gate config")
-    return _with_defaults(corpus, golden, options)
-
-
-def _with_defaults(corpus: str | Path, golden: str | Path | None,
-                   options: Mapping[str, Any]) -> dict[str, Any]:
-    """The full pipeline config from checked options (None: the default)."""
-    config = {"corpus": str(corpus), **DEFAULTS,
-              **{k: v for k, v in options.items() if v is not None}}
-    config["golden"] = None if golden is None else str(golden)
-    config["metrics"] = list(config["metrics"] or default_metrics(config["k"]))
-    chunker, level = dataset_defaults(corpus, golden)
-    config["chunker"] = config["chunker"] or chunker
-    config["level"] = config["level"] or level
-    return config
 
 
 def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:

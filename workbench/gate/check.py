@@ -37,18 +37,11 @@ import numpy as np
 import pandas as pd
 
 from workbench.evaluation import Evaluation
-from workbench.evaluation.pipeline import Pipeline, run_pipeline
-from workbench.gate.baseline import (
-    PATH_KEYS,
-    Baseline,
-    metric_relevance,
-    pipeline_config,
-    question_outcomes,
-)
+from workbench.evaluation.pipeline import PATH_KEYS
+from workbench.gate.baseline import Baseline, metric_relevance, question_outcomes
 from workbench.gate.history import append_changelog
 from workbench.golden import GoldenSet
 from workbench.io import FileStamp, InputError, WorkbenchError, locked
-from workbench.retrieval import EmbeddingCache
 from workbench.stats import (
     compare_paired,
     holm,
@@ -58,8 +51,7 @@ from workbench.stats import (
     paired_permutation_test,
 )
 
-__all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "evaluate_pipeline",
-           "evaluation_from_scores", "update_baseline"]
+__all__ = ["BaselineRefused", "GateResult", "MetricCheck", "check_gate", "update_baseline"]
 
 _EPS = 1e-12
 
@@ -73,34 +65,6 @@ class BaselineRefused(WorkbenchError):
     def __init__(self, message: str, reason: str):
         super().__init__(message)
         self.reason = reason
-
-
-def evaluate_pipeline(config: Mapping[str, Any], progress: bool = False,
-                      cache: EmbeddingCache | None = None) -> tuple[Evaluation, GoldenSet]:
-    """Load, chunk, index and score the pipeline a config describes, through
-    :func:`workbench.evaluation.pipeline.run_pipeline` (as ``workbench eval``; dense
-    embeddings through ``cache``, default ``EmbeddingCache()``)."""
-    from workbench.golden import load_dataset
-
-    cfg = pipeline_config(config)
-    corpus, golden = load_dataset(cfg["corpus"], cfg["golden"])
-    pipeline = Pipeline.from_config(cfg).for_dataset(cfg["corpus"], cfg["golden"])
-    run = run_pipeline(pipeline, corpus, golden, cache=cache, progress=progress,
-                       source=cfg["golden"] or cfg["corpus"])
-    return run.evaluation, golden
-
-
-def evaluation_from_scores(scores: Mapping[str, Mapping[str, float]], system: str = "system",
-                           categories: Mapping[str, str] | None = None,
-                           relevance: str = "n/a") -> Evaluation:
-    """An Evaluation from per-question values ``{qid: {metric: value}}``: any per-question
-    outcome (e.g. answer accuracy 0/1 for a nightly generation gate) can then be gated.
-    ``relevance`` labels how the values were judged (``n/a`` for answer grades)."""
-    cats = categories or {}
-    rows = [{"system": system, "qid": q, "category": cats.get(q, "uncategorised"),
-             "source": "n/a", "relevance": relevance, "metric": m, "value": float(v)}
-            for q, per in scores.items() for m, v in per.items()]
-    return Evaluation(pd.DataFrame(rows, columns=list(Evaluation.COLUMNS)))
 
 
 # ----------------------------------------------------------------------------- check

@@ -26,16 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus import UNRESTRICTED
-from workbench.evaluation import Evaluation
-from workbench.evaluation.pipeline import Pipeline, run_pipeline
-from workbench.gate.baseline import Baseline, pipeline_config
-from workbench.gate.check import (
-    BaselineRefused,
-    GateResult,
-    check_gate,
-    evaluation_from_scores,
-    update_baseline,
-)
+from workbench.evaluation import Evaluation, evaluation_from_scores
+from workbench.evaluation.pipeline import Pipeline, pipeline_config, run_pipeline
+from workbench.gate.baseline import Baseline
+from workbench.gate.check import BaselineRefused, GateResult, check_gate, update_baseline
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache
 from workbench.generation.grading import Judge
 from workbench.generation.oracle import run_generation_eval

@@ -27,8 +27,9 @@ from typing import Any
 import pytest
 
 from workbench.evaluation import Evaluation
+from workbench.evaluation.pipeline import evaluate_pipeline
 from workbench.gate.baseline import Baseline
-from workbench.gate.check import GateResult, check_gate, evaluate_pipeline, update_baseline
+from workbench.gate.check import GateResult, check_gate, update_baseline
 from workbench.golden import GoldenSet
 
 __all__ = ["GenerationGate", "RetrievalGate", "assert_no_regression", "generation_gate",
