@@ -222,7 +222,7 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.golden.golden_set:GoldenSet.doc_qrels",
         "workbench.golden.items:GoldenItem.doc_ids", "workbench.golden.items:GoldenItem.doc_grades",
         "workbench.golden.items:can_read_item",
-        "workbench.evaluation.evaluation:evaluate",
+        "workbench.evaluation.scoring:evaluate",
         "workbench.evaluation.filtered:compare_filtered",
         "workbench.evaluation.pipeline:dataset_defaults",
         "workbench.evaluation.pipeline:Pipeline.for_dataset",

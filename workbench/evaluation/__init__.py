@@ -3,7 +3,8 @@
 Owns :class:`Run` (qid -> ranked hits, :mod:`~workbench.evaluation.run`), run files
 (logged production results read and our runs written, :mod:`~workbench.evaluation.run_files`),
 the tidy
-:class:`Evaluation` table with :func:`evaluate` (:mod:`~workbench.evaluation.evaluation`),
+:class:`Evaluation` table and its views (:mod:`~workbench.evaluation.evaluation`) with
+:func:`evaluate`, which scores a retriever or a Run (:mod:`~workbench.evaluation.scoring`),
 compared with the paired statistics of :mod:`workbench.stats`, and the pipeline a config
 describes, run the same way everywhere (:func:`evaluate_pipeline`,
 :mod:`~workbench.evaluation.pipeline`). Every number a person reads
@@ -22,7 +23,6 @@ from workbench.evaluation.evaluation import (
     Evaluation,
     FrameField,
     describe_relevance,
-    evaluate,
     evaluation_from_scores,
 )
 from workbench.evaluation.pipeline import evaluate_pipeline
@@ -37,6 +37,7 @@ from workbench.evaluation.routing import (
 )
 from workbench.evaluation.run import Run
 from workbench.evaluation.run_files import RUN_FORMATS, read_run, write_run
+from workbench.evaluation.scoring import evaluate
 
 __all__ = ["INTERVAL_NOTE", "RUN_FORMATS", "SMALL_MARK", "Evaluation", "FrameField", "Run",
            "describe_relevance", "evaluate", "evaluate_pipeline", "evaluation_from_scores",

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.corpus import Chunk
-from workbench.evaluation.evaluation import evaluate
+from workbench.evaluation.scoring import evaluate
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.retrieval import Retriever
 from workbench.retrieval.filtered import Filter, FilteredRetriever, filter_key

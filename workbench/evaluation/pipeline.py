@@ -30,7 +30,8 @@ from typing import Any
 
 from workbench.chunking import chunk_corpus
 from workbench.corpus import Chunk, Corpus
-from workbench.evaluation.evaluation import Evaluation, evaluate
+from workbench.evaluation.evaluation import Evaluation
+from workbench.evaluation.scoring import evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind, load_dataset
 from workbench.io import InputError, WorkbenchError
