@@ -14,7 +14,7 @@ import pytest
 from tests.gate.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
 from workbench import io as wio
 from workbench.gate import Baseline, update_baseline
-from workbench.gate import check as gate_check
+from workbench.gate import ratchet as gate_ratchet
 
 
 def _start(tmp_path):
@@ -65,18 +65,18 @@ def test_saves_of_a_loaded_baseline_follow_their_own_writes(tmp_path):
 def test_the_ratchet_refuses_a_file_rewritten_between_its_read_and_its_write(tmp_path,
                                                                              monkeypatch):
     path = _start(tmp_path)
-    real = gate_check._golden_check
+    real = gate_ratchet.refuse_golden_change
 
     def editor_writes(*args, **kwargs):  # an editor that ignores the lock, mid-ratchet
         path.write_text(path.read_text(encoding="utf-8").replace('"created"', '"created" ',
                                                                  1), encoding="utf-8")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gate_check, "_golden_check", editor_writes)
+    monkeypatch.setattr(gate_ratchet, "refuse_golden_change", editor_writes)
     with pytest.raises(wio.StaleFileError, match="changed since it was loaded"):
         update_baseline(path, ev_of(with_changes(BASE_HITS, q45=1)), CONFIG, GOLDEN)
     assert b'"created" :' in path.read_bytes()  # the editor's file, kept
-    monkeypatch.setattr(gate_check, "_golden_check", real)
+    monkeypatch.setattr(gate_ratchet, "refuse_golden_change", real)
     update_baseline(path, ev_of(with_changes(BASE_HITS, q45=1)), CONFIG, GOLDEN)
     assert Baseline.load(path).outcomes["q45"]["hit_rate@5"] == 1.0
 

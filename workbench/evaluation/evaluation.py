@@ -39,7 +39,7 @@ from workbench.stats import (
 from workbench.text import escape_html, frame_html
 
 __all__ = ["INTERVAL_NOTE", "SMALL_MARK", "Evaluation", "FrameField", "describe_relevance",
-           "evaluation_from_scores", "golden_items"]
+           "evaluation_from_scores"]
 
 Table = TypeVar("Table", pd.DataFrame, "pd.DataFrame | None")
 SMALL_MARK = "†"

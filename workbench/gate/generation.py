@@ -29,7 +29,9 @@ from workbench.corpus import UNRESTRICTED
 from workbench.evaluation import Evaluation, evaluation_from_scores
 from workbench.evaluation.pipeline import Pipeline, pipeline_config, run_pipeline
 from workbench.gate.baseline import Baseline
-from workbench.gate.check import BaselineRefused, GateResult, check_gate, update_baseline
+from workbench.gate.check import BaselineRefused, check_gate
+from workbench.gate.ratchet import update_baseline
+from workbench.gate.result import GateResult
 from workbench.generation.answer_cache import CachedGenerator, GenerationCache
 from workbench.generation.grading import Judge
 from workbench.generation.oracle import run_generation_eval

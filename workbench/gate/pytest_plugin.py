@@ -29,7 +29,9 @@ import pytest
 from workbench.evaluation import Evaluation
 from workbench.evaluation.pipeline import evaluate_pipeline
 from workbench.gate.baseline import Baseline
-from workbench.gate.check import GateResult, check_gate, update_baseline
+from workbench.gate.check import check_gate
+from workbench.gate.ratchet import update_baseline
+from workbench.gate.result import GateResult
 from workbench.golden import GoldenSet
 
 __all__ = ["GenerationGate", "RetrievalGate", "assert_no_regression", "generation_gate",
