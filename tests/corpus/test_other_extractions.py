@@ -37,7 +37,7 @@ from workbench.retrieval.adapters import (
     from_chroma,
     wrap,
 )
-from workbench.retrieval.base import UnreadableHit
+from workbench.retrieval.callable_retriever import UnreadableHit
 
 pytest.importorskip("pypdf")
 pytest.importorskip("chromadb")
@@ -346,7 +346,7 @@ def test_a_wrapped_retriever_reports_how_its_hits_were_located(extracted):
 
 def test_chunks_kept_unlocated_hold_no_evidence_and_change_no_number():
     import workbench as wb
-    from workbench.retrieval.base import production_chunks
+    from workbench.retrieval.callable_retriever import production_chunks
 
     corpus, golden = _handbook(), GoldenSet.load(HANDBOOK / "golden.jsonl")
     ours = wb.chunk_corpus(wb.FixedChunker(size=800, overlap=100), corpus.documents)

@@ -39,7 +39,7 @@ from workbench.generation.context import (
     context_from_passages,
 )
 from workbench.golden import Evidence, GoldenItem, GoldenSet
-from workbench.retrieval.base import CallableRetriever
+from workbench.retrieval.callable_retriever import CallableRetriever
 
 ROOT = Path(__file__).resolve().parents[2]
 

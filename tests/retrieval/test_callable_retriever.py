@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Document
-from workbench.retrieval.base import CallableRetriever, Hit, UnreadableHit
+from workbench.retrieval.base import Hit
+from workbench.retrieval.callable_retriever import CallableRetriever, UnreadableHit
 
 DOCS = [Document("refunds", "# Refunds\n\nRefunds are paid within 30 days.\n\nKeep the "
                             "receipt.\n\nRefunds are paid within 30 days.\n"),
@@ -193,7 +194,7 @@ def test_langchain_documents_are_read_with_their_metadata(tmp_path):
 
 
 def test_production_chunks_locates_a_whole_chunking_once_per_chunk():
-    from workbench.retrieval.base import production_chunks
+    from workbench.retrieval.callable_retriever import production_chunks
 
     items = [{"id": "u1", "doc_id": "leave", "text": "Annual leave is 25 days."},
              {"id": "u2", "text": "Carry over up to 5 days."},

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from workbench.corpus import Document
-from workbench.retrieval.base import CallableRetriever, Hit, Retriever
+from workbench.retrieval.base import Hit, Retriever
+from workbench.retrieval.callable_retriever import CallableRetriever
 from workbench.retrieval.hybrid import (
     HybridRetriever,
     contribution_table,

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from workbench.corpus import Chunk, Document
-from workbench.retrieval.base import CallableRetriever, Hit, Retriever
+from workbench.retrieval.base import Hit, Retriever
 from workbench.retrieval.cache import EmbeddingCache
+from workbench.retrieval.callable_retriever import CallableRetriever
 from workbench.retrieval.expand import NeighbourExpander, ParentRetriever, parent_map
 from workbench.retrieval.rerank import (
     CrossEncoderReranker,

@@ -158,7 +158,8 @@ def read_log(path: str | Path,
                          "was retrieved (each line's hits, as text with doc_id, offsets or "
                          "chunk ids), or that the right file was given", field="hits")
     name = system or (names.pop() if len(names) == 1 else path.stem)
-    renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, h.details, h.chunk) for h in hs)
+    renamed = {q: tuple(Hit(h.chunk_id, h.score, h.rank, name, details=h.details,
+                            chunk=h.chunk) for h in hs)
                for q, hs in hits.items()}
     return Run(name, MappingProxyType(renamed)), report
 

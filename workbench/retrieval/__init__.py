@@ -8,7 +8,8 @@ the embedding cache (:mod:`~workbench.retrieval.cache`, its files in
 :mod:`~workbench.retrieval.shards`), dense retrieval (:mod:`~workbench.retrieval.dense`),
 fusion (:mod:`~workbench.retrieval.hybrid`), reranking (:mod:`~workbench.retrieval.rerank`)
 and parent / neighbour expansion (:mod:`~workbench.retrieval.expand`). A production
-retriever plugs in as any callable through :class:`CallableRetriever`, or in one line with
+retriever plugs in as any callable through :class:`CallableRetriever`
+(:mod:`~workbench.retrieval.callable_retriever`), or in one line with
 :func:`wrap` (:mod:`~workbench.retrieval.adapters`: LangChain, LlamaIndex, Chroma).
 
 ``make_retriever(spec, chunks)`` builds one from a short name used by the CLI and sweeps:
@@ -31,7 +32,7 @@ from workbench.chunking import Chunker, attach_embedders, parse_chunker
 from workbench.corpus import Chunk
 from workbench.io import WorkbenchError
 from workbench.retrieval.adapters import wrap
-from workbench.retrieval.base import CallableRetriever, Hit, Retriever, rank_hits
+from workbench.retrieval.base import Hit, Retriever, rank_hits
 from workbench.retrieval.bm25 import (
     CHINESE_STOPWORDS,
     ENGLISH_STOPWORDS,
@@ -41,6 +42,7 @@ from workbench.retrieval.bm25 import (
     tokenize,
 )
 from workbench.retrieval.cache import KINDS, CacheStats, CorruptCacheWarning, EmbeddingCache
+from workbench.retrieval.callable_retriever import CallableRetriever
 from workbench.retrieval.dense import HNSW_AUTO_THRESHOLD, DenseRetriever
 from workbench.retrieval.encoders import (
     MINILM_ID,

@@ -76,7 +76,7 @@ class ParentRetriever:
                 "children": [h.chunk_id for h in members],
                 "child_ranks": [h.rank for h in members],
             }
-            hits.append(Hit(pid, float(members[0].score), rank, self.name, details))
+            hits.append(Hit(pid, float(members[0].score), rank, self.name, details=details))
         return hits
 
     def _group(self, children: Iterable[Hit]) -> dict[str, list[Hit]]:
@@ -162,7 +162,7 @@ class NeighbourExpander:
                 details = {"role": "neighbour", "seed": hit.chunk_id, "offset": offset}
                 rows.append((nid, hit.score, details))
         return [
-            Hit(cid, float(score), rank, self.name, details)
+            Hit(cid, float(score), rank, self.name, details=details)
             for rank, (cid, score, details) in enumerate(rows, start=1)
         ]
 

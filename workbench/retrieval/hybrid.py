@@ -205,7 +205,8 @@ class HybridRetriever:
                 "ranks": {n: r.get(cid) for n, r in zip(self.input_names, ranks, strict=True)},
                 "scores": {n: s.get(cid) for n, s in zip(self.input_names, scores, strict=True)},
             }
-            out.append(Hit(cid, float(score), position, self.name, details, carried.get(cid)))
+            out.append(Hit(cid, float(score), position, self.name, details=details,
+                           chunk=carried.get(cid)))
         return out
 
 

@@ -248,7 +248,8 @@ class RerankedRetriever:
                 "score_before": first.score,
                 "first_stage": dict(first.details),
             }
-            hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details, first.chunk))
+            hits.append(Hit(hit.chunk_id, hit.score, hit.rank, self.name, details=details,
+                            chunk=first.chunk))
         return RerankedSearch(tuple(before), tuple(hits), first_s, rerank_s)
 
     def _text(self, hit: Hit) -> str:

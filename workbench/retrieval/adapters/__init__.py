@@ -5,7 +5,7 @@ One line wraps a production retriever as a workbench retriever, scored exactly l
 retriever or vector store (:mod:`~workbench.retrieval.adapters.langchain`), a LlamaIndex retriever
 (:mod:`~workbench.retrieval.adapters.llamaindex`), a Chroma collection
 (:mod:`~workbench.retrieval.adapters.chroma`) or any callable
-(:class:`~workbench.retrieval.base.CallableRetriever`). The production chunks the
+(:class:`~workbench.retrieval.callable_retriever.CallableRetriever`). The production chunks the
 retriever returns are located in ``corpus`` and carried by the hits (``Hit.chunk``), so
 evidence, diagnosis, traces and the chunk preview work on the production chunking.
 
@@ -36,7 +36,7 @@ from workbench.retrieval.adapters.llamaindex import (
     from_llamaindex,
     llamaindex_embedding,
 )
-from workbench.retrieval.base import CallableRetriever
+from workbench.retrieval.callable_retriever import CallableRetriever
 
 __all__ = ["chroma_embedding_function", "chunks_from_documents", "chunks_from_nodes",
            "collection_chunks", "from_chroma", "from_langchain", "from_llamaindex",

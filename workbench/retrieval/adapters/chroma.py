@@ -27,7 +27,7 @@ from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.io import WorkbenchError
-from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.callable_retriever import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import Encoder, get_encoder
 
 __all__ = ["chroma_embedding_function", "collection_chunks", "from_chroma",
@@ -106,7 +106,7 @@ def collection_chunks(collection: Any, documents: Docs, *, doc_id: DocIdRule = N
                       batch: int = 5000, unlocated: str = "raise") -> LocatedChunks:
     """Every chunk a collection holds, located in the documents (read in batches), with the
     location counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
-    (:func:`~workbench.retrieval.base.production_chunks`)."""
+    (:func:`~workbench.retrieval.callable_retriever.production_chunks`)."""
     items: list[dict[str, Any]] = []
     total = collection.count()
     for offset in range(0, total, batch):

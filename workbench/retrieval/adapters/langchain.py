@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
-from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.callable_retriever import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import Encoder
 
 __all__ = ["chunks_from_documents", "from_langchain", "langchain_embeddings"]
@@ -59,7 +59,7 @@ def chunks_from_documents(docs: Iterable[Any], documents: Docs, *,
                           doc_id: DocIdRule = None, unlocated: str = "raise") -> LocatedChunks:
     """The workbench chunks of LangChain ``Document`` splits (one per distinct chunk), with
     the location counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
-    (:func:`~workbench.retrieval.base.production_chunks`)."""
+    (:func:`~workbench.retrieval.callable_retriever.production_chunks`)."""
     return production_chunks(docs, documents, doc_id=doc_id, name="langchain",
                              unlocated=unlocated)
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
-from workbench.retrieval.base import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.callable_retriever import CallableRetriever, DocIdRule, production_chunks
 from workbench.retrieval.encoders import Encoder
 
 __all__ = ["chunks_from_nodes", "from_llamaindex", "llamaindex_embedding"]
@@ -56,7 +56,7 @@ def chunks_from_nodes(nodes: Iterable[Any], documents: Docs, *,
                       doc_id: DocIdRule = None, unlocated: str = "raise") -> LocatedChunks:
     """The workbench chunks of LlamaIndex nodes (one per distinct chunk), with the location
     counts as ``.report``; ``unlocated`` is ``"raise"``, ``"skip"`` or ``"keep"``
-    (:func:`~workbench.retrieval.base.production_chunks`)."""
+    (:func:`~workbench.retrieval.callable_retriever.production_chunks`)."""
     return production_chunks(nodes, documents, doc_id=doc_id, name="llamaindex",
                              unlocated=unlocated)
 
