@@ -489,7 +489,7 @@ CROSS_CUTTING = {"test_bad_inputs.py", "test_benchmarks.py", "test_browser.py",
 
 def test_tests_mirror_the_package():
     """A test file at the top of tests/ is cross-cutting (listed above); every test folder
-    is a package of workbench/ (or io, its module of layer 0), so a new test file goes where
+    is a package of workbench/ (or ranking, a module of layer 0), so a new test file goes where
     its code is, and holds an __init__.py (module names stay unique across folders)."""
     tests = ROOT / "tests"
     top = sorted(p.name for p in tests.glob("test_*.py"))
@@ -498,7 +498,7 @@ def test_tests_mirror_the_package():
                        "it to CROSS_CUTTING in tests/test_layout.py if it spans packages")
     assert set(top) >= CROSS_CUTTING, sorted(CROSS_CUTTING - set(top))
     steps = ({p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-             | {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"})  # io, ranking
+             | {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"})  # ranking
     for folder in (p for p in tests.iterdir() if p.is_dir() and p.name[0] not in "._"):
         assert folder.name in steps, f"tests/{folder.name}/ mirrors no package of workbench/"
         assert (folder / "__init__.py").exists(), f"tests/{folder.name}/ has no __init__.py"

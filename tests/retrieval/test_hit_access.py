@@ -90,8 +90,8 @@ def test_a_control_character_in_front_matter_is_one_line(tmp_path):
 def test_run_files_refuse_early_and_say_the_type(tmp_path, monkeypatch):
     import json
 
-    from workbench import io as wio
     from workbench.evaluation import run_files
+    from workbench.io import reading
 
     path = tmp_path / "run.jsonl"
     path.write_text(json.dumps({"qid": True, "hits": []}) + "\n")
@@ -101,7 +101,7 @@ def test_run_files_refuse_early_and_say_the_type(tmp_path, monkeypatch):
     monkeypatch.setattr(run_files, "MAX_HITS", 2)
     with pytest.raises(ValueError, match="3 hits, over the limit of 2"):
         run_files.read_run(path, documents=CORPUS)
-    monkeypatch.setattr(wio, "MAX_JSONL_LINE", 50)
+    monkeypatch.setattr(reading, "MAX_JSONL_LINE", 50)
     with pytest.raises(ValueError, match=r"run\.jsonl:1: line of .* over the limit of 50"):
         run_files.read_run(path, documents=CORPUS)
 
