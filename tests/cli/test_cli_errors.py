@@ -81,7 +81,7 @@ def test_the_package_errors_share_one_base():
     from workbench.gate import BaselineRefused
     from workbench.golden import GoldenSetError
     from workbench.io import StaleFileError
-    from workbench.retrieval.callable_retriever import UnreadableHit
+    from workbench.retrieval.production_hits import UnreadableHit
     from workbench.retrieval.shards import ShardError
 
     for cls in (InputError, StaleFileError, LocateError, BaselineRefused, GoldenSetError,

@@ -37,7 +37,7 @@ from workbench.retrieval.adapters import (
     from_chroma,
     wrap,
 )
-from workbench.retrieval.callable_retriever import UnreadableHit
+from workbench.retrieval.production_hits import UnreadableHit
 
 pytest.importorskip("pypdf")
 pytest.importorskip("chromadb")

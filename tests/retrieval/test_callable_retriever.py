@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from workbench.corpus import Chunk, Document
 from workbench.retrieval.base import Hit
-from workbench.retrieval.callable_retriever import CallableRetriever, UnreadableHit
+from workbench.retrieval.callable_retriever import CallableRetriever
+from workbench.retrieval.production_hits import UnreadableHit
 
 DOCS = [Document("refunds", "# Refunds\n\nRefunds are paid within 30 days.\n\nKeep the "
                             "receipt.\n\nRefunds are paid within 30 days.\n"),

@@ -11,7 +11,7 @@ import pytest
 from workbench.corpus import Corpus, Document
 from workbench.generation import assemble_context
 from workbench.retrieval import CallableRetriever
-from workbench.retrieval.callable_retriever import UnreadableHit
+from workbench.retrieval.production_hits import UnreadableHit
 
 SECRET = "The finance bonus pool is 4.2 million this year."
 OPEN = "The canteen opens at noon on weekdays."

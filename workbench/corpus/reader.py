@@ -190,6 +190,7 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.retrieval.adapters.llamaindex:chunks_from_nodes",
         "workbench.retrieval.callable_retriever:CallableRetriever",
         "workbench.retrieval.callable_retriever:production_chunks",
+        "workbench.retrieval.production_hits:HitLocator",
         "workbench.retrieval:make_retriever", "workbench.retrieval.bm25:BM25Retriever",
         "workbench.retrieval.dense:DenseRetriever", "workbench.retrieval.expand:NeighbourExpander",
         "workbench.retrieval.filtered:chunk_fields",

@@ -27,8 +27,9 @@ from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
 from workbench.io import WorkbenchError
-from workbench.retrieval.callable_retriever import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.callable_retriever import CallableRetriever, production_chunks
 from workbench.retrieval.encoders import Encoder, get_encoder
+from workbench.retrieval.production_hits import DocIdRule
 
 __all__ = ["chroma_embedding_function", "collection_chunks", "from_chroma",
            "hits_from_query_result", "persistent_client"]

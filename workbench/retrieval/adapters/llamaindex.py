@@ -22,8 +22,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.corpus import Document, LocatedChunks, Locator
-from workbench.retrieval.callable_retriever import CallableRetriever, DocIdRule, production_chunks
+from workbench.retrieval.callable_retriever import CallableRetriever, production_chunks
 from workbench.retrieval.encoders import Encoder
+from workbench.retrieval.production_hits import DocIdRule
 
 __all__ = ["chunks_from_nodes", "from_llamaindex", "llamaindex_embedding"]
 
