@@ -1,55 +1,16 @@
-"""File I/O: reading with file:line errors, atomic and locked writes, stale temp cleanup."""
+"""Writing (workbench.io.writing): atomic writes, clear errors, modes, stale temp cleanup."""
 
 from __future__ import annotations
 
-import json
 import os
-import threading
-import time
 
 import pytest
 
 from workbench.io import (
     InputError,
     atomic_write_text,
-    decode_json_file,
-    decode_json_line,
-    iter_jsonl,
-    lock_path,
-    locked,
-    read_text,
     temp_files,
 )
-
-
-def test_read_text_names_the_file_and_the_line_of_bytes_that_are_not_utf8(tmp_path):
-    path = tmp_path / "g.jsonl"
-    path.write_bytes(b'{"qid": "a"}\n{"qid": "caf\xe9"}\n')
-    with pytest.raises(InputError, match=r"g\.jsonl:2: byte 0xe9 at column 13 is not UTF-8"):
-        read_text(path)
-    with pytest.raises(InputError, match="is a folder, not a golden set file"):
-        read_text(tmp_path, "golden set")
-    with pytest.raises(InputError, match="baseline file not found"):
-        read_text(tmp_path / "none.json", "baseline")
-    path.write_bytes("\ufeff{}".encode())
-    assert read_text(path) == "{}"  # a byte-order mark is dropped
-
-
-def test_decode_refuses_what_json_would_accept_silently(tmp_path):
-    with pytest.raises(InputError, match=r"f:3: field 'qid': given twice"):
-        decode_json_line('{"qid": "a", "qid": "b"}', "f:3")
-    with pytest.raises(InputError, match=r"f:1: field 'evidence\[0\]\.text': holds a lone"):
-        decode_json_line('{"evidence": [{"text": "\\ud800"}]}', "f:1")
-    with pytest.raises(InputError, match="nested too deeply"):
-        decode_json_line("[" * 100_000 + "]" * 100_000, "f:1")
-    with pytest.raises(InputError, match=r"f:1: malformed JSON"):
-        decode_json_line("{oops", "f:1")
-    with pytest.raises(InputError, match=r"b\.json:3: malformed JSON"):
-        decode_json_file('{\n  "a": 1,\n  oops\n}', "b.json")
-    assert decode_json_line('{"a": "\\ud83d\\ude00"}', "f:1") == {"a": "😀"}  # a pair is fine
-    path = tmp_path / "rows.jsonl"
-    path.write_text('{"a": 1}\n\n{"a": "x\u2028y"}\n', encoding="utf-8")
-    assert [w for w, _ in iter_jsonl(path)] == [f"{path}:1", f"{path}:3"]  # U+2028 is no line
 
 
 def test_atomic_write_refuses_a_folder_a_missing_folder_and_reports_a_full_disk(tmp_path,
@@ -149,27 +110,3 @@ def test_stale_temp_files_of_killed_writers_are_removed_by_the_next_write(tmp_pa
     assert temp_files(target) == sorted(stale)
     atomic_write_text(target, "whole\n")
     assert temp_files(target) == [] and other.exists() and target.read_text() == "whole\n"
-
-
-def test_the_lock_is_reentrant_and_excludes_other_threads(tmp_path):
-    target = tmp_path / "state.jsonl"
-    order: list[str] = []
-    def other() -> None:
-        with locked(target):
-            order.append("other")
-
-    with locked(target), locked(target):  # nested in one thread: no deadlock
-        atomic_write_text(target, "a\n")  # takes the same lock again
-        worker = threading.Thread(target=other)
-        worker.start()
-        time.sleep(0.3)
-        order.append("holder")
-    worker.join(timeout=10)
-    assert order == ["holder", "other"]
-    assert lock_path(target).name == ".state.jsonl.lock"
-
-
-def test_json_rows_round_trip(tmp_path):
-    path = tmp_path / "x.jsonl"
-    atomic_write_text(path, "".join(json.dumps({"i": i}) + "\n" for i in range(3)))
-    assert [row for _, row in iter_jsonl(path)] == [{"i": 0}, {"i": 1}, {"i": 2}]
