@@ -68,7 +68,7 @@ class MetricCheck:
                 "verdict": self.verdict}
 
 
-def min_fall(alpha: float, tests: int = 1) -> int:
+def _min_fall(alpha: float, tests: int = 1) -> int:
     """Fewest questions that must fall (none rising) for a one-sided ``p = 0.5 ** l`` below
     ``alpha`` (below ``alpha / tests`` for the smallest Holm-adjusted p-value)."""
     return max(1, math.floor(math.log2(tests / alpha)) + 1)
@@ -98,7 +98,7 @@ class GateResult:
     @property
     def min_questions_to_fail(self) -> int:
         """Fewest questions that must fall (none rising) before any metric can fail."""
-        return min_fall(self.alpha, len(self.checks) if self.correction else 1)
+        return _min_fall(self.alpha, len(self.checks) if self.correction else 1)
 
     @property
     def failed_metrics(self) -> list[str]:
