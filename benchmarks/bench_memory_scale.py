@@ -157,7 +157,6 @@ def components(n: int) -> None:
              ("BM25 chunk id list and tie ranks", (sys.getsizeof(retriever.chunk_ids)
                                                     + retriever._id_rank.nbytes) / n),
              ("BM25 vocabulary (terms and their ids)", vocab / n),
-             ("BM25 retriever, all it holds (tracemalloc)", (held - before) / n),
              ("BM25 build, transient above what it keeps", (peak - held) / n)]
     asked = questions([c.id for c in chunks], [c.doc_id for c in chunks],
                       [c.start for c in chunks], [c.text for c in chunks], 1000)
