@@ -147,7 +147,6 @@ def components(n: int) -> None:
                  (tracemalloc.get_traced_memory()[0] - before) / n))
     del ids, doc_ids, starts, ends, texts
     tracemalloc.reset_peak()
-    before = tracemalloc.get_traced_memory()[0]
     retriever = BM25Retriever(chunks)
     held, peak = tracemalloc.get_traced_memory()
     index = retriever._bm25.scores
