@@ -357,6 +357,8 @@ def _chunk_map(given: ChunkTable | None, run: Run) -> ChunkTable | None:
     for chunk in carried:
         if new is None or chunk.id in new:
             extra.setdefault(chunk.id, chunk)
+    if given is not None and not extra:
+        return given
     return ChunkTable([*(given.chunks if given is not None else ()), *extra.values()])
 
 
