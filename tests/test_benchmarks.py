@@ -119,3 +119,17 @@ def test_speed_ratchet_measures_again_only_past_the_margin_and_keeps_the_best(mo
     assert measured == {"burst": 1.1, "slow": 7.0, "fine": 1.2}
     assert seen == {"burst": 2, "slow": 3, "fine": 1}
     assert [line.split(":")[0] for line in bench.failures(measured, baseline)] == ["slow"]
+
+
+def test_memory_bench_runs_both_sides_and_names_each_component(capsys):
+    """Both sides of bench_memory_scale run on the same chunks and questions (tiny here), and
+    the bytes-per-chunk table names every part of ours."""
+    pytest.importorskip("bm25s")
+    pytest.importorskip("pytrec_eval")
+    bench = load_benchmark("bench_memory_scale")
+    ours, peer = bench.ours(400, 20), bench.peer(400, 20)
+    assert ours.keys() == peer.keys() and min(ours.values()) >= 0
+    bench.components(400)
+    out = capsys.readouterr().out
+    for part in ("Chunk objects", "BM25 index arrays", "BM25 build, transient", "scoring"):
+        assert part in out

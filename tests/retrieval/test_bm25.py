@@ -1,6 +1,7 @@
 import re
 import unicodedata
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,3 +137,62 @@ def test_a_zero_width_space_in_a_live_query_finds_the_same_chunks():
     alone = bm25.search("password", k=1)[0]
     assert alone.chunk_id == "d#1" and alone.score > 0
     assert bm25.search("pass\u200bword", k=1)[0].score == alone.score
+
+
+WORDS = st.sampled_from(["refund", "policy", "ERR-4031", "v2.1", "the", "年假", "서울에서",
+                         "lỗi", "a_b", "x", "ＡＰＩ", "refund"])
+
+
+@given(st.lists(st.lists(WORDS, max_size=12).map(" ".join), min_size=1, max_size=30),
+       st.integers(1, 7), st.lists(WORDS, min_size=1, max_size=4).map(" ".join))
+def test_the_index_built_in_blocks_is_bm25s_own(texts, block, query):
+    """Built from token ids a block of chunks at a time (never a token list per chunk), the
+    index is the one bm25s builds from the same ids: the same scores for every query, bit
+    for bit, whatever the block size."""
+    import bm25s
+
+    import workbench.retrieval.bm25 as bm25
+
+    old, bm25.BLOCK = bm25.BLOCK, block
+    try:
+        ours = BM25Retriever(chunks(texts))
+    finally:
+        bm25.BLOCK = old
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in tokenize(text)] for text in texts]
+    assert ours.vocab == vocab
+    if not vocab:  # no chunk holds a token (bm25s refuses to index that): nothing scores
+        assert not ours.scores(query).any()
+        return
+    theirs = bm25s.BM25(k1=1.5, b=0.75, backend="numpy")
+    theirs.index(bm25s.tokenization.Tokenized(ids=ids, vocab=dict(vocab)), show_progress=False)
+    asked = [vocab[t] for t in tokenize(query) if t in vocab]
+    expected = theirs.get_scores(asked) if asked else np.zeros(len(texts), np.float32)
+    assert ours.scores(query).tobytes() == np.asarray(expected, np.float32).tobytes()
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZé-_.,1２ＡＰＩ\u200b\u0301ßİǅﬁⅷ¹٣ 什么서울カー")),
+               max_size=30),
+       st.sampled_from([frozenset(), frozenset({"a", "1", "the"})]))
+def test_text_without_cjk_or_hangul_tokenises_by_the_same_rules(text, stopwords):
+    """The fast path for alphabetic text gives what the general rules give (each match of
+    the token pattern taken by its script)."""
+    from workbench.retrieval.bm25 import _TOKEN, _bigrams
+    from workbench.text import fold, normalize_text
+
+    out: list[str] = []
+    for match in _TOKEN.finditer(fold(normalize_text(text))):
+        token = match.group(0)
+        if match.group("cjk"):
+            out.extend(c for c in token if c not in stopwords)
+            out.extend(_bigrams(token))
+        elif match.group("hangul"):
+            out.append(token)
+            if len(token) > 2:
+                out.extend(_bigrams(token))
+        elif token not in stopwords:
+            out.append(token)
+            parts = re.split(r"[-_.]", token)
+            if len(parts) > 1:
+                out.extend(p for p in parts if p not in stopwords)
+    assert tokenize(text, stopwords) == out

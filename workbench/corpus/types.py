@@ -157,7 +157,7 @@ class Span:
         return cls(doc.id, *spans[0])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A retrievable unit. Invariant: ``document.text[start:end] == text``.
 

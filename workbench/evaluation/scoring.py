@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.corpus import Chunk, Document
+from workbench.evaluation.chunk_table import ChunkTable
 from workbench.evaluation.evaluation import Evaluation, golden_items
 from workbench.evaluation.run import Run
 from workbench.golden import GoldenItem, GoldenSet
@@ -45,30 +45,35 @@ def _check_k(k: Any) -> int:
     return int(k)
 
 
-def _given_chunks(chunks: Sequence[Chunk]) -> dict[str, Chunk]:
-    """Chunk id -> chunk of the chunking given, built at C speed (no Python per chunk)."""
+def _given_chunks(chunks: Sequence[Chunk]) -> ChunkTable:
+    """The chunking given, checked at C speed (no Python per chunk, no table built)."""
     if not set(map(type, chunks)) <= {Chunk}:  # a subclass passes; anything else is named
         bad = next((c for c in chunks if not isinstance(c, Chunk)), None)
         if bad is not None:
             raise WorkbenchError(f"chunks must be Chunk objects (chunk_corpus(...)), "
                                  f"not {type(bad).__name__}")
-    return dict(zip(map(attrgetter("id"), chunks), chunks, strict=True))
+    return ChunkTable(chunks)
 
 
-def _chunk_map(given: dict[str, Chunk] | None, run: Run) -> dict[str, Chunk] | None:
+def _chunk_map(given: ChunkTable | None, run: Run) -> ChunkTable | None:
     """The chunks the run is judged against: those given, plus any a hit carries."""
     carried = [h.chunk for hs in run.hits.values() for h in hs if h.chunk is not None]
     if not carried:
         return given
-    by_id: dict[str, Chunk] = dict(given or {})
+    new = given.unknown(c.id for c in carried) if given is not None else None
+    extra: dict[str, Chunk] = {}
     for chunk in carried:
-        by_id.setdefault(chunk.id, chunk)
-    return by_id
+        if new is None or chunk.id in new:
+            extra.setdefault(chunk.id, chunk)
+    if given is not None and not extra:
+        return given
+    return ChunkTable([*(given.chunks if given is not None else ()), *extra.values()])
 
 
-def _refuse_unknown(run: Run, by_id: Mapping[str, Chunk]) -> None:
+def _refuse_unknown(run: Run, by_id: ChunkTable) -> None:
+    absent = by_id.unknown(h.chunk_id for hs in run.hits.values() for h in hs)
     unknown = list(dict.fromkeys(h.chunk_id for hs in run.hits.values() for h in hs
-                                 if h.chunk_id not in by_id))
+                                 if h.chunk_id in absent))
     if unknown:
         raise WorkbenchError(
             f"run {run.system!r} returned {len(unknown)} chunk id(s) that are not among the "
@@ -96,7 +101,7 @@ def _without_the_chunking(parsed: list[Metric], explicit: bool) -> list[Metric]:
     return [m for m in parsed if not m.spec.needs_chunking]
 
 
-def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] | None) -> bool:
+def _judged_by_document(items: Sequence[GoldenItem], by_id: ChunkTable | None) -> bool:
     """True when the answerable items label whole documents (``relevant_doc_ids``), or their
     chunk-id labels name no chunk but do name documents (document qrels read as chunk ids):
     chunk-level scoring would score every question 0. Refuses a golden set that mixes
@@ -113,9 +118,9 @@ def _judged_by_document(items: Sequence[GoldenItem], by_id: Mapping[str, Chunk] 
     if by_id is None:
         return False
     labels = {c for i in answerable if not i.evidence for c in i.chunk_labels}
-    if not labels or labels & by_id.keys():
+    if not labels or len(by_id.unknown(labels)) < len(labels):
         return False
-    return bool(labels & {c.doc_id for c in by_id.values()})
+    return bool(labels & {c.doc_id for c in by_id.chunks})
 
 
 def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
@@ -153,7 +158,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     depth = max([k, *[m.k or 0 for m in parsed]])
     given = None if chunks is None else _given_chunks(list(chunks))
     if level == "chunk" and not isinstance(source, Run) and given is not None:
-        depth = min(depth, max(len(given), 1))  # nothing lies deeper than the corpus
+        depth = min(depth, max(len(given.chunks), 1))  # nothing lies deeper than the corpus
     if level == "chunk" and _judged_by_document(items, given):
         warnings.warn("the golden set's labels name documents, not chunks (document qrels, "
                       "e.g. BEIR): scoring at document level, where k counts documents (pass "
@@ -191,7 +196,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
         frame, excluded = _score_documents(run, items, by_id, parsed, grade_threshold)
     else:
         if relevance is None:
-            relevance = Relevance(items, list(by_id.values()) if by_id is not None else None,
+            relevance = Relevance(items, by_id.chunks if by_id is not None else None,
                                   evidence_threshold=evidence_threshold,
                                   grade_threshold=grade_threshold, documents=documents,
                                   chunking_complete=given is not None)

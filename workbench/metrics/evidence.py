@@ -126,25 +126,30 @@ class ChunkIndex:
     arrays (:class:`~workbench.metrics.intervals.Intervals`), so many spans are located at
     once. With ``documents``, only the chunks of those documents are arrayed (spans of other
     documents are refused): judging then costs what the judged documents hold, not the
-    corpus. Both are built when first used."""
+    corpus. Each is built when first used; nothing is built per chunk of the whole chunking
+    unless asked for by id (``where``, ``in``)."""
 
     def __init__(self, chunks: Iterable[tuple[str, Located]],
                  documents: Collection[str] | None = None):
         pairs = list(chunks)
-        self._init([cid for cid, _ in pairs], [c for _, c in pairs], documents)
+        self._init([c for _, c in pairs], documents)
+        self._ids = [cid for cid, _ in pairs]
 
     @classmethod
     def of(cls, chunks: Sequence[Chunk], documents: Collection[str] | None = None
            ) -> ChunkIndex:
-        """The index of chunks keyed by their own ids, read at C speed (no object per chunk)."""
+        """The index of chunks keyed by their own ids (read at C speed when first needed)."""
         index = cls.__new__(cls)
-        index._init(list(map(operator.attrgetter("id"), chunks)), chunks, documents)
+        index._init(chunks, documents)
         return index
 
-    def _init(self, ids: list[str], located: Sequence[Located],
-              documents: Collection[str] | None) -> None:
-        self._ids, self._chunks = ids, located
+    def _init(self, located: Sequence[Located], documents: Collection[str] | None) -> None:
+        self._chunks = located
         self._documents = None if documents is None else frozenset(documents)
+
+    @functools.cached_property
+    def _ids(self) -> list[str]:
+        return list(map(operator.attrgetter("id"), self._chunks))
 
     @functools.cached_property
     def where(self) -> dict[str, tuple[str, int, int]]:
@@ -155,12 +160,15 @@ class ChunkIndex:
     @functools.cached_property
     def _arrayed(self) -> tuple[Intervals, dict[str, tuple[str, int, int]]]:
         """The Intervals of the chunks of ``documents`` (all without), and their ``where``."""
-        ids, located = self._ids, self._chunks
-        if self._documents is not None:
-            keep = list(map(self._documents.__contains__,
-                            map(operator.attrgetter("doc_id"), located)))
-            ids = list(itertools.compress(ids, keep))
-            located = list(itertools.compress(located, keep))
+        located = self._chunks
+        if self._documents is None:
+            ids = self._ids
+        else:  # one pass at C speed over the chunking's document ids
+            located = list(itertools.compress(located, map(
+                self._documents.__contains__, map(operator.attrgetter("doc_id"), located))))
+            ids = [cid for cid, c in zip(self._ids, self._chunks, strict=True)
+                   if c.doc_id in self._documents] if "_ids" in self.__dict__ else list(
+                map(operator.attrgetter("id"), located))
         rows = Intervals(ids, [c.doc_id for c in located], [c.start for c in located],
                          [c.end for c in located])
         if self._documents is None:
@@ -178,6 +186,18 @@ class ChunkIndex:
 
     def __contains__(self, cid: object) -> bool:
         return cid in self._id_set
+
+    def unknown(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` that are no chunk of the chunking: one pass at C speed over its
+        ids (or the set of them, once built), no table per chunk."""
+        wanted = set(ids)
+        if not wanted:
+            return wanted
+        if "_id_set" in self.__dict__:
+            return wanted - self._id_set
+        if "_ids" in self.__dict__:
+            return wanted.difference(self._ids)
+        return wanted.difference(map(operator.attrgetter("id"), self._chunks))
 
     def meeting(self, span: EvidenceSpan) -> list[str]:
         """Ids of chunks sharing at least one non-whitespace character with ``span``."""

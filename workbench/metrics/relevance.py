@@ -130,8 +130,10 @@ class Relevance:
                 self._batch = EvidenceBatch.of(groups, met, self.index.row_ids)
 
     def _warn_unknown_labels(self, index: ChunkIndex) -> None:
+        absent = index.unknown(cid for grades in self._qrels.values()
+                               for cid, g in grades.items() if g > 0)
         unknown = [(q, cid) for q, grades in self._qrels.items() for cid, g in grades.items()
-                   if g > 0 and cid not in index]
+                   if g > 0 and cid in absent]
         if not unknown:
             return
         docs = {doc for doc, _, _ in index.where.values()}

@@ -51,7 +51,9 @@ r_precision) is requested.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -65,6 +67,7 @@ from workbench.metrics.registry import Metric, parse_metric
 __all__ = ["PerQueryScores", "check_rankings", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
+_VALUES = operator.methodcaller("values")
 #: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
 Rankings = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
 
@@ -96,13 +99,15 @@ class _Scores:
     def __init__(self, qrels: Any, run: Any) -> None:
         if not isinstance(run, Mapping):
             check_rankings(qrels, run)
-        scored: dict[str, Mapping[str, float]] = {}
-        for q, ranked in run.items():
-            if type(ranked) is dict or isinstance(ranked, Mapping):
-                scored[q] = ranked
-            elif type(ranked) is not list and type(ranked) is not tuple and (
-                    isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence)):
-                check_rankings(qrels, run)
+        scored: Mapping[str, Mapping[str, float]] = run  # every query scored: the usual
+        if not set(map(type, run.values())) <= {dict}:
+            scored = {}
+            for q, ranked in run.items():
+                if isinstance(ranked, Mapping):
+                    scored[q] = ranked
+                elif type(ranked) is not list and type(ranked) is not tuple and (
+                        isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence)):
+                    check_rankings(qrels, run)
         self.row = dict(zip(scored, range(len(scored)), strict=True))
         self.length = np.fromiter(map(len, scored.values()), np.int64, len(scored))
         self.start = np.cumsum(self.length) - self.length
@@ -122,20 +127,45 @@ class _Scores:
             if any(isinstance(v, bool | np.bool_) for r in rows.tolist() for v in values[r]):
                 check_rankings(qrels, run)
 
+    @functools.cached_property
+    def _fixed(self) -> np.ndarray | None:
+        """The scores as a (queries x depth) matrix when every query has the same depth."""
+        if not self.length.size or not (self.length == self.length[0]).all():
+            return None
+        return self.flat.reshape(len(self.length), -1)
+
+    @functools.cached_property
+    def descending(self) -> bool:
+        """True when every query's scores strictly fall in the dict's order (a ranked run):
+        then no two of a query's scores are equal, and no tie needs breaking."""
+        fixed = self._fixed
+        if fixed is not None:
+            return bool((fixed[:, 1:] < fixed[:, :-1]).all())
+        falls = self.flat[1:] < self.flat[:-1]
+        begins = self.start[(self.start > 0) & (self.start < self.flat.size)]
+        falls[begins - 1] = True  # where one query ends and the next begins
+        return bool(falls.all())
+
     def above_and_equal(self, rows: np.ndarray, values: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        """For each (row, value): how many scores of that row are above it, and equal."""
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        """For each (row, value): how many scores of that row are above it, and equal (None
+        when :attr:`descending`: each value is then its row's only one)."""
         length, start = self.length[rows], self.start[rows]
-        if (self.length == self.length[0]).all():  # fixed depth: one 2-D comparison
-            cand = self.flat.reshape(len(self.length), -1)[rows]
-            return (np.count_nonzero(cand > values[:, None], axis=1),
-                    np.count_nonzero(cand == values[:, None], axis=1))
+        fixed = self._fixed
+        if fixed is not None:  # fixed depth: one 2-D comparison
+            cand = fixed[rows]
+            above = np.count_nonzero(cand > values[:, None], axis=1)
+            if self.descending:
+                return above, None
+            return above, np.count_nonzero(cand == values[:, None], axis=1)
         # otherwise one segment of the flat scores per (row, value), each at least 1 long
         ends = np.cumsum(length)
         pos = np.arange(int(ends[-1])) - np.repeat(ends - length - start, length)
         cand, ref = self.flat[pos], np.repeat(values, length)
-        return np.add.reduceat(cand > ref, ends - length), np.add.reduceat(cand == ref,
-                                                                            ends - length)
+        above = np.add.reduceat(cand > ref, ends - length)
+        if self.descending:
+            return above, None
+        return above, np.add.reduceat(cand == ref, ends - length)
 
 
 def _ranked_grades(
@@ -149,11 +179,11 @@ def _ranked_grades(
     ranks: list[int] = []
     grades: list[float] = []
     longest = 0
-    # each retrieved positive document of a scored query: its row, score, grade, docid
+    # each retrieved positive document of a scored query: its row, score and grade, the
+    # documents of one row in the order of its positives
     f_row: list[int] = []
     f_score: list[float] = []
     f_grade: list[float] = []
-    f_doc: list[str] = []
     for i, (q, pos) in enumerate(zip(qids, positives, strict=True)):
         docs = run.get(q, ())
         if type(docs) is dict or isinstance(docs, Mapping):
@@ -163,7 +193,6 @@ def _ranked_grades(
                     f_row.append(i)
                     f_score.append(s)
                     f_grade.append(g)
-                    f_doc.append(d)
             continue
         # the first occurrence keeps its rank; repeats occupy ranks of their own
         at = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
@@ -176,22 +205,40 @@ def _ranked_grades(
     row_of = np.fromiter((scores.row.get(q, -1) for q in qids), np.int64, len(qids))
     if (row_of >= 0).any():
         longest = max(longest, int(scores.length[row_of[row_of >= 0]].max()))
-    if f_row:
-        values = np.array(f_score, dtype=np.float64)
-        above, equal = scores.above_and_equal(row_of[f_row], values)
-        for t in np.flatnonzero(equal > 1).tolist():  # equal scores: larger docids first
-            score, d, tied = f_score[t], f_doc[t], run[qids[f_row[t]]]
-            assert isinstance(tied, Mapping)  # only scored queries were located by score
-            above[t] += sum(s == score and d2 > d for d2, s in tied.items())
-        rows += f_row
-        ranks += above.tolist()
-        grades += f_grade
     width = min(depth, max(longest, 1)) if depth else max(longest, 1)  # nothing lies deeper
     out = np.zeros((len(qids), width))
-    row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
-    keep = rank_a < width
-    out[row_a[keep], rank_a[keep]] = np.array(grades)[keep]
+    if f_row:
+        f_rows = np.array(f_row, dtype=np.int64)
+        values = np.array(f_score, dtype=np.float64)
+        above, equal = scores.above_and_equal(row_of[f_rows], values)
+        if equal is not None:
+            _break_ties(run, qids, positives, f_rows, values, above, equal)
+        keep = above < width
+        out[f_rows[keep], above[keep]] = np.array(f_grade, dtype=np.float64)[keep]
+    if rows:
+        row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
+        keep = rank_a < width
+        out[row_a[keep], rank_a[keep]] = np.array(grades, dtype=np.float64)[keep]
     return out
+
+
+def _break_ties(run: Rankings, qids: list[str], positives: list[Mapping[str, int]],
+                f_rows: np.ndarray, values: np.ndarray, above: np.ndarray,
+                equal: np.ndarray) -> None:
+    """Add to ``above`` the equal scores ranked first (larger docids), for each located
+    document whose score is not its query's only one of that value."""
+    tied = np.flatnonzero(equal > 1)
+    if not tied.size:
+        return
+    first = np.searchsorted(f_rows, f_rows[tied])  # a row's documents are contiguous
+    for t, start in zip(tied.tolist(), first.tolist(), strict=True):
+        i = int(f_rows[t])
+        scored = run[qids[i]]
+        assert isinstance(scored, Mapping)  # only scored queries were located by score
+        # the row's located documents, in the order they were located
+        d = [d for d in positives[i] if d in scored][t - start]
+        score = values[t]
+        above[t] += sum(s == score and d2 > d for d2, s in scored.items())
 
 
 def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.ndarray:
@@ -278,10 +325,9 @@ def score_queries(
         raise WorkbenchError(f"missing must be 'ignore' or 'zero', got {missing!r}")
     if no_relevant not in ("exclude", "zero"):
         raise WorkbenchError(f"no_relevant must be 'exclude' or 'zero', got {no_relevant!r}")
-    if not (isinstance(qrels, Mapping)
-            and all(type(j) is dict or isinstance(j, Mapping) for j in qrels.values())
-            and set(map(type, chain.from_iterable(j.values() for j in qrels.values())))
-            <= {int}):  # grades of type int pass at C speed; any other is looked at
+    if not (isinstance(qrels, Mapping) and set(map(type, qrels.values())) <= {dict}
+            and set(map(type, chain.from_iterable(map(_VALUES, qrels.values()))))
+            <= {int}):  # dicts of int grades pass at C speed; anything else is looked at
         check_rankings(qrels, {})
     scores = _Scores(qrels, run)
     if isinstance(metrics, str | Metric):
@@ -292,7 +338,7 @@ def score_queries(
             raise WorkbenchError(f"{m.name} needs evidence spans; chunk-id and document "
                              "relevance define it nowhere (score it with evaluate())")
 
-    absent = sorted((q for q in qrels if q not in run), key=str)
+    absent = sorted(qrels.keys() - run.keys(), key=str)
     positive: dict[str, Mapping[str, int]] = {}
     excluded: list[str] = []
     for q, judged in qrels.items():
@@ -326,14 +372,20 @@ def score_queries(
     grades = _ranked_grades(run, scores, qids, positives, depth)
     width = grades.shape[1]
     rel = grades >= grade_threshold
-    hits = np.cumsum(rel, axis=1)
     gains = grades  # only grades > 0 are ever placed in the matrix
     ideal = None
     if any(m.kind == "ndcg" for m in parsed.values()):
         ideal = _ideal_gains(positives, None if uncut else depth)
 
     def hits_at(k: int) -> np.ndarray:
-        return hits[:, min(k, width) - 1].astype(np.float64)
+        within: np.ndarray = np.count_nonzero(rel[:, :min(k, width)], axis=1)
+        return within.astype(np.float64)
+
+    @functools.cache
+    def hits() -> np.ndarray:
+        """Relevant documents within each rank, once, when a metric needs every rank."""
+        running: np.ndarray = np.cumsum(rel, axis=1)
+        return running
 
     values: dict[str, np.ndarray] = {}
     for key, m in parsed.items():
@@ -349,11 +401,11 @@ def score_queries(
             v = np.where(rel[:, : min(k, width)].any(axis=1), 1.0 / first, 0.0)
         elif m.kind == "ap":
             kk = min(k, width)
-            prec = hits[:, :kk] / np.arange(1, kk + 1)
+            prec = hits()[:, :kk] / np.arange(1, kk + 1)
             v = (prec * rel[:, :kk]).sum(axis=1) / n_rel
         elif m.kind == "r_precision":
             at = np.minimum(n_rel.astype(np.int64), width) - 1
-            v = np.take_along_axis(hits, at[:, None], axis=1)[:, 0] / n_rel
+            v = np.take_along_axis(hits(), at[:, None], axis=1)[:, 0] / n_rel
         elif m.kind == "ndcg":
             assert ideal is not None
             kk = k if m.k is not None else max(width, ideal.shape[1])

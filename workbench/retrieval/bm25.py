@@ -33,11 +33,14 @@ A word never runs across a change of script: ``2024年的退款政策`` is ``202
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
+from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence, Sized
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +52,8 @@ from workbench.text import CJK, HANGUL, WORD, fold, normalize_text
 
 _TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<hangul>[{HANGUL}]+)|{WORD}+(?:[-_.]{WORD}+)*")
 _CODE_JOINER = re.compile(r"[-_.]")
+_ASIAN = re.compile(rf"[{CJK}{HANGUL}]")
+_WORDS = re.compile(rf"{WORD}+(?:[-_.]{WORD}+)*")
 
 ENGLISH_STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "does", "for",
@@ -65,8 +70,11 @@ STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """The default BM25 tokeniser (see the module docstring)."""
+    folded = fold(normalize_text(text))
+    if _ASIAN.search(folded) is None:  # alphabetic scripts only: the same rules, faster
+        return _words(folded, stopwords)
     out: list[str] = []
-    for match in _TOKEN.finditer(fold(normalize_text(text))):
+    for match in _TOKEN.finditer(folded):
         token = match.group(0)
         if match.group("cjk"):
             out.extend(c for c in token if c not in stopwords)
@@ -80,6 +88,18 @@ def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
             parts = _CODE_JOINER.split(token)
             if len(parts) > 1:
                 out.extend(p for p in parts if p not in stopwords)
+    return out
+
+
+def _words(folded: str, stopwords: frozenset[str]) -> list[str]:
+    """:func:`tokenize` of a folded text without Han, kana or Hangul: its words, a code
+    (a word holding ``-``, ``_`` or ``.``: not alphanumeric) followed by its parts."""
+    out: list[str] = []
+    for token in _WORDS.findall(folded):
+        if token not in stopwords:
+            out.append(token)
+            if not token.isalnum():
+                out.extend(p for p in _CODE_JOINER.split(token) if p not in stopwords)
     return out
 
 
@@ -108,12 +128,12 @@ class BM25Retriever:
             backend = "numba" if len(chunks) > 200_000 and _has_numba() else "numpy"
         self.backend = backend
         started = time.perf_counter()
-        docs = [tokenizer(c.embed_text) for c in chunks]
-        vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in docs]
-        self.vocab = vocab
+        self.vocab: dict[str, int] = {}
         self._bm25 = bm25s.BM25(k1=k1, b=b, backend=backend)
-        self._bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        self._bm25.scores = _lucene_index(
+            _token_ids(chunks, tokenizer, self.vocab), self.vocab, k1, b)
+        self._bm25.vocab_dict = self.vocab
+        self._bm25.nonoccurrence_array = None  # the lucene variant has none
         self.build_seconds = time.perf_counter() - started
 
     def __repr__(self) -> str:
@@ -131,6 +151,74 @@ class BM25Retriever:
         ranked = top_k(self.chunk_ids, scores, k, id_rank=self._id_rank)
         return [Hit(self.chunk_ids[i], float(scores[i]), r, self.name)
                 for r, i in enumerate(ranked, start=1)]
+
+
+#: Chunks whose token ids are counted together while the index is built: the memory of a
+#: build is the index plus one block's tokens, never a token list per chunk.
+BLOCK = 50_000
+
+
+def _token_ids(chunks: Sequence[Chunk], tokenizer: Callable[[str], list[str]],
+               vocab: dict[str, int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Blocks of :data:`BLOCK` chunks as (token ids one chunk after another, int32; tokens
+    per chunk), the ids given in ``vocab`` in order of first appearance."""
+    add = vocab.setdefault
+    for at in range(0, len(chunks), BLOCK):
+        flat = array("i")
+        lengths = array("q")
+        for chunk in chunks[at:at + BLOCK]:
+            tokens = tokenizer(chunk.embed_text)
+            lengths.append(len(tokens))
+            flat.extend([add(t, len(vocab)) for t in tokens])
+        yield np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64)
+
+
+def _lucene_index(blocks: Iterator[tuple[np.ndarray, np.ndarray]], vocab: Sized,
+                  k1: float, b: float) -> dict[str, Any]:
+    """bm25s's index (``scores``: the Lucene BM25 score of each term in each chunk, a CSC
+    matrix by term) from blocks of token ids, in arrays: each block is reduced to its
+    (term, chunk, frequency) triples, then every score is computed as bm25s computes it
+    (float64, stored float32) and placed by term. ``vocab`` (the terms) is read after the
+    blocks, which fill it."""
+    triples, lengths = [], []
+    done = 0
+    for ids, length in blocks:
+        n = len(length)
+        key = ids.astype(np.int64) * n + np.repeat(np.arange(n, dtype=np.int64), length)
+        key.sort()
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key[:0]
+        tf = np.diff(np.r_[first, key.size]).astype(np.uint16 if n and int(
+            length.max()) < 65_536 else np.uint32)
+        pairs = key[first]
+        triples.append(((pairs // n).astype(np.int32), (pairs % n + done).astype(np.int32),
+                        tf))
+        lengths.append(length)
+        done += n
+        del key, first, pairs
+    terms = max(len(vocab), 1)
+    dl = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+    df = np.zeros(terms, np.int64)
+    for term, _, _ in triples:
+        df += np.bincount(term, minlength=terms)
+    idf = np.array([math.log(1 + (done - f + 0.5) / (f + 0.5)) for f in df.tolist()],
+                   np.float32)  # math.log per term, as bm25s
+    avg = dl.mean() if done else np.float64(0.0)
+    indptr = np.zeros(terms + 1, np.int64)
+    np.cumsum(df, out=indptr[1:])
+    data = np.empty(int(indptr[-1]), np.float32)
+    indices = np.empty(int(indptr[-1]), np.int32)
+    cursor = indptr[:-1].copy()
+    while triples:  # blocks in chunk order, so each term's chunks stay ascending
+        term, doc, tf = triples.pop(0)
+        counts = np.bincount(term, minlength=terms)
+        run = np.repeat(np.cumsum(counts) - counts, counts)  # where each term's run starts
+        at = cursor[term] + (np.arange(term.size) - run)
+        cursor += counts
+        tf64 = tf.astype(np.float64)
+        data[at] = idf[term].astype(np.float64) * (
+            tf64 / (k1 * ((1 - b) + b * dl[doc] / avg) + tf64))
+        indices[at] = doc
+    return {"data": data, "indices": indices, "indptr": indptr, "num_docs": done}
 
 
 def _has_numba() -> bool:

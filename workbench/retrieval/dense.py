@@ -7,6 +7,7 @@ Vectors are L2-normalised, so scores are cosine similarities.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ __all__ = ["HNSW_AUTO_THRESHOLD", "HNSW_CHECK_SAMPLE", "HNSW_RECALL_BOUND", "Den
 
 HNSW_AUTO_THRESHOLD = 100_000
 #: The recall@10 against exact search below which an HNSW index's numbers are not exact
-#: enough to measure with: ``index="auto"`` then searches exactly (see ``index_check``).
+#: enough to measure with: ``index="auto"`` then searches exactly (see ``for_measuring``).
 HNSW_RECALL_BOUND = 0.99
 #: Queries of the user's own set on which ``index_check`` measures the HNSW index.
 HNSW_CHECK_SAMPLE = 100
@@ -128,6 +129,9 @@ class DenseRetriever:
         self._hnsw: Any = None
         if self.index_kind == "hnsw":
             self._build_hnsw()
+        #: What a result measured with this retriever says of its index: nothing for an exact
+        #: index; for HNSW its kind, and its recall once measured (:meth:`for_measuring`).
+        self.index_info: dict[str, Any] = {"index": "hnsw"} if self.index_kind == "hnsw" else {}
 
     def __repr__(self) -> str:
         model = self.encoder.model_id if self.encoder is not None else "vectors"
@@ -181,31 +185,43 @@ class DenseRetriever:
         return total / len(qvecs)
 
     def index_check(self, queries: Sequence[str], k: int = 10) -> dict[str, Any]:
-        """What a measurement with this retriever must say about its index, measured on
-        (up to :data:`HNSW_CHECK_SAMPLE` of) the user's own ``queries``: nothing for an exact
-        index (what a measurement does unless told otherwise); for an HNSW index
-        ``{"index": kind, "index_recall@10": ...}``, its recall against exact search. Below
-        :data:`HNSW_RECALL_BOUND`, an ``index="auto"`` retriever switches to exact search
-        (the numbers then are exact) and an explicit ``index="hnsw"`` keeps it; either way a
-        WorkbenchWarning says so."""
+        """The recall of this retriever's index, measured on (up to
+        :data:`HNSW_CHECK_SAMPLE` of) the user's own ``queries``: nothing for an exact index
+        (what a measurement does unless told otherwise); for an HNSW index
+        ``{"index": "hnsw", "index_recall@10": ...}``, its recall against exact search. A
+        measurement only: the retriever is left as it is (:meth:`for_measuring` acts on it)."""
         if self.index_kind != "hnsw":
             return {}
         sample = list(dict.fromkeys(queries))
         step = max(len(sample) // HNSW_CHECK_SAMPLE, 1)
         recall = self.hnsw_recall(sample[::step][:HNSW_CHECK_SAMPLE], k)
-        info: dict[str, Any] = {"index": "hnsw", f"index_recall@{k}": round(recall, 4)}
+        return {"index": "hnsw", f"index_recall@{k}": round(recall, 4)}
+
+    def for_measuring(self, queries: Sequence[str], k: int = 10) -> DenseRetriever:
+        """The retriever a measurement on ``queries`` searches with, its index decided when
+        it is built: an exact index as it is; an HNSW index checked on the queries
+        (:meth:`index_check`) and, below :data:`HNSW_RECALL_BOUND`, for ``index="auto"`` a
+        retriever built exact over the same vectors (the numbers then are exact), for an
+        explicit ``index="hnsw"`` the approximate one; either way a WorkbenchWarning says
+        so. This retriever is never changed; :attr:`index_info` of the one returned says
+        which index it searches and the recall measured."""
+        info = self.index_check(queries, k)
+        if not info:
+            return self
+        recall = info[f"index_recall@{k}"]
+        exact = recall < HNSW_RECALL_BOUND and self.index_asked == "auto"
         if recall < HNSW_RECALL_BOUND:
-            if self.index_asked == "auto":
-                self.index_kind = "exact"
-                info["index"] = "exact"
-                what = "searching exactly instead"
-            else:
-                what = "its numbers are APPROXIMATE (pass index='exact' for exact ones)"
+            what = ("searching exactly instead" if exact else
+                    "its numbers are APPROXIMATE (pass index='exact' for exact ones)")
+            sample = min(len(set(queries)), HNSW_CHECK_SAMPLE)
             warnings.warn(f"{self.name}: the HNSW index finds {recall:.1%} of the exact top "
-                          f"{k} on {min(len(sample), HNSW_CHECK_SAMPLE)} of your queries, "
-                          f"below {HNSW_RECALL_BOUND:.0%}: {what}", WorkbenchWarning,
-                          stacklevel=2)
-        return info
+                          f"{k} on {sample} of your queries, below {HNSW_RECALL_BOUND:.0%}: "
+                          f"{what}", WorkbenchWarning, stacklevel=2)
+        built = copy.copy(self)  # the vectors, encoder and cache shared
+        if exact:
+            built.index_kind, built._hnsw = "exact", None
+        built.index_info = {**info, "index": built.index_kind}
+        return built
 
     # -- search -------------------------------------------------------------------------
 
