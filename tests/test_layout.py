@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation",),
     ("sweep",),
     ("generation",),
+    ("synthetic",),
     ("diagnose",),
     ("gate",),
     ("widgets",),

@@ -19,9 +19,10 @@ from tests.local_server import SERVER_ENV, local_server
 from workbench.cli import main
 from workbench.cli.synth import rejected_path
 from workbench.corpus import load_folder
-from workbench.generation import ChatReply, CopyingQuestionWriter
+from workbench.generation import ChatReply
 from workbench.generation.server import ModelServer
 from workbench.golden import GoldenSet
+from workbench.synthetic import CopyingQuestionWriter
 
 DOCS = str(HANDBOOK / "docs")
 

@@ -147,7 +147,7 @@ def _position(who: dict[str, Any], _tmp: Path) -> str:
 
 
 def _synthetic(who: dict[str, Any], _tmp: Path) -> str:
-    from workbench.generation.synthetic import generate_synthetic
+    from workbench.synthetic.questions import generate_synthetic
 
     rec = Recorder()
     run = generate_synthetic(rec, CHUNKS, DOCS, chunks=CHUNKS,
@@ -156,13 +156,13 @@ def _synthetic(who: dict[str, Any], _tmp: Path) -> str:
 
 
 def _sample(who: dict[str, Any], _tmp: Path) -> str:
-    from workbench.generation.synthetic import sample_chunks
+    from workbench.synthetic.questions import sample_chunks
 
     return _text([c.text for c in sample_chunks(CHUNKS, 10, DOCS, min_chars=10, **who)])
 
 
 def _distractors(who: dict[str, Any], _tmp: Path) -> str:
-    from workbench.generation.synthetic import find_distractors
+    from workbench.synthetic.questions import find_distractors
 
     by_id = {c.id: c for c in CHUNKS}
     target = next(c for c in CHUNKS if c.doc_id == "open")
@@ -398,9 +398,9 @@ RUNNERS: dict[str, Callable[[dict[str, Any], Path], str]] = {
     "workbench.generation.oracle:context_swap": _swap,
     "workbench.generation.oracle:oracle_context": _oracle,
     "workbench.generation.position:handbook_position_items": _position,
-    "workbench.generation.synthetic:generate_synthetic": _synthetic,
-    "workbench.generation.synthetic:sample_chunks": _sample,
-    "workbench.generation.synthetic:find_distractors": _distractors,
+    "workbench.synthetic.questions:generate_synthetic": _synthetic,
+    "workbench.synthetic.questions:sample_chunks": _sample,
+    "workbench.synthetic.questions:find_distractors": _distractors,
     "workbench.evaluation.failures:worst_failures": _worst_failures,
     "workbench.evaluation.evaluation:Evaluation.worst": _evaluation_worst,
     "workbench.widgets.trace_viewer_worst:worst_traces": _worst_traces,
@@ -441,7 +441,7 @@ def test_a_non_member_sees_no_canary(surface, tmp_path):
 def test_a_member_and_the_unrestricted_view_are_not_starved(surface, tmp_path):
     """The check above is not vacuous: as a reader of everything the canary does reach the
     surfaces that show document text (those that only refuse or filter say so below)."""
-    quiet = {"workbench.generation.synthetic:find_distractors",  # ids of public chunks
+    quiet = {"workbench.synthetic.questions:find_distractors",  # ids of public chunks
              "workbench.generation.position:handbook_position_items",  # public item only
              "workbench.golden.labelling:span_warnings",  # numbers, not the canary
              "workbench.golden.labelling:LabellingSession",
@@ -454,7 +454,7 @@ def test_a_member_and_the_unrestricted_view_are_not_starved(surface, tmp_path):
              "workbench.generation.context:assemble_context",
              "workbench.generation.context:passthrough_context",
              "workbench.generation.oracle:run_generation_eval",  # the public item only
-             "workbench.generation.synthetic:sample_chunks"}
+             "workbench.synthetic.questions:sample_chunks"}
     out = RUNNERS[surface]({"user_groups": UNRESTRICTED}, tmp_path)
     if surface not in quiet:
         assert CANARY in out or "88513" in out, f"{surface} showed nothing restricted"

@@ -1,5 +1,5 @@
-"""A realism judge against the person: weighted kappa, agreement intervals, held-out folds,
-and the filter refusing a judge not shown to beat chance."""
+"""A judge's ratings against a person's: weighted kappa (the stats kappa, as sklearn) and
+agreement intervals."""
 
 from __future__ import annotations
 
@@ -11,16 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from workbench.generation import ChatReply
 from workbench.generation.agreement import rating_agreement
 from workbench.generation.calibration import calibrate_judge
-from workbench.generation.synthetic_filter import (
-    RealismJudge,
-    UntrustedJudgeError,
-    filter_synthetic,
-    realism_agreement,
-)
-from workbench.golden import Evidence, GoldenItem
 from workbench.stats import clopper_pearson, cohen_kappa
 
 RATINGS = st.integers(1, 5)
@@ -129,69 +121,6 @@ def test_bad_ratings_are_refused():
         rating_agreement([1, 2], [1])
     with pytest.raises(ValueError, match="at least one item"):
         rating_agreement([], [])
-
-
-class Rater:
-    """A chat model that rates each question from a table (``None``: an unreadable reply),
-    recording the few shots each prompt carried."""
-
-    model_id = "rater"
-
-    def __init__(self, ratings):
-        self.ratings, self.prompts = dict(ratings), []
-
-    def chat(self, messages, max_tokens=None):
-        prompt = messages[-1]["content"]
-        self.prompts.append(prompt)
-        question = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
-        score = self.ratings[question]
-        return ChatReply("no idea" if score is None else f"{score}")
-
-
-def test_held_out_folds_never_show_an_item_its_own_score():
-    scored = [(f"question {i}", 1 + i % 5) for i in range(20)]
-    model = Rater(dict(scored))
-    got = realism_agreement(model, scored, folds=4, resamples=500)
-    assert got.n == 20 and got.kappa == pytest.approx(1.0) and got.better_than_chance
-    for prompt in model.prompts:
-        asked = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
-        shots = prompt.rsplit("QUESTION: ", 1)[0]
-        assert f"QUESTION: {asked}\n" not in shots
-    assert len(model.prompts) == 20
-
-
-def test_unreadable_replies_are_counted_and_a_chance_judge_is_refused_by_the_filter():
-    scored = [(f"question {i}", 1 + i % 5) for i in range(12)]
-    model = Rater({q: (None if i < 2 else 3) for i, (q, _) in enumerate(scored)})
-    got = realism_agreement(model, scored, folds=3)
-    assert got.unreadable == 2 and got.n == 10 and not got.better_than_chance
-    items = [GoldenItem(f"s{i}", q, evidence=(Evidence("d", 0, 1, "x"),), source="synthetic")
-             for i, (q, _) in enumerate(scored)]
-    judge = RealismJudge(model, scored[:4])
-    before = len(model.prompts)
-    with pytest.raises(UntrustedJudgeError, match="not shown to beat chance"):
-        filter_synthetic(items, {"s0": 1}, judge, agreement=got)
-    assert len(model.prompts) == before  # refused before scoring anything
-    # the person's scores alone need no judge
-    alone = filter_synthetic(items[:1], {"s0": 4}, judge, agreement=got)
-    assert [i.qid for i in alone.kept] == ["s0"]
-    with pytest.raises(ValueError, match="folds"):
-        realism_agreement(model, scored[:1])
-
-
-def test_progress_bars_count_every_question_judged(capsys):
-    scored = [(f"question {i}", 1 + i % 5) for i in range(6)]
-    model = Rater(dict(scored))
-    quiet = realism_agreement(model, scored, folds=2, resamples=100)
-    assert capsys.readouterr().err == ""  # no bar unless asked
-    shown = realism_agreement(model, scored, folds=2, resamples=100, progress=True)
-    assert shown == quiet and "realism agreement" in (err := capsys.readouterr().err)
-    assert "6/6" in err
-    items = [GoldenItem(f"s{i}", q, evidence=(Evidence("d", 0, 1, "x"),), source="synthetic")
-             for i, (q, _) in enumerate(scored)]
-    kept = filter_synthetic(items, {"s0": 4}, RealismJudge(model, scored[:4]), agreement=shown,
-                            progress=True)
-    assert len(kept.table) == 6 and "6/6" in capsys.readouterr().err
 
 
 @settings(max_examples=80)

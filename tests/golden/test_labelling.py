@@ -125,6 +125,40 @@ def test_imported_candidates_are_what_the_session_takes_and_the_log_travels(tmp_
         assert rows[1]["source_user"] == "chi" and rows[1]["category"] == "uncategorised"
 
 
+def test_the_documented_flow_import_sample_label_save_closes_on_a_golden_set(tmp_path):
+    """README and notebook 09's flow, end to end on the one Candidate type: import a log,
+    sample what the golden set lacks, label it in a session, and the saved file loads as a
+    golden set that validates against the corpus, keeps where each question came from, and
+    leaves nothing to sample on the next round."""
+    from dataclasses import replace
+
+    from workbench.golden import Candidate, GoldenSet, sample_candidates
+    from workbench.golden.exchange import qid_of
+
+    log = tmp_path / "log.csv"
+    log.write_text(CSV, encoding="utf-8")
+    corpus = Corpus([Document("en", TEXT)])
+    path = tmp_path / "golden.jsonl"
+    GoldenSet(()).save(path)
+    picked = sample_candidates(import_questions(log), golden=GoldenSet.load(path))
+    assert len(picked) == 2 and all(type(c) is Candidate for c in picked)
+    session = LabellingSession(path, corpus, picked)
+    assert session.candidates == [replace(c, qid=qid_of(c)) for c in picked]
+    refunds, colour = session.candidates
+    session.save(refunds.qid or "", [("en", 0, 48)], ["14 days"], "refunds")
+    session.save(colour.qid or "", answerable=False)
+    golden = GoldenSet.load(path)
+    assert golden.problems(corpus) == []
+    assert [(i.qid, i.question, i.source) for i in golden] == [
+        (c.qid, c.question, "real") for c in session.candidates]
+    assert [(i.extra["source_file"], i.extra["source_line"], i.extra["source_user"])
+            for i in golden] == [(str(log), 2, "ana"), (str(log), 4, "chi")]
+    first = golden.items[0]
+    assert first.evidence[0].text == TEXT[:48] and first.answer_must_mention == ("14 days",)
+    assert not golden.items[1].answerable
+    assert sample_candidates(import_questions(log), golden=golden) == []
+
+
 def test_a_saved_candidates_file_reads_back_into_the_session(tmp_path):
     from dataclasses import replace
 

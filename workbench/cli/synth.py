@@ -2,7 +2,7 @@
 
 A chat model (an OpenAI-compatible endpoint, the local server, or the offline SmolLM2 with
 ``--local``) writes an easy question (and with ``--hard`` one in its distractors' words) for
-each of ``--n`` target chunks (:func:`~workbench.generation.synthetic.generate_synthetic`).
+each of ``--n`` target chunks (:func:`~workbench.synthetic.questions.generate_synthetic`).
 The targets are a seeded order of the eligible chunks, so ``--n 20`` after ``--n 10``
 continues with the same first ten.
 
@@ -21,9 +21,9 @@ when the corpus declares access: targets and distractors come only from document
 read, and a distractor only when every reader of its target may read it too.
 
 ``--judge-with SCORES.jsonl`` (``{"qid", "score": 1-5}`` lines a person wrote for some items)
-filters the items with a :class:`~workbench.generation.synthetic_filter.RealismJudge` on the
+filters the items with a :class:`~workbench.synthetic.realism.RealismJudge` on the
 same model: its agreement with the person is measured on their scores held out
-(:func:`~workbench.generation.synthetic_filter.realism_agreement`) and printed; a judge not
+(:func:`~workbench.synthetic.realism.realism_agreement`) and printed; a judge not
 shown to beat chance is refused (exit 2); otherwise ``FILE.kept.jsonl`` holds the items scored
 at or above ``--threshold`` and ``FILE.realism.jsonl`` every item's score and who gave it.
 """
@@ -190,13 +190,13 @@ def run_synth_command(args: argparse.Namespace) -> int:
 
     from workbench.corpus import load_corpus
     from workbench.generation.answer_cache import GenerationCache
-    from workbench.generation.synthetic import (
+    from workbench.golden import GoldenSet
+    from workbench.runtime import GENERATIONS_DIR, cache_dir
+    from workbench.synthetic.questions import (
         SYNTHETIC_PROMPT_VERSION,
         generate_synthetic,
         sample_chunks,
     )
-    from workbench.golden import GoldenSet
-    from workbench.runtime import GENERATIONS_DIR, cache_dir
 
     out = Path(args.out)
     if out.suffix != ".jsonl":
@@ -298,7 +298,7 @@ def _scores(path: str) -> dict[str, int]:
 
 def _filter(args: argparse.Namespace, out: Path, client: Any, golden: Any) -> None:
     """``--judge-with``: measure the realism judge against the person, then filter."""
-    from workbench.generation.synthetic_filter import (
+    from workbench.synthetic.realism import (
         RealismJudge,
         filter_synthetic,
         realism_agreement,

@@ -130,10 +130,10 @@ SURFACES: dict[str, str] = {
     "workbench.generation.oracle:context_swap": "prompts sent to the generator",
     "workbench.generation.oracle:oracle_context": "the gold passages as a context",
     "workbench.generation.position:handbook_position_items": "passages placed in prompts",
-    "workbench.generation.synthetic:generate_synthetic": "targets and distractors sent to "
+    "workbench.synthetic.questions:generate_synthetic": "targets and distractors sent to "
                                                          "the question writer; items written",
-    "workbench.generation.synthetic:sample_chunks": "target chunks for the question writer",
-    "workbench.generation.synthetic:find_distractors": "distractor chunks for the writer",
+    "workbench.synthetic.questions:sample_chunks": "target chunks for the question writer",
+    "workbench.synthetic.questions:find_distractors": "distractor chunks for the writer",
     "workbench.evaluation.failures:worst_failures": "retrieved text, evidence windows",
     "workbench.evaluation.evaluation:Evaluation.worst": "retrieved text, evidence windows",
     "workbench.widgets.trace_viewer_worst:worst_traces": "retrieved text, evidence windows",
@@ -233,7 +233,7 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.evaluation.run_files:write_run", "workbench.evaluation.pipeline:gate_config",
         "workbench.sweep.result:first_relevant_rank_table", "workbench.sweep.runner:run_sweep",
         "workbench.generation.rewrite:evaluate_rewrites",
-        "workbench.generation.synthetic_filter:overlap_table",
+        "workbench.synthetic.measures:overlap_table",
         "workbench.diagnose.diagnosis:trace_relevance",
         "workbench.diagnose.diagnosis:diagnose_trace",
         "workbench.diagnose.diagnosis:diagnosis_table",

@@ -5,9 +5,8 @@ Owns context assembly (:mod:`~workbench.generation.context`: the ACL and version
 the :class:`Generator` protocol (:mod:`~workbench.generation.prompt`), the generators, the
 answer cache (:mod:`~workbench.generation.answer_cache`), oracle-vs-live evaluation
 (:mod:`~workbench.generation.oracle`), grading and the judge
-(:mod:`~workbench.generation.grading`), synthetic questions
-(:mod:`~workbench.generation.synthetic`, its filter
-:mod:`~workbench.generation.synthetic_filter`), judge calibration and answer relevance
+(:mod:`~workbench.generation.grading`), a judge's ratings against a person's
+(:mod:`~workbench.generation.agreement`), judge calibration and answer relevance
 (:mod:`~workbench.generation.calibration`), query rewriting scored three ways
 (:mod:`~workbench.generation.rewrite`), the lost-in-the-middle position experiment
 (:mod:`~workbench.generation.position`, :mod:`~workbench.generation.nq_open`) and the local
@@ -127,28 +126,6 @@ from workbench.generation.rewrite import (
     evaluate_rewrites,
     last_user_turn_rewrite,
 )
-from workbench.generation.synthetic import (
-    SYNTHETIC_PROMPT_VERSION,
-    CopyingQuestionWriter,
-    Rejected,
-    SyntheticRun,
-    find_distractors,
-    generate_synthetic,
-    sample_chunks,
-)
-from workbench.generation.synthetic_filter import (
-    REALISM_PROMPT_VERSION,
-    RealismJudge,
-    SyntheticFilter,
-    UnmeasuredJudgeWarning,
-    UntrustedJudgeError,
-    filter_synthetic,
-    fooled_by,
-    item_slices,
-    lexical_overlap,
-    overlap_table,
-    realism_agreement,
-)
 
 __all__ = [
     "ASSEMBLIES", "DROP_REASONS", "JUDGE_PROMPT_VERSION", "METHODS", "MODES", "PROMPT_VERSION",
@@ -170,8 +147,3 @@ __all__ += ["RELEVANCE_PROMPT_VERSION", "CorrectedRate", "JudgeCalibration", "Ju
             "rating_agreement"]
 __all__ += ["REWRITE_PROMPT_VERSION", "ChatRewriter", "RewriteEvaluation", "Rewriter",
             "evaluate_rewrites", "last_user_turn_rewrite"]
-__all__ += ["REALISM_PROMPT_VERSION", "SYNTHETIC_PROMPT_VERSION", "CopyingQuestionWriter",
-            "RealismJudge", "Rejected", "SyntheticFilter", "SyntheticRun",
-            "UnmeasuredJudgeWarning", "UntrustedJudgeError", "filter_synthetic",
-            "find_distractors", "fooled_by", "generate_synthetic", "item_slices", "lexical_overlap",
-            "overlap_table", "realism_agreement", "sample_chunks"]

@@ -4,7 +4,7 @@
 * :func:`rating_agreement`: exact and within-one agreement with exact (Clopper-Pearson)
   intervals, quadratic-weighted kappa with a seeded bootstrap interval over items; a judge
   whose kappa interval does not clear 0 is not shown to beat chance. The realism judge is
-  measured with it (:func:`~workbench.generation.synthetic_filter.realism_agreement`).
+  measured with it (:func:`~workbench.synthetic.realism.realism_agreement`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Labelling from real sources: candidate questions from logs, run logs and trace e
 (:mod:`~workbench.golden.reanchor`), agreement of two labellers
 (:mod:`~workbench.golden.agreement`), Label Studio and Argilla files both ways
 (:mod:`~workbench.golden.exchange` out, :mod:`~workbench.golden.label_import` back).
+This is the hand-labelled half of the golden set's life cycle; model-written items are
+:mod:`workbench.synthetic`, above generation (docs/architecture.md, section 1).
 
 Layer: may import :mod:`workbench.corpus`, :mod:`workbench.stats`, :mod:`workbench.text` and
 :mod:`workbench.io`.

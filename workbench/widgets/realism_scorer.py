@@ -1,9 +1,9 @@
 """Realism scorer: a person scores a sample of synthetic questions 1-5 for realism and domain
-fit, the few shots of :class:`~workbench.generation.synthetic.RealismJudge`.
+fit, the few shots of :class:`~workbench.synthetic.realism.RealismJudge`.
 
 One row per question (its text, kind and the quoted fact, as text, never HTML) with buttons
 1-5. Readable state: ``scores`` (``{qid: score}``, only the questions scored so far), fed to
-:func:`~workbench.generation.synthetic.filter_synthetic`. ``set_score(qid, score)`` scores
+:func:`~workbench.synthetic.realism.filter_synthetic`. ``set_score(qid, score)`` scores
 from Python (as a click does). :func:`realism_scorer_html` is the static form. Items are shown
 to a reader (``documents=``, ``user_groups=``): one whose fact they may not read is left out
 of the widget and withheld in the static form.

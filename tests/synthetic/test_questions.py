@@ -1,53 +1,24 @@
-"""Synthetic questions: located facts, distractors, rejections, the realism filter, overlap."""
+"""Synthetic questions: located facts, distractors, rejections, the cache, target sampling."""
 
 from __future__ import annotations
 
 import json
-import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.chunking import RecursiveChunker, chunk_corpus
-from workbench.corpus import UNRESTRICTED, Chunk, Document, ReaderRequired, load_folder
-from workbench.evaluation import evaluate
+from workbench.corpus import UNRESTRICTED, Chunk, Document, ReaderRequired
 from workbench.generation import ChatReply, GenerationCache, must_mention
-from workbench.generation.synthetic import (
+from workbench.golden import GoldenSet
+from workbench.retrieval import BM25Retriever
+from workbench.synthetic.measures import fooled_by
+from workbench.synthetic.questions import (
     CopyingQuestionWriter,
+    find_distractors,
     generate_synthetic,
     sample_chunks,
 )
-from workbench.generation.synthetic_filter import (
-    RealismJudge,
-    UnmeasuredJudgeWarning,
-    filter_synthetic,
-    fooled_by,
-    item_slices,
-    lexical_overlap,
-    overlap_table,
-)
-from workbench.golden import GoldenSet
-from workbench.retrieval import BM25Retriever
-
-ROOT = Path(__file__).resolve().parents[2]
-HANDBOOK = ROOT / "data" / "handbook"
-
-
-@pytest.fixture(scope="module")
-def book():
-    docs = load_folder(HANDBOOK / "docs")
-    chunks = chunk_corpus(RecursiveChunker(size=600), docs)
-    return docs, chunks, BM25Retriever(chunks)
-
-
-@pytest.fixture(scope="module")
-def made(book):
-    docs, chunks, bm25 = book
-    targets = sample_chunks(chunks, 25, docs, seed=3, user_groups=UNRESTRICTED)
-    return targets, generate_synthetic(CopyingQuestionWriter(), targets, docs, chunks=chunks,
-                                       distractors=[("bm25", bm25)], user_groups=UNRESTRICTED)
 
 
 class Scripted:
@@ -106,17 +77,6 @@ def test_items_are_located_evidence_with_distractors_that_lack_the_answer(book, 
     counts = run.counts().set_index("kind")
     assert counts["generated"].sum() == len(run.items)
     assert counts["rejected"].sum() == len(run.rejected)
-
-
-def test_easy_synthetic_questions_borrow_the_chunk_words_and_score_higher(book, made):
-    _, chunks, bm25 = book
-    real = GoldenSet.load(HANDBOOK / "golden.jsonl")
-    items = [*real, *made[1].items]
-    table = overlap_table(items, chunks).groupby("kind")["overlap"].mean()
-    assert table["easy"] > table["-"] + 0.3
-    ev = evaluate(bm25, items, chunks, metrics=["recall@5"], k=5)
-    sliced = item_slices(ev, items).set_index(["source", "kind"])["mean"]
-    assert sliced[("synthetic", "easy")] > sliced[("owner", "-")]
 
 
 def _doc(text: str) -> tuple[dict[str, Document], Chunk]:
@@ -192,123 +152,6 @@ def test_sample_skips_superseded_and_documents_its_readers_may_not_read(book):
         sample_chunks(chunks, 5, docs)
 
 
-class ScoringModel:
-    model_id = "scorer"
-
-    def __init__(self, scores):
-        self.scores = dict(scores)
-        self.prompts = []
-
-    def chat(self, messages, max_tokens=None):
-        prompt = messages[-1]["content"]
-        self.prompts.append(prompt)
-        question = prompt.rsplit("QUESTION: ", 1)[1].split("\n", 1)[0]
-        return ChatReply(str(self.scores.get(question, "unsure")))
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=4, max_size=12), st.integers(1, 5),
-       st.integers(1, 3))
-def test_filter_keeps_exactly_the_items_scored_at_or_above_the_threshold(scores, threshold,
-                                                                         n_human):
-    from workbench.golden import Evidence, GoldenItem
-
-    items = [GoldenItem(f"s{i}", f"question {i}", evidence=(Evidence("d", 0, 7, "Refunds"),),
-                        source="synthetic", extra={"kind": "easy"})
-             for i in range(len(scores))]
-    human = {f"s{i}": scores[i] for i in range(n_human)}
-    model = ScoringModel({f"question {i}": s for i, s in enumerate(scores)})
-    judge = RealismJudge(model, [(f"question {i}", scores[i]) for i in range(n_human)])
-    with pytest.warns(UnmeasuredJudgeWarning, match="agreement"):
-        result = filter_synthetic(items, human, judge, threshold=threshold)
-    assert [i.qid for i in result.kept] == [f"s{i}" for i, s in enumerate(scores)
-                                           if s >= threshold]
-    assert all(i.extra["realism"] >= threshold for i in result.kept)
-    table = result.table.set_index("qid")
-    assert (table.loc[list(human), "judge"] == "person").all()
-    assert all(j.startswith("judge:scorer@realism-fewshot-v1+")
-               for j in table.drop(index=list(human))["judge"])
-    assert model.prompts and all("SCORE: " in p for p in model.prompts)
-    assert len(model.prompts) == len(scores) - n_human
-
-
-def test_filter_refuses_bad_scores_and_records_unreadable_replies():
-    from workbench.golden import GoldenItem
-
-    items = [GoldenItem("a", "q a", relevant_chunk_ids=("c",)),
-             GoldenItem("b", "q b", relevant_chunk_ids=("c",))]
-    with pytest.raises(ValueError, match="integer 1-5"):
-        filter_synthetic(items, {"a": 6}, None)
-    with pytest.raises(ValueError, match="no person's score and no judge"):
-        filter_synthetic(items, {"a": 4}, None)
-    with pytest.raises(ValueError, match="not among the items"):
-        filter_synthetic(items, {"zz": 4}, None)
-    with pytest.raises(ValueError, match="needs examples"):
-        RealismJudge(ScoringModel({}), [])
-    with pytest.warns(UnmeasuredJudgeWarning):
-        result = filter_synthetic(items, {"a": 4}, RealismJudge(ScoringModel({}), [("q a", 4)]))
-    row = result.table.set_index("qid").loc["b"]
-    assert [i.qid for i in result.kept] == ["a"] and math.isnan(row["score"])
-    assert row["reply"] == "unsure"
-    # other few shots are another judge
-    assert RealismJudge(ScoringModel({}), [("x", 1)]).prompt_version != RealismJudge(
-        ScoringModel({}), [("x", 2)]).prompt_version
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(["refund", "days", "travel", "policy", "hotel", "the", "cap"]),
-                min_size=1, max_size=8),
-       st.lists(st.sampled_from(["refund", "days", "travel", "hotel", "boots", "tent"]),
-                max_size=10), st.sampled_from(["boots", "cap", "days"]))
-def test_overlap_is_a_share_that_grows_with_the_text(question, text, extra):
-    q, t = " ".join(question), " ".join(text)
-    value = lexical_overlap(q, t)
-    assert 0.0 <= value <= 1.0
-    assert lexical_overlap(q, t + " " + extra) >= value
-    assert lexical_overlap(q, q + " " + t) == (1.0 if value or set(question) - {"the"} else 0.0)
-
-
-def test_item_slices_are_the_means_of_their_questions(book, made):
-    _, chunks, bm25 = book
-    items = list(made[1].items)
-    ev = evaluate(bm25, items, chunks, metrics=["hit@5"], k=5)
-    sliced = item_slices(ev, items, fields=("kind",)).set_index("kind")
-    frame = ev.frame
-    kinds = {i.qid: i.extra["kind"] for i in items}
-    for kind, row in sliced.iterrows():
-        values = [v for q, v in zip(frame["qid"], frame["value"], strict=True)
-                  if kinds[q] == kind]
-        assert row["n"] == len(values) and math.isclose(row["mean"], sum(values) / len(values))
-        assert row["ci_low"] <= row["mean"] <= row["ci_high"]
-    assert sliced["n"].sum() == ev.n
-    with pytest.raises(ValueError, match="not among the items"):
-        item_slices(ev, items[:1])
-
-
-def test_realism_scorer_widget(made, book):
-    from workbench.widgets import RealismScorer
-
-    items = list(made[1].items[:3])
-    scorer = RealismScorer(items, documents=book[0], user_groups=UNRESTRICTED)
-    assert scorer.scores == {} and "0 of 3" in scorer.progress.value
-    scorer.set_score(items[0].qid, 4)
-    scorer.buttons[items[1].qid].value = 2  # a click
-    assert scorer.scores == {items[0].qid: 4, items[1].qid: 2}
-    assert "2 of 3" in scorer.progress.value
-    with pytest.raises(ValueError):
-        scorer.set_score(items[2].qid, 0)
-    html = scorer.to_html()
-    assert "<script" not in html and items[0].question.split()[0] in html
-
-
-def test_realism_scorer_html_escapes():
-    from workbench.golden import GoldenItem
-    from workbench.widgets import realism_scorer_html
-
-    item = GoldenItem("x", "<script>alert(1)</script>?", relevant_chunk_ids=("c",))
-    assert "<script>" not in realism_scorer_html([item], {"x": 3})
-
-
 @pytest.mark.slow
 def test_the_real_offline_model_yields_items_or_reasons(book):
     pytest.importorskip("transformers")
@@ -359,8 +202,6 @@ def test_dense_neighbours_are_distractors_and_fooled_by_names_them(book):
 
 
 def test_a_neighbour_mentioning_the_answer_is_no_distractor():
-    from workbench.generation.synthetic import find_distractors
-
     target = Chunk("a#0", "a", 0, 40, "Refunds are paid within 14 days of return.")
     near = [Chunk("b#0", "b", 0, 40, "Exchanges are paid within 14 days, always."),
             Chunk("c#0", "c", 0, 40, "Refunds for 114 days old items are paid late."),

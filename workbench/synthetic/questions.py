@@ -18,8 +18,8 @@
 * Replies go through the generation cache (:class:`~workbench.generation.GenerationCache`,
   keyed by model, its parameters, prompt version and messages), so a re-run or a resumed
   run costs nothing for what was already generated.
-* Filtering, the overlap figure and slicing by source and kind:
-  :mod:`~workbench.generation.synthetic_filter`.
+* Filtering: :mod:`~workbench.synthetic.realism`; the overlap figure and slicing by source
+  and kind: :mod:`~workbench.synthetic.measures`.
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ def _contains(text: str, answer: str) -> bool:
 
 
 def find_distractors(target: Chunk, answer: str, retrievers: Sequence[tuple[str, Retriever]],
-                     chunks: Mapping[str, Chunk], n: int = 3,
-                     depth: int = 10, *, documents: Mapping[str, Document] | None = None,
+                     chunks: Mapping[str, Chunk], *, n: int = 3, depth: int = 10,
+                     documents: Mapping[str, Document] | None = None,
                      user_groups: Reader | Iterable[str] | str | None = None
                      ) -> list[dict[str, str]]:
     """Up to ``n`` chunks near ``target`` (each retriever searched with the target's text;
@@ -307,7 +307,7 @@ def generate_synthetic(client: ChatModel, targets: Sequence[Chunk],
                                model_id))
         if not distractors:
             continue
-        near = find_distractors(target, answer, distractors, by_id, n_distractors,
+        near = find_distractors(target, answer, distractors, by_id, n=n_distractors,
                                 documents=documents, user_groups=reader)
         if not near:
             rejected.append(Rejected(target.id, "hard", "no neighbour without the answer"))
