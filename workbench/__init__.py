@@ -21,32 +21,22 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "workbench.corpus": ("Chunk", "Corpus", "Document", "load_corpus", "load_folder"),
-    "workbench.golden": ("Evidence", "GoldenItem", "GoldenSet", "add_case", "load_dataset",
-                         "agreement", "from_argilla", "from_label_studio", "import_questions",
-                         "reanchor", "to_argilla", "to_label_studio"),
-    "workbench.chunking": ("Chunker", "DocumentChunker", "FixedChunker", "MarkdownChunker",
-                           "RecursiveChunker", "SentenceChunker", "chunk_corpus",
-                           "parse_chunker"),
-    "workbench.retrieval": ("BM25Retriever", "CallableRetriever", "DenseRetriever", "Encoder",
-                            "Hit", "HybridRetriever", "RerankedRetriever", "Reranker",
-                            "Retriever", "get_encoder", "make_retriever", "wrap"),
-    "workbench.metrics": ("Metric", "Relevance", "read_trec_qrels", "read_trec_run",
-                          "write_trec_qrels", "write_trec_run"),
+    "workbench.golden": ("Evidence", "GoldenItem", "GoldenSet", "add_case", "agreement",
+                         "import_questions", "reanchor"),
+    "workbench.chunking": ("FixedChunker", "MarkdownChunker", "RecursiveChunker",
+                           "SentenceChunker", "chunk_corpus", "parse_chunker"),
+    "workbench.retrieval": ("BM25Retriever", "DenseRetriever", "HybridRetriever", "wrap"),
+    "workbench.metrics": ("Relevance",),
     "workbench.evaluation": ("Evaluation", "Run", "evaluate"),
-    "workbench.sweep": ("SweepResult", "run_sweep"),
-    "workbench.generation": ("ExtractiveReader", "GenerationResult", "Generator", "Judge",
-                             "LocalGenerator", "OpenAIChatGenerator", "assemble_context",
-                             "run_generation_eval"),
-    "workbench.diagnose": ("Trace", "Triage", "diagnose_trace", "traces_from_result",
-                           "triage"),
-    "workbench.gate": ("Baseline", "check_gate", "update_baseline"),
+    "workbench.sweep": ("run_sweep",),
+    "workbench.generation": ("ExtractiveReader", "assemble_context", "run_generation_eval"),
+    "workbench.diagnose": ("diagnose_trace", "traces_from_result", "triage"),
+    "workbench.gate": ("check_gate", "update_baseline"),
     "workbench.widgets": ("ChunkPreview", "MetricTable", "SweepExplorer", "TraceViewer"),
     "workbench.report": ("write_report",),
 }
 _OWNER = {name: package for package, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_OWNER)
-#: Where a name that is not in the top level is looked up, to say where it lives.
-_PACKAGES = ("workbench.text", "workbench.stats", *_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
@@ -54,9 +44,10 @@ def __getattr__(name: str) -> Any:
     if package is not None:
         return getattr(importlib.import_module(package), name)
     if not name.startswith("_"):  # where it lives, among the packages already loaded only
-        for owner in _PACKAGES:
-            module = sys.modules.get(owner)
-            if module is not None and name in getattr(module, "__all__", ()):
+        loaded = sorted(m for m in list(sys.modules) if m.count(".") == 1
+                        and m.startswith("workbench."))
+        for owner in loaded:
+            if name in getattr(sys.modules[owner], "__all__", ()):
                 raise AttributeError(f"workbench.{name} is not in the top level: "
                                      f"from {owner} import {name}")
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
