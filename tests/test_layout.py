@@ -370,6 +370,29 @@ def test_a_missing_top_level_name_fails_at_once_importing_nothing():
     assert done.stdout.strip() == "[]", done.stdout
 
 
+def test_a_name_the_top_level_once_held_says_where_it_lives_importing_nothing():
+    """An old notebook's ``wb.Retriever`` gets the import line that works, before any
+    package is loaded and without loading one."""
+    import importlib
+
+    import workbench
+
+    code = ("import json, sys, workbench; before = set(sys.modules); said = {}\n"
+            "for name in workbench._MOVED_TO:\n"
+            "    try:\n        getattr(workbench, name)\n"
+            "    except AttributeError as refused:\n        said[name] = str(refused)\n"
+            "print(json.dumps([said, sorted(set(sys.modules) - before)]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True)
+    said, loaded = json.loads(done.stdout)
+    assert loaded == []
+    assert set(said) == set(workbench._MOVED_TO) and not set(said) & set(workbench.__all__)
+    for name, package in workbench._MOVED_TO.items():
+        assert said[name] == (f"workbench.{name} is not in the top level: "
+                              f"from {package} import {name}")
+        assert name in importlib.import_module(package).__all__, f"{name} left {package}"
+
+
 def test_package_all_names_resolve():
     import importlib
 
