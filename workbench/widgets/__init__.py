@@ -10,7 +10,8 @@ figures. Views never compute metrics of their own.
 :mod:`~workbench.widgets.trace_viewer`, :mod:`~workbench.widgets.labeller`,
 :mod:`~workbench.widgets.realism_scorer` and
 :mod:`~workbench.widgets.position_plot`. Names load lazily (ipywidgets and plotly are
-imported only when a view is used).
+imported only when a view is used). Every view refuses a keyword it does not take, by name
+(:mod:`~workbench.widgets.keywords`).
 
 Layer: may import :mod:`workbench.gate` and everything below it (in practice evaluation,
 sweep, generation, diagnose, chunking and corpus).
@@ -23,6 +24,7 @@ from typing import Any
 
 _EXPORTS = {
     "workbench.widgets.chunk_preview": ["ChunkPreview", "ChunkPreviewPair", "chunk_preview_html"],
+    "workbench.widgets.keywords": ["UnknownKeyword", "refuse_unknown_keywords"],
     "workbench.widgets.labeller": ["Labeller", "labeller_html"],
     "workbench.widgets.metric_table": ["MetricTable", "available_ks", "metric_table_html",
                                        "table_frame"],

@@ -29,6 +29,7 @@ from workbench.corpus.reader import Reader, ReaderRequired, require_reader
 from workbench.retrieval import EmbeddingCache, Encoder, with_embedder
 from workbench.text import escape_html
 from workbench.text.tokens import get_counter
+from workbench.widgets.keywords import refuse_unknown_keywords
 
 #: What the preview shows for a document its reader may not read.
 WITHHELD = "document withheld: this reader may not read it"
@@ -156,6 +157,7 @@ def _flexible(min_width: str) -> widgets.Layout:
 _ROW = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
 
 
+@refuse_unknown_keywords
 class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive preview of one document under a chosen chunker.
 
@@ -257,6 +259,7 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
             self.view.value = self.to_html()
 
 
+@refuse_unknown_keywords
 class ChunkPreviewPair(widgets.HBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Two chunk previews side by side on the same documents and spans (``left``,
     ``right``); the document choice of the left one drives both."""

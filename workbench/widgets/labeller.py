@@ -58,6 +58,7 @@ from workbench.retrieval import (
 )
 from workbench.retrieval.bm25 import tokenize
 from workbench.text import escape_html
+from workbench.widgets.keywords import refuse_unknown_keywords
 
 __all__ = ["PROPOSE_FROM", "WITHHELD", "Labeller", "labeller_html", "propose_span"]
 
@@ -141,6 +142,7 @@ def _grown(text: str, start: int, end: int, unit: str, side: str, by: int) -> tu
     return (nxt[0] if nxt else start), end
 
 
+@refuse_unknown_keywords
 class Labeller(anywidget.AnyWidget):
     """Label ``questions`` (what :func:`~workbench.golden.candidates.import_questions`
     returns, strings, or dicts with qid/question/source) into the golden set at ``path``.

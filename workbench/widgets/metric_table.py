@@ -18,6 +18,7 @@ import pandas as pd
 from workbench.evaluation import INTERVAL_NOTE, SMALL_MARK, Evaluation, describe_relevance
 from workbench.metrics import Metric, parse_metric
 from workbench.text import escape_html
+from workbench.widgets.keywords import refuse_unknown_keywords
 
 
 def available_ks(ev: Evaluation) -> list[int]:
@@ -116,6 +117,7 @@ def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "categ
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
+@refuse_unknown_keywords
 class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive metric table. ``k``, ``sort_by`` and ``ascending`` are readable and
     settable from Python; the HTML repaints when any control changes."""

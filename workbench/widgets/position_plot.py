@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 
 from workbench.generation.position import PositionResult
 from workbench.text import escape_html
+from workbench.widgets.keywords import refuse_unknown_keywords
 
 __all__ = ["PositionPlot", "position_figure", "reference_curves"]
 
@@ -92,6 +93,7 @@ def position_figure(result: PositionResult, reference: Mapping[str, Any] | None 
     return fig
 
 
+@refuse_unknown_keywords
 class PositionPlot:
     """Interactive view: click a point to list the answers given at that position."""
 

@@ -19,6 +19,7 @@ from workbench.corpus import Document
 from workbench.corpus.reader import Reader, ReaderRequired, require_reader
 from workbench.golden import GoldenItem, can_read_item
 from workbench.text import escape_html
+from workbench.widgets.keywords import refuse_unknown_keywords
 
 __all__ = ["RealismScorer", "realism_scorer_html"]
 
@@ -63,6 +64,7 @@ def realism_scorer_html(items: Sequence[GoldenItem], scores: dict[str, int], *,
             f"{rows}</table>")
 
 
+@refuse_unknown_keywords
 class RealismScorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Score ``items`` 1-5 (1: no one would ask this; 5: a real question), as
     ``user_groups`` may see them (:func:`realism_scorer_html`); a withheld item cannot be

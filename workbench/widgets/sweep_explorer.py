@@ -18,11 +18,13 @@ import plotly.graph_objects as go
 
 from workbench.sweep import SweepResult
 from workbench.text import escape_html
+from workbench.widgets.keywords import refuse_unknown_keywords
 from workbench.widgets.plots import metric_vs_param
 
 NONE = "(none)"
 
 
+@refuse_unknown_keywords
 class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive view of a :class:`~workbench.sweep.SweepResult`."""
 

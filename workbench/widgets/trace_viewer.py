@@ -43,6 +43,7 @@ from workbench.generation.context import RESTRICTED, citation_marks
 from workbench.golden import GoldenItem, can_read_item
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 from workbench.text import escape_html as _esc
+from workbench.widgets.keywords import refuse_unknown_keywords
 from workbench.widgets.trace_viewer_worst import worst_traces
 
 __all__ = ["ANSWER_WITHHELD", "TraceViewer", "trace_viewer_html", "viewed_as",
@@ -383,6 +384,7 @@ NA_NOTE = ("triage n/a: no verdict for the question: it is not in the golden set
            "answer was not graded, or whether its evidence was retrieved is undecided")
 
 
+@refuse_unknown_keywords
 class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Browse traces with filters and prev/next (above and below the trace); it opens at the
     first trace that passes the filters. ``selected_qid`` / ``selected_trace`` are readable
