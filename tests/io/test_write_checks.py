@@ -28,8 +28,8 @@ from workbench.io import (
     write_unless_changed,
 )
 
-TARGETS = ["new", "old", "folder", "link to folder", "missing parent", "missing grandparent",
-           "parent is a file", "linked parent"]
+TARGETS = ["new", "old", "old, no line end", "folder", "link to folder", "missing parent",
+           "missing grandparent", "parent is a file", "linked parent"]
 WRITERS = ["atomic_write_bytes", "atomic_write_text", "append_text", "write_unless_changed"]
 OLD = "old line\n"
 
@@ -53,8 +53,8 @@ def _target(root: Path, kind: str) -> Path:
     """The path to write for a target of ``kind``, the tree made around it."""
     (root / "docs").mkdir()
     path = root / "docs" / "out.txt"
-    if kind == "old":
-        path.write_text(OLD, encoding="utf-8")
+    if kind.startswith("old"):
+        path.write_text(OLD if kind == "old" else OLD.rstrip("\n"), encoding="utf-8")
     elif kind == "folder":
         path.mkdir()
         (path / "inside.txt").write_text("kept", encoding="utf-8")
@@ -114,7 +114,7 @@ def test_every_writer_at_every_kind_of_target(writer, kind, make_parents, text):
             assert _tree(root) == before
             return
         _write(writer, path, text, make_parents)
-        old = OLD if kind == "old" else ""
+        old = {"old": OLD, "old, no line end": OLD.rstrip("\n")}.get(kind, "")
         want = (old + ("" if not old or old.endswith("\n") else "\n") + text
                 if writer == "append_text" else text)
         assert path.read_text(encoding="utf-8") == want
@@ -128,19 +128,23 @@ def test_every_writer_at_every_kind_of_target(writer, kind, make_parents, text):
 
 
 @settings(max_examples=100)
-@given(st.sampled_from(["fresh", "stale", "grown", "grown, merged", "already saved"]),
+@given(st.sampled_from(["fresh", "stale", "grown", "grown, merged", "rewritten and grown",
+                        "already saved"]),
        st.sampled_from(["new line\n", "ünïcode 😀\n"]))
 def test_write_unless_changed_writes_only_over_the_bytes_it_read(stamp, data):
     """The stamp is what was read; the file may have changed since: rewritten, appended to
-    (merged when a merge is given), or already holding what is saved."""
+    (merged when a merge is given, unless what was read changed too), or already holding
+    what is saved."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "golden.jsonl"
-        read = OLD.encode("utf-8")
-        now = {"fresh": read, "stale": b"rewritten\n", "grown": read + b"more\n",
-               "grown, merged": read + b"more\n", "already saved": data.encode("utf-8")}[stamp]
+        read = OLD.encode("utf-8")  # "stale" below has its length, another byte
+        now = {"fresh": read, "stale": b"old lime\n", "grown": read + b"more\n",
+               "grown, merged": read + b"more\n", "rewritten and grown": b"old lime\nmore\n",
+               "already saved": data.encode("utf-8")}[stamp]
         path.write_bytes(now)
-        merge = (lambda extra: data.encode("utf-8") + extra) if stamp == "grown, merged" else None
-        if stamp in ("stale", "grown"):
+        merge = ((lambda extra: data.encode("utf-8") + extra)
+                 if stamp in ("grown, merged", "rewritten and grown") else None)
+        if stamp in ("stale", "grown", "rewritten and grown"):
             with pytest.raises(StaleFileError, match="changed since it was loaded") as refused:
                 write_unless_changed(path, data.encode("utf-8"), FileStamp.of(read), what="log",
                                      merge_appended=merge)
