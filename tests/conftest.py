@@ -28,6 +28,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
+#: the handbook on a command line run from the checkout (tests chdir to ROOT)
+HANDBOOK_ARGS = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
 # beside the checkout, or where WORKBENCH_DATASETS says (a git worktree lives elsewhere)
 SHARED_DATASETS = Path(os.environ.get("WORKBENCH_DATASETS", ROOT.parent / "shared" / "datasets"))
 # One cache folder for the whole run (library, CLI, notebooks and their subprocesses): the

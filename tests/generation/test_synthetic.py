@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import HANDBOOK
 from workbench.chunking import RecursiveChunker, chunk_corpus
 from workbench.corpus import UNRESTRICTED, Chunk, Document, ReaderRequired, load_folder
 from workbench.evaluation import evaluate
@@ -30,9 +30,6 @@ from workbench.generation.synthetic_filter import (
 )
 from workbench.golden import GoldenSet
 from workbench.retrieval import BM25Retriever
-
-ROOT = Path(__file__).resolve().parents[2]
-HANDBOOK = ROOT / "data" / "handbook"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-JS = (Path(__file__).resolve().parents[2] / "workbench" / "widgets" / "labeller_static"
+from tests.conftest import ROOT
+
+JS = (ROOT / "workbench" / "widgets" / "labeller_static"
       / "labeller.js")
 
 #: Characters that make UTF-16 and code points differ, or that tempt a mapping to split them.
