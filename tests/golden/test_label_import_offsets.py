@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import spans_of
 from workbench.corpus import Corpus, Document
 from workbench.golden.label_import import from_argilla, from_label_studio
 from workbench.text import normalize_text
@@ -43,8 +44,7 @@ def passages(draw):
                                  (draw(st.integers(0, n - 1)), n)]))
     spans = {ends}
     for _ in range(draw(st.integers(0, 2))):
-        s = draw(st.integers(0, n - 1))
-        spans.add((s, draw(st.integers(s + 1, n))))
+        spans.add(draw(spans_of(passage)))
     return text, base, passage, sorted(spans)
 
 
