@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-quic", "--disable-dev-shm-usage"]
@@ -49,7 +51,7 @@ def jupyter_lab(root: Path, settings: Path | None = None) -> Iterator[tuple[str,
     every cell laid out (no windowing: an element screenshot shows what it names);
     the server's log goes to ``lab.log`` there."""
     port, token = free_port(), "wbtest"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     options, log = [], None
     if settings is not None:
         tracker = settings / "@jupyterlab" / "notebook-extension"
@@ -122,7 +124,7 @@ def run_cell(page: Any, index: int, marker: str) -> str:
 
 
 #: Where browser tests leave screenshots of the key visuals for a reviewer (ignored by git).
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "outputs" / "screenshots"
+SCREENSHOTS = ROOT / "outputs" / "screenshots"
 
 
 def screenshot(page: Any, name: str, **options: Any) -> Path:

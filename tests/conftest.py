@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis import strategies as st
 
 # Hypothesis profiles. "workbench" (the default: `make test`, CI) is derandomised and keeps no
 # example database, so a clean clone draws the same examples every run and passes or fails
@@ -28,11 +29,20 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "data" / "handbook"
+#: the handbook on a command line run from the checkout (tests chdir to ROOT)
+HANDBOOK_ARGS = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
 # beside the checkout, or where WORKBENCH_DATASETS says (a git worktree lives elsewhere)
 SHARED_DATASETS = Path(os.environ.get("WORKBENCH_DATASETS", ROOT.parent / "shared" / "datasets"))
 # One cache folder for the whole run (library, CLI, notebooks and their subprocesses): the
 # checkout's own, so tests reuse each other's embeddings and never write to the user's home.
 os.environ.setdefault("WORKBENCH_CACHE", str(ROOT / ".workbench_cache"))
+
+
+def spans_of(text: str) -> st.SearchStrategy[tuple[int, int]]:
+    """A non-empty span ``(start, end)`` of ``text``, anywhere in it: the one span strategy of
+    the property tests (a test that wants words only filters or trims what it draws)."""
+    return st.integers(0, len(text) - 1).flatmap(
+        lambda start: st.tuples(st.just(start), st.integers(start + 1, len(text))))
 
 
 def load_benchmark(name: str) -> types.ModuleType:

@@ -12,6 +12,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import HANDBOOK
 
@@ -48,7 +49,7 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, flat(a), flat(b), autojunk=False).ratio()
 
 
-def _wrap(words: list[str], size: float, width: float) -> list[str]:
+def wrap(words: list[str], size: float, width: float) -> list[str]:
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
     lines, line = [], ""
@@ -60,6 +61,16 @@ def _wrap(words: list[str], size: float, width: float) -> list[str]:
             lines.append(line)
             line = w
     return [*lines, line] if line else lines
+
+
+def draw_lines(canvas: Any, lines: list[str], y: float, size: float = 11) -> float:
+    """Draw ``lines`` (Helvetica ``size``, 14 pt apart) at the left margin from ``y`` down;
+    the y below the last one. The one drawing loop of the PDF builders."""
+    canvas.setFont("Helvetica", size)
+    for line in lines:
+        canvas.drawString(72, y, line)
+        y -= 14
+    return y
 
 
 @dataclass
@@ -86,14 +97,10 @@ def one_column_pdf(path: Path, pages: int = 3) -> Drawn:
     for _ in range(pages):
         y, drawn = PAGE_H - 72, []
         while True:
-            lines = _wrap(paras[k % len(paras)].split(), 11, PAGE_W - 144)
+            lines = wrap(paras[k % len(paras)].split(), 11, PAGE_W - 144)
             if y - 14 * len(lines) < 72:
                 break
-            canvas.setFont("Helvetica", 11)
-            for line in lines:
-                canvas.drawString(72, y, line)
-                y -= 14
-            y -= 12
+            y = draw_lines(canvas, lines, y) - 12
             drawn.append(paras[k % len(paras)])
             k += 1
         canvas.showPage()
@@ -109,8 +116,8 @@ def two_column_pdf(path: Path, stream: str) -> Drawn:
     from reportlab.pdfgen.canvas import Canvas
 
     width = (PAGE_W - 144 - 24) / 2
-    left = [ln for p in prose("policy-refunds.md", 4) for ln in [*_wrap(p.split(), 10, width), ""]]
-    right = [ln for p in prose("leave-annual.md", 4) for ln in [*_wrap(p.split(), 10, width), ""]]
+    left = [ln for p in prose("policy-refunds.md", 4) for ln in [*wrap(p.split(), 10, width), ""]]
+    right = [ln for p in prose("leave-annual.md", 4) for ln in [*wrap(p.split(), 10, width), ""]]
     n = min(max(len(left), len(right)), 52)
     left, right = (left + [""] * n)[:n], (right + [""] * n)[:n]
     canvas = Canvas(str(path), pagesize=(PAGE_W, PAGE_H))
@@ -147,7 +154,7 @@ def scanned_page_pdf(path: Path) -> Drawn:
     canvas = Canvas(str(path), pagesize=(PAGE_W, PAGE_H))
     pages = []
     for k in range(3):
-        lines = _wrap(paras[k].split(), 11, PAGE_W - 144)
+        lines = wrap(paras[k].split(), 11, PAGE_W - 144)
         if k == 1:
             scale = 3
             image = Image.new("L", (int(PAGE_W * scale), int(PAGE_H * scale)), 255)
@@ -158,9 +165,7 @@ def scanned_page_pdf(path: Path) -> Drawn:
             canvas.drawImage(ImageReader(image), 0, 0, PAGE_W, PAGE_H)
             pages.append("")
         else:
-            canvas.setFont("Helvetica", 11)
-            for i, line in enumerate(lines):
-                canvas.drawString(72, PAGE_H - 72 - 14 * i, line)
+            draw_lines(canvas, lines, PAGE_H - 72)
             pages.append(paras[k])
         canvas.showPage()
     canvas.save()

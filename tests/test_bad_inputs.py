@@ -25,10 +25,9 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import HANDBOOK, ROOT
 from workbench.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-HANDBOOK = ROOT / "data" / "handbook"
 GOOD_ROW = {"qid": "new-1", "question": "what is new?", "relevant_chunk_ids": ["it-security#0"]}
 
 

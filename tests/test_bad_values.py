@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT
+from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker
 from workbench.cli import main
 from workbench.gate import Baseline
@@ -27,7 +27,6 @@ from workbench.sweep.grid import load_grid
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
-HANDBOOK = ROOT / "data" / "handbook"
 NOT_TEXT = st.one_of(st.booleans(), st.floats(allow_nan=True), st.lists(st.text(max_size=3),
                      max_size=2), st.dictionaries(st.text(max_size=3), st.integers(),
                                                  max_size=2))

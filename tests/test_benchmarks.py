@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, load_benchmark
+from tests.conftest import HANDBOOK, load_benchmark
 from workbench.corpus import load_folder
 from workbench.golden import GoldenSet
 from workbench.stats import sign_test
@@ -58,8 +58,8 @@ def test_evidence_threshold_truth_of_a_whole_span_is_full_coverage():
     """Facts = the whole span: every fact retrieved exactly when the union of the retrieved
     pieces covers the span (coverage 1), for every chunking, ranking and k."""
     bench = load_benchmark("evidence_threshold")
-    corpus = load_folder(ROOT / "data" / "handbook" / "docs")
-    golden = GoldenSet.load(ROOT / "data" / "handbook" / "golden.jsonl")
+    corpus = load_folder(HANDBOOK / "docs")
+    golden = GoldenSet.load(HANDBOOK / "golden.jsonl")
     data = bench.cases(corpus.documents, golden, ["fixed:size=150,overlap=50"], (1, 3),
                        bench.whole_span)
     assert data and any(0 < c < 1 for c, _ in data) and any(ok for _, ok in data)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
+
 PACKAGE = ROOT / "workbench"
 
 # The flow of DESIGN.md section 2, lowest first. A module may import only from its own

@@ -18,7 +18,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+from tests.conftest import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: A number the prose quotes from an output: ``<span title="quoted">0.642</span>``.
 QUOTED = re.compile(r'<span title="quoted">([^<]+)</span>')
 #: What a person should never have to read: a dataclass repr, a float with all its digits.
@@ -152,7 +154,7 @@ def workbench_warnings() -> set[str]:
     on it, read from the source: importing every module to list them would be slow)."""
     names = {"WorkbenchWarning"}
     bases: dict[str, set[str]] = {}
-    for path in (NOTEBOOKS[0].parents[1] / "workbench").rglob("*.py"):
+    for path in (ROOT / "workbench").rglob("*.py"):
         for m in re.finditer(r"^class (\w+)\(([^)]*)\)", path.read_text("utf-8"), re.M):
             bases[m.group(1)] = {b.strip().split(".")[-1] for b in m.group(2).split(",")}
     while grown := {name for name, of in bases.items() if of & names} - names:

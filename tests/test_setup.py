@@ -7,11 +7,11 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tests.chunking.test_chunking import FAST, check_invariants, documents
+from tests.conftest import ROOT
 from workbench.chunking import parse_chunker
 from workbench.chunking.semantic import SemanticChunker, breakpoints
 from workbench.chunking.units import sentence_units
@@ -127,7 +128,7 @@ def test_the_cli_chunks_command_takes_a_semantic_spec(tmp_path: Path, capsys) ->
 
     from workbench.cli import main
 
-    root = Path(__file__).resolve().parents[2] / "data" / "content_types" / "glossary"
+    root = ROOT / "data" / "content_types" / "glossary"
     assert main(["chunks", "--corpus", str(root), "--golden",
                  str(root / "golden.jsonl"), "--chunker", "semantic:size=300",
                  "--chunker", "fixed:size=300,overlap=0", "--json", "--cache",
@@ -147,7 +148,7 @@ def test_a_sweep_and_the_pipeline_run_a_semantic_spec(tmp_path: Path) -> None:
     from workbench.retrieval.cache import EmbeddingCache
     from workbench.sweep import run_sweep
 
-    root = Path(__file__).resolve().parents[2] / "data" / "content_types" / "glossary"
+    root = ROOT / "data" / "content_types" / "glossary"
     corpus, golden = load_folder(root), GoldenSet.load(root / "golden.jsonl")
     spec = "semantic:size=300,rule=percentile,amount=80,window=0"
     with ThreadPoolExecutor(1) as pool:

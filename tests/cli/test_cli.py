@@ -4,9 +4,8 @@ import sys
 
 import pytest
 
+from tests.conftest import HANDBOOK_ARGS
 from workbench.cli import main
-
-HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +80,7 @@ def test_validate_ok_and_problems(tmp_path, capsys):
 
 
 def test_eval_json_shape(capsys):
-    assert main(["eval", *HANDBOOK, "--chunker", "fixed:size=800,overlap=100", "-k", "5",
+    assert main(["eval", *HANDBOOK_ARGS, "--chunker", "fixed:size=800,overlap=100", "-k", "5",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n"] == 67 and out["excluded"]["unanswerable"] == 7
@@ -106,7 +105,7 @@ def test_eval_json_shape(capsys):
 
 
 def test_eval_table_and_document_level(capsys):
-    assert main(["eval", *HANDBOOK, "--level", "document", "-m", "hit_rate@3"]) == 0
+    assert main(["eval", *HANDBOOK_ARGS, "--level", "document", "-m", "hit_rate@3"]) == 0
     out = capsys.readouterr().out
     assert "hit_rate@3" in out and "colloquial" in out
 
@@ -114,9 +113,9 @@ def test_eval_table_and_document_level(capsys):
 def test_user_errors_exit_2_without_traceback(tmp_path, capsys):
     assert main(["eval", "--corpus", str(tmp_path / "missing"), "--golden", "x.jsonl"]) == 2
     assert "error:" in capsys.readouterr().err
-    assert main(["eval", *HANDBOOK, "--chunker", "blocks:size=3"]) == 2
-    assert main(["eval", *HANDBOOK, "--retriever", "magic"]) == 2
-    assert main(["eval", *HANDBOOK, "-m", "recall@x"]) == 2
+    assert main(["eval", *HANDBOOK_ARGS, "--chunker", "blocks:size=3"]) == 2
+    assert main(["eval", *HANDBOOK_ARGS, "--retriever", "magic"]) == 2
+    assert main(["eval", *HANDBOOK_ARGS, "-m", "recall@x"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("error:") == 3
 
@@ -136,7 +135,7 @@ def test_cli_does_not_import_torch():
 
 
 def test_chunks_diagnostics_json(capsys):
-    assert main(["chunks", *HANDBOOK, "--chunker", "fixed:size=400,overlap=0",
+    assert main(["chunks", *HANDBOOK_ARGS, "--chunker", "fixed:size=400,overlap=0",
                  "--chunker", "fixed:size=400,overlap=100", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["chunker"] for r in rows] == ["fixed:size=400,overlap=0",
@@ -149,7 +148,7 @@ def test_chunks_diagnostics_json(capsys):
 def test_eval_accepts_every_chunker_spec(capsys):
     for spec in ["recursive:size=300,unit=tokens,overlap=0,header=true", "markdown:size=400",
                  "sentence:size=400", "parent:child=200,size=1000"]:
-        assert main(["eval", *HANDBOOK, "--chunker", spec, "--json"]) == 0
+        assert main(["eval", *HANDBOOK_ARGS, "--chunker", spec, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["n"] == 67
 
 
@@ -323,7 +322,7 @@ def test_eval_json_equals_the_api_under_the_evidence_threshold_given(threshold, 
     import workbench as wb
 
     spec = "fixed:size=300,overlap=0"
-    assert main(["eval", *HANDBOOK, "--chunker", spec, "-k", "5", "--evidence-threshold",
+    assert main(["eval", *HANDBOOK_ARGS, "--chunker", spec, "-k", "5", "--evidence-threshold",
                  str(threshold), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     corpus = wb.load_folder("data/handbook/docs")

@@ -17,11 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT
+from tests.conftest import HANDBOOK, ROOT
 from workbench.cli import build_parser, main
 from workbench.io import InputError, WorkbenchError
 
-HANDBOOK = ROOT / "data" / "handbook"
 DOCS = str(HANDBOOK / "docs")
 GOLDEN = str(HANDBOOK / "golden.jsonl")
 SLOW = settings(max_examples=40, deadline=None, derandomize=True,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
 from workbench.corpus import UNRESTRICTED, FrontMatterWarning, load_folder
@@ -32,9 +33,8 @@ from workbench.report import render_report
 from workbench.retrieval.bm25 import BM25Retriever
 from workbench.widgets.trace_viewer import trace_viewer_html
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "data" / "handbook" / "docs"
-GOLDEN = ROOT / "data" / "handbook" / "golden.jsonl"
+DOCS = HANDBOOK / "docs"
+GOLDEN = HANDBOOK / "golden.jsonl"
 ORIGINAL = (DOCS / "procurement.md").read_text(encoding="utf-8")
 HEADER_ACL = "acl: [finance, managers]"
 BODY = ORIGINAL.split("\n---\n", 1)[1]

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import load_folder, load_jsonl
 from workbench.corpus.access import fold_key
 from workbench.generation import assemble_context
 
-ROOT = Path(__file__).resolve().parents[2]
-ORIGINAL = (ROOT / "data" / "handbook" / "docs" / "procurement.md").read_text(encoding="utf-8")
+ORIGINAL = (HANDBOOK / "docs" / "procurement.md").read_text(encoding="utf-8")
 HEAD, BODY = ORIGINAL.split("\n---\n", 1)
 CANARY = "Buying merchandise for resale is covered by the Merchandising Buying Manual"
 assert CANARY in BODY

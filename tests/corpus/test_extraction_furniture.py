@@ -46,12 +46,8 @@ def printed_pdf(path: Path, pages: int = 5) -> drawn.Drawn:
         canvas.drawString(PAGE_W - 80, 24, f"{n}/{pages}")
         y, out = PAGE_H - 72, []
         for _ in range(3):
-            lines = drawn._wrap(paras[k % len(paras)].split(), 11, PAGE_W - 144)
-            canvas.setFont("Helvetica", 11)
-            for line in lines:
-                canvas.drawString(72, y, line)
-                y -= 14
-            y -= 12
+            lines = drawn.wrap(paras[k % len(paras)].split(), 11, PAGE_W - 144)
+            y = drawn.draw_lines(canvas, lines, y) - 12
             out.append(paras[k % len(paras)])
             k += 1
         canvas.showPage()
@@ -106,9 +102,9 @@ def two_columns_with_furniture(path: Path) -> drawn.Drawn:
         canvas.drawString(72, PAGE_H - 30, "Northwind Handbook — internal — printed 2026-12-02 "
                                            "— every page carries this header line")
         left = [ln for p in drawn.prose("policy-refunds.md")[n:n + 3]
-                for ln in drawn._wrap(p.split(), 10, width)][:30]
+                for ln in drawn.wrap(p.split(), 10, width)][:30]
         right = [ln for p in drawn.prose("leave-annual.md")[n:n + 3]
-                 for ln in drawn._wrap(p.split(), 10, width)][:30]
+                 for ln in drawn.wrap(p.split(), 10, width)][:30]
         canvas.setFont("Helvetica-Bold", 14)
         title = f"{['Refunds', 'Leave', 'Both'][n]} and what each team does, in both columns"
         canvas.drawString(72, PAGE_H - 60, title)

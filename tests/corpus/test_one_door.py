@@ -7,14 +7,13 @@ else raises, and the door's key is not handed out twice."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from workbench.corpus import Document, admit
 from workbench.corpus.types import Admitted, admission_key
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "workbench"
 DOOR = PACKAGE / "corpus" / "admission.py"
 HOMES = ("workbench", "workbench.corpus", "workbench.corpus.types")

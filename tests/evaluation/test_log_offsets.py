@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import HANDBOOK
+from tests.conftest import HANDBOOK, spans_of
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
 from workbench.corpus import Document, RawOffsets, load_folder
@@ -69,8 +69,7 @@ def documents(draw, name):
 @st.composite
 def spans(draw, doc):
     text = doc.text
-    s = draw(st.integers(0, len(text) - 1))
-    e = draw(st.integers(s + 1, len(text)))
+    s, e = draw(spans_of(text))
     piece = text[s:e]
     s, e = s + len(piece) - len(piece.lstrip()), e - (len(piece) - len(piece.rstrip()))
     return (s, e) if e > s else None

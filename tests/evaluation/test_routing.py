@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import ROOT
 from workbench.evaluation.routing import (
     RoutingRequest,
     compare_routers,
@@ -22,7 +22,6 @@ from workbench.evaluation.routing import (
 )
 from workbench.io import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "routing"
 COSTS = {"s": 1.0, "m": 3.0, "l": 10.0}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import HANDBOOK, HANDBOOK_ARGS, ROOT
 from workbench.cli import main
 from workbench.evaluation import evaluate_pipeline, evaluation_from_scores
 from workbench.gate import (
@@ -232,15 +232,12 @@ def test_a_recorded_pipeline_must_be_one_the_gate_can_rerun(tmp_path, baseline):
             Baseline.load(bad)
 
 
-HANDBOOK = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
-
-
 def test_cli_gate_exit_codes_on_the_handbook(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     path = tmp_path / "baseline.json"
     assert main(["gate", "--baseline", str(path)]) == 2  # no baseline, no --update-baseline
     assert "--update-baseline" in capsys.readouterr().err
-    assert main(["gate", "--baseline", str(path), *HANDBOOK, "--update-baseline"]) == 0
+    assert main(["gate", "--baseline", str(path), *HANDBOOK_ARGS, "--update-baseline"]) == 0
     assert "created baseline" in capsys.readouterr().out
     assert main(["gate", "--baseline", str(path)]) == 0  # options from the recorded config
     assert "Retrieval gate PASSED" in capsys.readouterr().out
@@ -257,7 +254,7 @@ def test_cli_gate_exit_codes_on_the_handbook(tmp_path, capsys, monkeypatch):
     out = json.loads(capsys.readouterr().out)
     assert out["passed"] and out["exit_code"] == 0 and out["n"] == 67
     # an edited golden set: 2 without acknowledgement, compared on common qids with it
-    lines = (ROOT / "data/handbook/golden.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (HANDBOOK / "golden.jsonl").read_text(encoding="utf-8").splitlines()
     edited = tmp_path / "golden.jsonl"
     edited.write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
     gate_edited = ["gate", "--baseline", str(path), "--golden", str(edited)]

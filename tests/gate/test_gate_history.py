@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import HANDBOOK_ARGS, ROOT
 from tests.gate.test_gate import BASE_HITS, CONFIG, GOLDEN, ev_of, with_changes
 from workbench.cli import main
 from workbench.gate import BaselineRefused, update_baseline
@@ -79,8 +79,7 @@ def test_cli_gate_history(tmp_path, capsys, monkeypatch):
     path = tmp_path / "baseline.json"
     assert main(["gate", "--baseline", str(path), "--history"]) == 2  # a typo is not "no history"
     assert "baseline not found" in capsys.readouterr().err
-    handbook = ["--corpus", "data/handbook/docs", "--golden", "data/handbook/golden.jsonl"]
-    assert main(["gate", "--baseline", str(path), *handbook, "--chunker",
+    assert main(["gate", "--baseline", str(path), *HANDBOOK_ARGS, "--chunker",
                  "fixed:size=400,overlap=0", "--update-baseline"]) == 0
     assert main(["gate", "--baseline", str(path), "--chunker", "fixed:size=800,overlap=100",
                  "--update-baseline"]) == 0

@@ -3,8 +3,6 @@ pinned judges, answer relevance; and a real model judging through the local serv
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,8 +22,6 @@ from workbench.generation.calibration import (
 )
 from workbench.io import WorkbenchError
 from workbench.stats import SMALL_N, clopper_pearson, rogan_gladen
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class ScriptedJudge:

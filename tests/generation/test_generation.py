@@ -8,7 +8,6 @@ import threading
 import time
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
@@ -40,9 +39,6 @@ from workbench.generation.context import (
 )
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.retrieval.callable_retriever import CallableRetriever
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 # ----------------------------------------------------------------------------- helpers
 

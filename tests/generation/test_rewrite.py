@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import UNRESTRICTED, load_folder
 from workbench.generation.rewrite import evaluate_rewrites, last_user_turn_rewrite
@@ -16,9 +16,6 @@ from workbench.golden import GoldenSet, GoldenSetError
 from workbench.golden.items import ROLES
 from workbench.retrieval import BM25Retriever
 from workbench.text import normalize_text
-
-ROOT = Path(__file__).resolve().parents[2]
-HANDBOOK = ROOT / "data" / "handbook"
 
 
 def test_conversations_load_validate_and_round_trip(tmp_path):

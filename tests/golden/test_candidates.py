@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import ROOT
 from workbench.golden import GoldenItem, GoldenSet
 from workbench.golden.candidates import (
     Candidate,
@@ -259,7 +260,7 @@ def test_the_questions_command_merges_samples_and_writes(tmp_path):
     golden = tmp_path / "golden.jsonl"
     GoldenSet([GoldenItem("q1", "Gift card expiry", answerable=False)]).save(golden)
     out = tmp_path / "c.jsonl"
-    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-m", "workbench.cli", "questions", str(log),
                            "--field", "asked", "--golden", str(golden), "-o", str(out)],
                           capture_output=True, text=True, env=env)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import spans_of
 from workbench.corpus import Corpus, Document
 from workbench.golden.label_import import from_argilla, from_label_studio
 from workbench.golden.otel import read_spans
@@ -32,8 +33,7 @@ def labelled(draw):
     text = draw(texts)
     spans = []
     for _ in range(draw(st.integers(1, 4))):
-        start = draw(st.integers(0, len(text) - 1))
-        spans.append((start, draw(st.integers(start + 1, len(text)))))
+        spans.append(draw(spans_of(text)))
     return text, sorted(set(spans))
 
 

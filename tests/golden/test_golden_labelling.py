@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import spans_of
 from workbench.corpus import UNRESTRICTED, Corpus, Document, ReaderRequired, admit
 from workbench.golden import GoldenSet
 from workbench.golden.labelling import (
@@ -34,8 +35,7 @@ def _corpus(**extra: Document) -> Corpus:
 @given(st.sampled_from(sorted(TEXTS)), st.data())
 def test_any_selection_round_trips_to_exact_offsets_and_quote(tmp_path_factory, doc_id, data):
     text = TEXTS[doc_id]
-    start = data.draw(st.integers(0, len(text) - 1))
-    end = data.draw(st.integers(start + 1, len(text)))
+    start, end = data.draw(spans_of(text))
     corpus = _corpus()
     item = make_item(corpus, "q1", "a question", [(doc_id, start, end)], user_groups=UNRESTRICTED)
     ev = item.evidence[0]

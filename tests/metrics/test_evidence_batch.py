@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import spans_of
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import Chunk, Document
 from workbench.golden import Evidence, GoldenItem
@@ -103,8 +104,7 @@ def scoring_cases(draw):
                                                   max_size=2, unique=True))) \
                     if len(cuts) > 1 else (0, len(doc.text))
             else:
-                start = draw(st.integers(0, len(doc.text) - 1))
-                end = draw(st.integers(start + 1, len(doc.text)))
+                start, end = draw(spans_of(doc.text))
             if doc.text[start:end].strip():
                 evidence.append(Evidence(doc.id, start, end, doc.text[start:end]))
         if evidence and draw(st.booleans()):
@@ -179,8 +179,7 @@ def two_chunkings(draw):
         evidence = []
         for _ in range(draw(st.integers(1, 3))):
             doc = draw(st.sampled_from(docs))
-            start = draw(st.integers(0, len(doc.text) - 1))
-            end = draw(st.integers(start + 1, len(doc.text)))
+            start, end = draw(spans_of(doc.text))
             if doc.text[start:end].strip():
                 evidence.append(Evidence(doc.id, start, end, doc.text[start:end]))
         if evidence:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import spans_of
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import Chunk, Document
 from workbench.evaluation import Run, evaluate
@@ -325,14 +326,11 @@ def coverage_cases(draw):
         [" ", "\n", " \n\n"]))), doc_id) for doc_id in ("a", "b")]
     chunks, spans = [], []
     for doc in docs:
-        n = len(doc.text)
         for _ in range(draw(st.integers(1, 6))):
-            start = draw(st.integers(0, n - 1))
-            chunks.append(_chunk(doc, len(chunks), start, draw(st.integers(start + 1, n))))
+            chunks.append(_chunk(doc, len(chunks), *draw(spans_of(doc.text))))
     for _ in range(draw(st.integers(1, 3))):
         doc = draw(st.sampled_from(docs))
-        start = draw(st.integers(0, len(doc.text) - 2))
-        end = draw(st.integers(start + 1, len(doc.text)))
+        start, end = draw(spans_of(doc.text))
         assume(doc.text[start:end].strip() and not doc.text[start].isspace()
                and not doc.text[end - 1].isspace())
         spans.append(_evidence(doc, start, end))
@@ -444,10 +442,8 @@ def judging_cases(draw):
         " ", blanks), doc_id) for doc_id in ("a", "b", "c")[:draw(st.integers(1, 3))]]
     chunks: list[Chunk] = []
     for doc in docs[:max(1, len(docs) - draw(st.integers(0, 1)))]:
-        n = len(doc.text)
         for _ in range(draw(st.integers(0, 8))):
-            start = draw(st.integers(0, n - 1))
-            chunk = _chunk(doc, len(chunks), start, draw(st.integers(start + 1, n)))
+            chunk = _chunk(doc, len(chunks), *draw(spans_of(doc.text)))
             chunks.append(chunk)
             if draw(st.booleans()):  # a duplicate under another id
                 chunks.append(Chunk(f"{doc.id}#{len(chunks)}", doc.id, chunk.start, chunk.end,
@@ -457,8 +453,7 @@ def judging_cases(draw):
         spans = []
         for _ in range(draw(st.integers(1, 4))):
             doc = draw(st.sampled_from(docs))
-            start = draw(st.integers(0, len(doc.text) - 1))
-            end = draw(st.integers(start + 1, len(doc.text)))
+            start, end = draw(spans_of(doc.text))
             if doc.text[start:end].strip():
                 spans.append(EvidenceSpan.of(doc.id, start, end, doc.text[start:end]))
         if spans and draw(st.booleans()):

@@ -4,13 +4,13 @@ Content-Security-Policy) that opens in headless Chromium; source slices; the CLI
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
 from tests.browser import CHROMIUM_ARGS, chromium_path, screenshot
+from tests.conftest import HANDBOOK
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.cli import main
 from workbench.corpus import Corpus, Document
@@ -21,8 +21,6 @@ from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.report import generation_evaluation, render_report, source_slices, write_report
 from workbench.retrieval.bm25 import BM25Retriever
 
-ROOT = Path(__file__).resolve().parents[2]
-HANDBOOK = ROOT / "data" / "handbook"
 PWN = ('<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> '
        '<svg onload="window.__pwned = 4"></svg>')
 DOCS = Corpus([

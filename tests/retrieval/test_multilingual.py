@@ -25,7 +25,6 @@ from workbench.metrics import Relevance
 from workbench.retrieval.bm25 import BM25Retriever
 from workbench.retrieval.cache import EmbeddingCache
 
-ROOT = Path(__file__).resolve().parents[2]
 N_PARAGRAPHS = 40
 CHUNKER = {"en": "sentence:size=300", "vi": "sentence:size=300", "zh": "sentence:size=200"}
 FILES = {"en": "xquad/xquad.en.json", "vi": "xquad/xquad.vi.json",

@@ -11,11 +11,11 @@ one module-scoped fixture, so only the first run embeds (~175 chunks, 15-50 s on
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.conftest import ROOT
 from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.evaluation import Evaluation, evaluate
 from workbench.metrics import Relevance
@@ -25,7 +25,6 @@ from workbench.retrieval.hybrid import HybridRetriever, contribution_table
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 METRICS = ["hit_rate@5", "recall@5", "mrr@5"]
 
 

@@ -1,5 +1,5 @@
-from pathlib import Path
 
+from tests.conftest import ROOT
 from workbench.chunking import FixedChunker
 from workbench.chunking import split_spans as cut_spans
 from workbench.corpus import Document, Span
@@ -85,7 +85,7 @@ def test_overlap_says_when_it_does_nothing_and_controls_wrap():
 def test_a_conversation_shows_its_turns_and_speakers(tmp_path):
     from workbench.corpus import load_corpus
 
-    root = Path(__file__).resolve().parents[2] / "data" / "content_types" / "tickets"
+    root = ROOT / "data" / "content_types" / "tickets"
     corpus = load_corpus(root / "tickets.jsonl")
     doc = corpus.documents[0]
     p = ChunkPreview(doc, kind="conversation", size=300)

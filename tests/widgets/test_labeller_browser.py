@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser import notebook_page, run_cell, screenshot
+from tests.conftest import HANDBOOK
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "data" / "handbook" / "docs"
+DOCS = HANDBOOK / "docs"
 
 #: (file name, the sentence to select) of the documents made in other formats; the HTML one
 #: puts emoji (two UTF-16 units each) before its sentence, so UTF-16 and code-point offsets differ.
@@ -48,7 +49,7 @@ def _cells(formats: Path) -> list[str]:
     return [
         "from workbench.corpus import UNRESTRICTED, Corpus, Document, load_folder\n"
         "from workbench.widgets.labeller import Labeller\n"
-        f"docs = load_folder({str(HANDBOOK)!r})\n"
+        f"docs = load_folder({str(DOCS)!r})\n"
         f"formats = load_folder({str(formats)!r})\n"
         "evil = Document('evil', 'Pwned check <script>window.__pwned = 1</script> '\n"
         "                '<img src=x onerror=\"window.__pwned = 2\"> end')\n"
@@ -129,7 +130,7 @@ def test_labeller_in_jupyterlab(tmp_path):
     from workbench.corpus import Corpus, load_folder
 
     formats = _formats(tmp_path / "formats")
-    corpus = Corpus([*load_folder(HANDBOOK).values(), *load_folder(formats).values()])
+    corpus = Corpus([*load_folder(DOCS).values(), *load_folder(formats).values()])
     with notebook_page(tmp_path, "label.ipynb", _cells(formats)) as page:
         page.wait_for_selector(".wb-lab", timeout=120_000)
         assert "0 of 6 labelled" in page.locator(".wb-progress").first.inner_text()

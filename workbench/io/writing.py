@@ -135,6 +135,7 @@ def append_text(path: str | Path, text: str, *, what: str, make_parents: bool = 
     under the file's lock: the file is re-read under the lock, so whatever another writer
     put there before (appended lines, a rewrite) is kept and ``text`` follows it on a line
     of its own."""
+    _check_target(Path(path), make_parents)  # before the lock, which would make the folder
     with locked(path):
         old = read_text(path, what) if Path(path).exists() else ""
         sep = "" if not old or old.endswith("\n") else "\n"
@@ -165,6 +166,7 @@ def write_unless_changed(path: str | Path, data: bytes, since: FileStamp, *, wha
     :class:`StaleFileError` when the merge is ambiguous); otherwise :class:`StaleFileError`
     says what changed, and nothing is written."""
     path = Path(path)
+    _check_target(path, make_parents=False)
     with locked(path):
         try:
             now = path.read_bytes()

@@ -20,12 +20,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from tests.conftest import HANDBOOK, ROOT
 from workbench.gate import Baseline
 from workbench.golden import GoldenSet, add_case
 from workbench.io import temp_files
 
-ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "data" / "handbook" / "golden.jsonl"
+GOLDEN = HANDBOOK / "golden.jsonl"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
        "TOKENIZERS_PARALLELISM": "false"}
 
