@@ -200,7 +200,8 @@ def test_an_injected_script_does_not_run_in_chromium(pipeline, tmp_path, monkeyp
 
     chunks, ev, gen, traces = pipeline
     _unescaped(monkeypatch)
-    path = write_report(tmp_path / "report.html", ev, figures(), gen, traces, golden=GOLDEN,
+    path = write_report(tmp_path / "report.html", ev, sweep=figures(), generation=gen,
+                        traces=traces, golden=GOLDEN,
                         corpus=DOCS, chunks=chunks)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
@@ -222,7 +223,8 @@ def test_report_opens_in_headless_chromium(pipeline, tmp_path):
     from playwright.sync_api import sync_playwright
 
     chunks, ev, gen, traces = pipeline
-    path = write_report(tmp_path / "out" / "report.html", ev, figures(), gen, traces,
+    path = write_report(tmp_path / "out" / "report.html", ev, sweep=figures(), generation=gen,
+                        traces=traces,
                         golden=GOLDEN, corpus=DOCS, chunks=chunks, title="Hostile report")
     assert path.exists() and not list(path.parent.glob(".*.tmp"))
     with sync_playwright() as p:

@@ -273,8 +273,9 @@ class Evaluation:
         if k is None:
             k = next((m.k for m in map(parse_metric, self.metrics)
                       if m.kind == "recall" and m.k is not None), 5)
-        return worst_failures(self._runs[system], _golden_items(golden), chunks, n, k,
-                              evidence_threshold, documents=documents, user_groups=user_groups)
+        return worst_failures(self._runs[system], _golden_items(golden), chunks, n=n, k=k,
+                              evidence_threshold=evidence_threshold, documents=documents,
+                              user_groups=user_groups)
 
     def flipped(self, baseline: str, candidate: str, metric: str | None = None) -> Flipped:
         """The questions whose ``metric`` (default: the first) changed from configuration
@@ -454,7 +455,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     if isinstance(source, Run):
         run = source
     else:
-        run = Run.from_retriever(source, items, depth, system, progress, params,
+        run = Run.from_retriever(source, items, depth, system=system, progress=progress,
+                                 params=params,
                                  documents_of={c.id: c.doc_id for c in given.values()}
                                  if level == "document" and given is not None else None)
     if system:
