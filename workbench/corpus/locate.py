@@ -265,7 +265,7 @@ class Locator:
                               f"passage of document {doc.id!r} (score >= {self.align:g}): "
                               "give the hit's start offset to choose one")
         start, end = norm.span(found.start, found.end)
-        return Location(doc.id, *_trimmed(doc.text, start, end), "aligned", found.score)
+        return Location(doc.id, *_trimmed(doc.text, start, end), "aligned", score=found.score)
 
     @staticmethod
     def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,
