@@ -187,8 +187,9 @@ def test_bidi_controls_in_document_text_are_shown_not_obeyed(pipeline):
     docs = Corpus([Document(d.id, d.text.replace("30 days", "\u202e30 days\u202c"), d.title,
                             d.metadata) for d in DOCS.values()])
     page = render_report(ev, None, gen, traces, golden=GOLDEN, corpus=docs,
-                         chunks=[type(c)(c.id, c.doc_id, c.start, c.end, docs[c.doc_id].text[
-                             c.start:c.end + 2]) for c in chunks], title="\u2067title")
+                         chunks=[type(c)(c.id, c.doc_id, c.start, c.end,
+                                         text=docs[c.doc_id].text[c.start:c.end + 2])
+                                 for c in chunks], title="\u2067title")
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
     assert "[U+202E]30 days[U+202C]" in page and "[U+2067]title" in page
 
