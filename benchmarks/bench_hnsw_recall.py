@@ -70,7 +70,7 @@ def main() -> None:
     picked = [i.question for i in questions][: args.queries]
     qvecs = encoder.encode_queries(picked)
     recall(f"XQuAD en x{copies} (nudged copies)", ids, vecs, qvecs)
-    distinct = [Chunk(c.id, c.doc_id, c.start, c.end, c.text) for c in base]
+    distinct = [Chunk(c.id, c.doc_id, c.start, c.end, text=c.text) for c in base]
     recall("XQuAD en, distinct chunks only", [c.id for c in distinct], base_vecs, qvecs)
     rand = rng.standard_normal(vecs.shape).astype(np.float32)
     recall("random unit vectors (the issue's reference)", ids, rand,

@@ -141,7 +141,7 @@ def components(n: int) -> None:
     ]
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    chunks = [Chunk(i, d, a, b, t) for i, d, a, b, t in zip(ids, doc_ids, starts, ends, texts,
+    chunks = [Chunk(i, d, a, b, text=t) for i, d, a, b, t in zip(ids, doc_ids, starts, ends, texts,
                                                               strict=True)]
     rows.append(("Chunk objects (texts and ids shared)",
                  (tracemalloc.get_traced_memory()[0] - before) / n))

@@ -97,7 +97,7 @@ def make_evidence_inputs(n_queries: int, depth: int, seed: int = 0
         step = 150 if d % 2 else 300  # odd documents: 300/150 windows, even: no overlap
         for i, start in enumerate(range(0, 2700, step)):
             chunks.append(Chunk(f"doc{d}#{i}", f"doc{d}", start, start + 300,
-                                text[start:start + 300]))
+                                text=text[start:start + 300]))
     ids = [c.id for c in chunks]
     by_evidence, by_ids, ranked = [], [], {}
     for q in range(n_queries):

@@ -71,7 +71,7 @@ def passages_and_queries(n: int, width: int = 48) -> tuple[list[Chunk], list[str
     for i in range(n):
         start = (i * stride) % max(1, len(words) - width)
         text = " ".join(words[start : start + width])
-        chunks.append(Chunk(f"p#{i}", "p", 0, len(text), text))
+        chunks.append(Chunk(f"p#{i}", "p", 0, len(text), text=text))
     return chunks, questions, f"{source}: {n:,} windows of {width} words, stride {stride}"
 
 

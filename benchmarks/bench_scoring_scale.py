@@ -40,7 +40,7 @@ def make_corpus(n_chunks: int) -> tuple[list[Chunk], dict[str, str]]:
         step = STEP if d % 2 else SIZE
         for i, start in enumerate(range(0, max(len(text) - STEP, 1), step)):
             end = min(start + SIZE, len(text))
-            chunks.append(Chunk(f"{doc_id}#{i}", doc_id, start, end, text[start:end]))
+            chunks.append(Chunk(f"{doc_id}#{i}", doc_id, start, end, text=text[start:end]))
             if len(chunks) == n_chunks:
                 break
         d += 1

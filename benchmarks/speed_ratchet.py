@@ -69,7 +69,7 @@ def _handbook_chunks(n: int) -> list[Chunk]:
     """``n`` chunks of the handbook's text, its documents copied under new ids as needed."""
     docs = load_folder(ROOT / "data" / "handbook" / "docs").documents
     base = chunk_corpus(FixedChunker(300, 50), docs)
-    return [Chunk(f"{c.id}~{i}", f"{c.doc_id}~{i}", c.start, c.end, c.text)
+    return [Chunk(f"{c.id}~{i}", f"{c.doc_id}~{i}", c.start, c.end, text=c.text)
             for i in range(n // len(base) + 1) for c in base][:n]
 
 

@@ -120,5 +120,5 @@ def reference_chunks(production: Production) -> list[Any]:
         end = d.metadata["start_index"] + len(d.page_content) - header
         body = production.corpus[doc_id].text
         assert raw[header:] == body
-        out.append(Chunk(d.id, doc_id, start, end, body[start:end]))
+        out.append(Chunk(d.id, doc_id, start, end, text=body[start:end]))
     return out

@@ -5,11 +5,13 @@ there are no import cycles; the layout section of docs/architecture.md names eve
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import re
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -534,3 +536,89 @@ def test_tests_mirror_the_package():
     for folder in (p for p in tests.iterdir() if p.is_dir() and p.name[0] not in "._"):
         assert folder.name in steps, f"tests/{folder.name}/ mirrors no package of workbench/"
         assert (folder / "__init__.py").exists(), f"tests/{folder.name}/ has no __init__.py"
+
+
+# Every public callable takes at most four positional parameters (self and cls not counted):
+# functions, methods, and classes by their constructor, so dataclass and NamedTuple fields
+# count. The rest are keyword-only (``*``, ``dataclasses.KW_ONLY``).
+MAX_POSITIONAL = 4
+
+
+def _public_callables(module: types.ModuleType) -> Iterator[tuple[str, object]]:
+    """The public callables ``module`` defines, by name: the names of its ``__all__`` (every
+    name without a leading underscore when it has none) that it defines itself, and the
+    public methods, class methods and static methods of its public classes."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [name for name in vars(module) if not name.startswith("_")]
+    for name in names:
+        obj = getattr(module, name, None)
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(obj):
+            yield name, obj
+        elif inspect.isclass(obj):
+            yield name, obj
+            for attr, value in vars(obj).items():
+                fn = value.__func__ if isinstance(value, classmethod | staticmethod) else value
+                if not attr.startswith("_") and inspect.isfunction(fn):
+                    yield f"{name}.{attr}", fn
+
+
+def _too_positional(module: types.ModuleType) -> list[str]:
+    """``module.name (n)`` for each public callable of ``module`` that takes more than
+    :data:`MAX_POSITIONAL` positional parameters."""
+    found = []
+    for name, obj in _public_callables(module):
+        try:
+            params = inspect.signature(obj).parameters.values()  # type: ignore[arg-type]
+        except ValueError:  # an exception class keeps the builtin constructor
+            continue
+        n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.name not in ("self", "cls") for p in params)
+        if n > MAX_POSITIONAL:
+            found.append(f"{module.__name__}.{name} ({n})")
+    return found
+
+
+def test_every_public_callable_takes_at_most_four_positional_parameters():
+    import importlib
+
+    wrong = [line for module in IMPORTABLE
+             for line in _too_positional(importlib.import_module(module))]
+    assert not wrong, ("make the parameters past the fourth keyword-only (`*`, "
+                       "dataclasses.KW_ONLY):\n" + "\n".join(wrong))
+
+
+def test_the_positional_rule_catches_functions_methods_and_fields(tmp_path, monkeypatch):
+    source = '''
+import dataclasses
+from typing import NamedTuple
+__all__ = ["five", "four", "Fields", "Row", "Methods", "Keyed"]
+def five(a, b, c, d, e): ...
+def four(a, b, c, d, *, e): ...
+def _private(a, b, c, d, e): ...
+@dataclasses.dataclass
+class Fields:
+    a: int; b: int; c: int; d: int; e: int
+@dataclasses.dataclass
+class Keyed:
+    a: int; b: int; c: int; d: int; _: dataclasses.KW_ONLY; e: int
+class Row(NamedTuple):
+    a: int; b: int; c: int; d: int; e: int
+class Methods:
+    def __init__(self, a, b, c, d): ...
+    def method(self, a, b, c, d, e): ...
+    @classmethod
+    def build(cls, a, b, c, d, e): ...
+    @staticmethod
+    def helper(a, b, c, d, e): ...
+    def fine(self, a, b, c, d): ...
+'''
+    module = types.ModuleType("planted")
+    monkeypatch.setitem(sys.modules, "planted", module)  # dataclasses look their module up
+    exec(compile(source, str(tmp_path / "planted.py"), "exec"), module.__dict__)
+    assert _too_positional(module) == [
+        "planted.five (5)", "planted.Fields (5)", "planted.Row (5)",
+        "planted.Methods.method (5)", "planted.Methods.build (5)",
+        "planted.Methods.helper (5)"]

@@ -321,7 +321,7 @@ def test_window_spans_reproduce_the_grid_table() -> None:
             indexed += sum(e - s for s, e in windows)
             doc_id = f"g{d}"
             chunks += [
-                Chunk(f"{doc_id}#{i}", doc_id, s, e, "x") for i, (s, e) in enumerate(windows)
+                Chunk(f"{doc_id}#{i}", doc_id, s, e, text="x") for i, (s, e) in enumerate(windows)
             ]
             spans.append(Span(doc_id, a, a + length))
         rate = split_rate(chunks, spans)

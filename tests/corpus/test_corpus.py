@@ -67,10 +67,10 @@ def test_span_locate_refuses_ambiguous():
 
 
 def test_chunk_defaults_and_hash():
-    c = Chunk("d#3", "d", 0, 4, "text")
+    c = Chunk("d#3", "d", 0, 4, text="text")
     assert c.embed_text == "text"
-    assert c.content_hash == Chunk("e#0", "e", 9, 13, "text").content_hash
-    assert c.content_hash != Chunk("d#3", "d", 0, 4, "text", embed_text="T: text").content_hash
+    assert c.content_hash == Chunk("e#0", "e", 9, 13, text="text").content_hash
+    assert c.content_hash != Chunk("d#3", "d", 0, 4, text="text", embed_text="T: text").content_hash
 
 
 def test_zero_width_characters_are_removed_at_load_so_bm25_finds_the_word(tmp_path):
@@ -116,7 +116,7 @@ def test_documents_built_in_python_fail_closed_on_a_malformed_acl():
             Document("d", "text", metadata={"acl": bad})
         with pytest.raises(ValueError, match="<memory>: field 'acl'"):
             admit("d", "text", "", {"acl": bad})
-    chunk = Chunk("d#0", "d", 0, 4, "text", metadata={"acl": 0})
+    chunk = Chunk("d#0", "d", 0, 4, text="text", metadata={"acl": 0})
     with pytest.raises(ValueError, match="chunk 'd#0': field 'acl'"):
         assemble_context(["d#0"], [chunk], [Document("d", "text")], user_groups=UNRESTRICTED)
 

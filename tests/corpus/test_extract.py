@@ -230,7 +230,7 @@ def test_the_chunk_preview_shows_warnings_and_pages_and_takes_any_chunk_id(tmp_p
 
     doc = load_document(drawn.scanned_page_pdf(tmp_path / "scan.pdf").path)
     pieces = chunk_corpus(FixedChunker(size=200, overlap=20), [doc])
-    production = [Chunk(str(uuid.uuid4()), c.doc_id, c.start, c.end, c.text,
+    production = [Chunk(str(uuid.uuid4()), c.doc_id, c.start, c.end, text=c.text,
                         metadata=c.metadata) for c in pieces]
     page = chunk_preview_html(doc, production)
     assert "extraction: no_text_layer" in page and "OCR" in page

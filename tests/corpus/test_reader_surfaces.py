@@ -201,7 +201,7 @@ def _trace_question(who: dict[str, Any], _tmp: Path) -> str:
 
     rec = Recorder()  # the question is the caller's own words, the item what it is graded on
     out = [trace_question(rec, BM25Retriever(CHUNKS), "what is the approval code", CHUNKS,
-                          DOCS, k=3, item=item, **who).to_json() for item in GOLDEN]
+                          documents=DOCS, k=3, item=item, **who).to_json() for item in GOLDEN]
     return _text(rec.calls, out)
 
 
@@ -474,7 +474,7 @@ def test_a_borrowed_chunk_reaches_every_reader_of_its_target():
     """Distractors: allowed exactly when every reader of the target may read them."""
     def chunk(acl: tuple[str, ...] | None) -> tuple[Chunk, Document]:
         meta = {"acl": list(acl)} if acl is not None else {}
-        return Chunk("c", "d", 0, 1, "x"), admit("d", "x", "", meta)
+        return Chunk("c", "d", 0, 1, text="x"), admit("d", "x", "", meta)
 
     cases = {(None, None): True, (None, ("hr",)): True, (("hr",), None): False,
              (("hr",), ("hr",)): True, (("hr",), ("hr", "it")): False,

@@ -42,10 +42,10 @@ DOCS = Corpus([
           {"acl": ["board"]}),
 ])
 SPLIT = R4.index("## International")
-CHUNKS = [Chunk("expense-r4#0", "expense-r4", 0, SPLIT, R4[:SPLIT]),
-          Chunk("expense-r4#1", "expense-r4", SPLIT, len(R4), R4[SPLIT:]),
-          Chunk("expense-r3#0", "expense-r3", 0, len(R3), R3),
-          Chunk("secret#0", "secret", 0, len(DOCS["secret"].text), DOCS["secret"].text)]
+CHUNKS = [Chunk("expense-r4#0", "expense-r4", 0, SPLIT, text=R4[:SPLIT]),
+          Chunk("expense-r4#1", "expense-r4", SPLIT, len(R4), text=R4[SPLIT:]),
+          Chunk("expense-r3#0", "expense-r3", 0, len(R3), text=R3),
+          Chunk("secret#0", "secret", 0, len(DOCS["secret"].text), text=DOCS["secret"].text)]
 BY_ID = {c.id: c for c in CHUNKS}
 QUESTION = "how long do i have to hand in receipts for an international trip"
 ITEM = case_from_bug_report(QUESTION, [("expense-r4", RULE), ("expense-r4", EXCEPTION)],
@@ -57,7 +57,8 @@ def trace(hits, answer, context=None, **kw):
     kw.setdefault("user_groups", UNRESTRICTED)
     ctx = context if context is not None else assemble_context(hits, CHUNKS, DOCS, **kw)
     ans = Answer(answer)
-    return make_trace(ITEM.qid, ITEM.question, hits, ctx, ans, grade_answer(ITEM, ans, ctx),
+    return make_trace(ITEM.qid, ITEM.question, hits, ctx, answer=ans, grade=grade_answer(ITEM, ans,
+                                                                                         ctx),
                       chunks=CHUNKS, corpus=DOCS)
 
 
@@ -131,7 +132,7 @@ def test_superseded_source_cited_or_copied():
     bare = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS,
                                                                 include_superseded=True,
                                                                 user_groups=UNRESTRICTED),
-                      "30 days [P1]", chunks=CHUNKS)
+                      answer="30 days [P1]", chunks=CHUNKS)
     assert bare.doc_versions == {}
     assert "superseded_source" in diagnose_trace(bare, ITEM, CHUNKS, DOCS).labels
 
@@ -154,19 +155,19 @@ def test_superseded_source_fires_with_parent_retrieval():
     assert hits[0].chunk_id == old.id
     ctx = assemble_context(hits, pieces, DOCS, include_superseded=True, user_groups=UNRESTRICTED)
     label = next(lab for lab, cid in ctx.labels.items() if cid == old.id)
-    t = make_trace("exc-1", QUESTION, hits, ctx, f"30 days [{label}]", chunks=pieces)
+    t = make_trace("exc-1", QUESTION, hits, ctx, answer=f"30 days [{label}]", chunks=pieces)
     assert [p.doc_id for p in t.context if p.chunk_id == old.id] == ["expense-r3"]
     d = diagnose_trace(t, ITEM, pieces, DOCS)
     assert d.evidence.get("superseded_source") == (old.id,)
     # chunk ids need not hold the document at all (production ids are uuids)
-    renamed = [Chunk(f"uuid-{n}", c.doc_id, c.start, c.end, c.text) for n, c in
+    renamed = [Chunk(f"uuid-{n}", c.doc_id, c.start, c.end, text=c.text) for n, c in
                enumerate(CHUNKS)]
     ctx = assemble_context(["uuid-2"], renamed, DOCS, include_superseded=True,
                            user_groups=UNRESTRICTED)
-    t = make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "30 days [P1]", chunks=renamed)
+    t = make_trace("exc-1", QUESTION, ["uuid-2"], ctx, answer="30 days [P1]", chunks=renamed)
     assert t.retrieved[0].doc_id == "expense-r3"
     assert "superseded_source" in diagnose_trace(t, ITEM, renamed, DOCS).labels
-    assert make_trace("exc-1", QUESTION, ["uuid-2"], ctx, "x").retrieved[0].doc_id == ""
+    assert make_trace("exc-1", QUESTION, ["uuid-2"], ctx, answer="x").retrieved[0].doc_id == ""
 
 
 def test_grade_details_are_withheld_from_a_user_who_may_not_read_the_evidence():
@@ -177,34 +178,37 @@ def test_grade_details_are_withheld_from_a_user_who_may_not_read_the_evidence():
     answer = Answer("I don't know.")
     grade = grade_answer(board_item, answer, outsider)
     assert "SECRET-MERGER-7" in json.dumps(dict(grade.details))  # what the grader knows
-    t = make_trace("b1", "is the merger approved", hits, outsider, answer, grade, chunks=CHUNKS,
+    t = make_trace("b1", "is the merger approved", hits, outsider, answer=answer, grade=grade,
+                   chunks=CHUNKS,
                    corpus=DOCS, item=board_item)
     assert t.evidence_withheld and t.passed is False
     assert t.grade == {"passed": False, "method": "must_mention",
                        "details": {"withheld": WITHHELD}}
     assert "SECRET" not in json.dumps(t.to_json()) and "secret" not in json.dumps(t.to_json())
     # no item or no corpus to check against: withheld too (fail closed)
-    assert make_trace("b1", "q", hits, outsider, answer, grade, chunks=CHUNKS).evidence_withheld
+    assert make_trace("b1", "q", hits, outsider, answer=answer, grade=grade,
+                      chunks=CHUNKS).evidence_withheld
     # a reader of the evidence, and the unrestricted view, keep the details
     board = assemble_context(hits, CHUNKS, DOCS, user_groups=["Board"])
-    kept = make_trace("b1", "q", hits, board, answer, grade, chunks=CHUNKS, corpus=DOCS,
+    kept = make_trace("b1", "q", hits, board, answer=answer, grade=grade, chunks=CHUNKS,
+                      corpus=DOCS,
                       item=board_item)
     assert not kept.evidence_withheld and kept.grade["details"]["missing"] == ["SECRET-MERGER-7"]
     everything = assemble_context(hits, CHUNKS, DOCS, user_groups=UNRESTRICTED)
-    assert not make_trace("b1", "q", hits, everything, answer, grade,
+    assert not make_trace("b1", "q", hits, everything, answer=answer, grade=grade,
                           chunks=CHUNKS).evidence_withheld
 
 
 def test_unrecorded_context_unless_expansion_recorded_it():
     ctx = assemble_context(["expense-r4#0", "expense-r4#1"], CHUNKS, DOCS, user_groups=UNRESTRICTED)
     ans = f"{RULE} [P1] {EXCEPTION} [P2]"
-    t = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, ans, chunks=CHUNKS)
+    t = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, answer=ans, chunks=CHUNKS)
     d = diagnose_trace(t, ITEM, CHUNKS)
     # as in the incident write-up: "found" is what retrieval recorded, so the unrecorded
     # chunk is also a retrieval miss
     assert d.labels == ("retrieval_miss", "unrecorded_context")
     assert d.evidence["unrecorded_context"] == ("expense-r4#1",)
-    expanded = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, ans, chunks=CHUNKS,
+    expanded = make_trace("exc-1", QUESTION, ["expense-r4#0"], ctx, answer=ans, chunks=CHUNKS,
                           expanded=["expense-r4#1"])
     assert [h.source for h in expanded.retrieved] == ["retrieval", "expansion"]
     assert diagnose_trace(expanded, ITEM, CHUNKS).labels == ()
@@ -213,7 +217,7 @@ def test_unrecorded_context_unless_expansion_recorded_it():
 def test_restricted_chunks_never_reach_the_trace(tmp_path):
     hits = [Hit("secret#0", 9.0, 1), Hit("expense-r4#0", 5.0, 2), Hit("expense-r4#1", 4.0, 3)]
     ctx = assemble_context(hits, CHUNKS, DOCS, user_groups=["staff"])
-    t = make_trace("exc-1", QUESTION, hits, ctx, "14 days [P1]", chunks=CHUNKS, corpus=DOCS)
+    t = make_trace("exc-1", QUESTION, hits, ctx, answer="14 days [P1]", chunks=CHUNKS, corpus=DOCS)
     assert t.retrieved_ids == ["expense-r4#0", "expense-r4#1"]
     assert [h.rank for h in t.retrieved] == [2, 3]  # true ranks kept
     assert t.user_groups == ("staff",) and "secret" not in t.doc_versions
@@ -223,7 +227,7 @@ def test_restricted_chunks_never_reach_the_trace(tmp_path):
     # the unrestricted evaluation view records everything
     open_view = make_trace("exc-1", QUESTION, hits, assemble_context(hits, CHUNKS, DOCS,
                                                                      user_groups=UNRESTRICTED),
-                           "x", chunks=CHUNKS)
+                           answer="x", chunks=CHUNKS)
     assert open_view.retrieved_ids[0] == "secret#0"
 
 
@@ -335,7 +339,7 @@ def test_trace_question_reproduces_a_bug_report(handbook):
         [("expenses-travel", "Travel receipts must be submitted within 14 days of the date "
                              "you return from the trip.")], ["14 days"], corpus=corpus)
     t = trace_question(ExtractiveReader(), BM25Retriever(chunks), item.question, chunks,
-                       corpus, item=item, include_superseded=True, budget_tokens=400,
+                       documents=corpus, item=item, include_superseded=True, budget_tokens=400,
                        user_groups=UNRESTRICTED)
     d = diagnose_trace(t, item, chunks, corpus)
     assert t.qid == item.qid and t.passed is False and "30 days" in t.answer
@@ -409,8 +413,10 @@ def test_a_prebuilt_relevance_gives_the_same_diagnoses_and_is_built_once(handboo
     for threshold in (0.75, 0.3, 1.0):
         shared = trace_relevance(traces, golden, chunks, threshold)
         for t in traces:
-            alone = diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold)
-            assert diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold,
+            alone = diagnose_trace(t, golden.get(t.qid), chunks, corpus,
+                                   evidence_threshold=threshold)
+            assert diagnose_trace(t, golden.get(t.qid), chunks, corpus,
+                                  evidence_threshold=threshold,
                                   relevance=shared) == alone
         built.clear()
         monkeypatch.setattr(diagnosis_module, "Relevance", Counting)
@@ -419,7 +425,7 @@ def test_a_prebuilt_relevance_gives_the_same_diagnoses_and_is_built_once(handboo
         assert len(built) == 1
         for row in table.to_dict("records"):
             t = next(t for t in traces if t.qid == row["qid"])
-            d = diagnose_trace(t, golden.get(t.qid), chunks, corpus, threshold)
+            d = diagnose_trace(t, golden.get(t.qid), chunks, corpus, evidence_threshold=threshold)
             assert row["labels"] == list(d.labels)
             assert row["facts"] == {f.fact: f.status for f in d.facts}
 
@@ -432,7 +438,7 @@ def test_a_prebuilt_relevance_that_does_not_match_is_refused():
     assert diagnose_trace(t, ITEM, CHUNKS, DOCS, relevance=shared) == diagnose_trace(
         t, ITEM, CHUNKS, DOCS)
     with pytest.raises(ValueError, match=r"evidence_threshold 0\.75, the diagnosis asks 0\.5"):
-        diagnose_trace(t, ITEM, CHUNKS, DOCS, 0.5, relevance=shared)
+        diagnose_trace(t, ITEM, CHUNKS, DOCS, evidence_threshold=0.5, relevance=shared)
     with pytest.raises(ValueError, match="another chunking"):
         diagnose_trace(t, ITEM, CHUNKS[:2], DOCS, relevance=shared)
     other = case_from_bug_report("another question", [("expense-r4", RULE)], ["14 days"],

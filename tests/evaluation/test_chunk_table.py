@@ -15,7 +15,7 @@ IDS = st.sampled_from([f"d#{i}" for i in range(6)])
 def test_unknown_ids_and_lookups_are_those_of_the_chunks(ids, asked, built_first):
     """Whatever was asked before (a lookup builds the table), ``unknown`` is the asked ids no
     chunk holds, and the mapping is id -> the last chunk of that id, as a dict of them is."""
-    chunks = [Chunk(cid, "d", n, n + 1, "x") for n, cid in enumerate(ids)]
+    chunks = [Chunk(cid, "d", n, n + 1, text="x") for n, cid in enumerate(ids)]
     table = ChunkTable(chunks)
     expected = dict(zip(ids, chunks, strict=True))
     if built_first and ids:

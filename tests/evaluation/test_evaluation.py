@@ -15,7 +15,7 @@ from workbench.retrieval import BM25Retriever, CallableRetriever
 
 
 def test_compare_says_when_difference_is_noise():
-    chunks = [Chunk(f"d#{i}", "d", 0, 1, "x") for i in range(3)]
+    chunks = [Chunk(f"d#{i}", "d", 0, 1, text="x") for i in range(3)]
     golden = GoldenSet([GoldenItem(f"q{i}", "?", relevant_chunk_ids=("d#0",)) for i in range(60)])
     good = CallableRetriever(lambda q: ["d#0", "d#1"], name="good")
     worse_on_some = Run.from_ranked({f"q{i}": (["d#1", "d#2"] if i < 10 else ["d#0"])

@@ -92,7 +92,7 @@ def test_the_detector_recovers_the_convention_or_says_ambiguous_never_a_wrong_on
         assert conv.to_body(doc, raw, start, end) == span  # the encoding is exact
         samples.append(OffsetSample(doc, doc.text[span[0]:span[1]] if with_text else None,
                                     start, None if only_start and with_text else end,
-                                    "log.jsonl:1", raw))
+                                    where="log.jsonl:1", raw=raw))
         truth.append(span)
     found = detect_convention(samples)
     if found.convention is None:
@@ -118,7 +118,7 @@ def test_non_ascii_text_in_utf8_bytes_into_the_raw_file_is_named():
     for quote in ("25 ngày", "年假可以结转", "Emoji too"):
         s = body.index(quote)
         start, end = encode(conv, body, raw, s, s + len(quote))
-        samples.append(OffsetSample(doc, quote, start, end, "log.jsonl:1", raw))
+        samples.append(OffsetSample(doc, quote, start, end, where="log.jsonl:1", raw=raw))
     found = detect_convention(samples)
     assert found.convention is not None and found.checked == 3
     assert found.convention.unit == "utf8" and found.convention.base == 1
@@ -128,8 +128,8 @@ def test_non_ascii_text_in_utf8_bytes_into_the_raw_file_is_named():
 def test_offsets_that_fit_no_convention_are_refused_naming_the_line_and_field():
     doc = Document("d", "Refunds are paid within 30 days. Annual leave is 25 days.")
     found = detect_convention([
-        OffsetSample(doc, "Refunds are paid", 0, 16, "log.jsonl:1"),
-        OffsetSample(doc, "Annual leave", 3, 15, "log.jsonl:2")])
+        OffsetSample(doc, "Refunds are paid", 0, 16, where="log.jsonl:1"),
+        OffsetSample(doc, "Annual leave", 3, 15, where="log.jsonl:2")])
     assert found.convention is None
     assert found.message.startswith("log.jsonl:2: field 'start' 3") and "declare" in found.message
 
@@ -137,9 +137,10 @@ def test_offsets_that_fit_no_convention_are_refused_naming_the_line_and_field():
 def test_offsets_without_text_are_refused_where_front_matter_makes_them_ambiguous():
     doc = Document("d", "Body text here.")
     raw = "---\nid: d\n---\nBody text here."
-    found = detect_convention([OffsetSample(doc, None, 0, 4, "log.jsonl:1", raw)])
+    found = detect_convention([OffsetSample(doc, None, 0, 4, where="log.jsonl:1", raw=raw)])
     assert found.convention is None and "no hit text" in found.message
-    plain = detect_convention([OffsetSample(doc, None, 0, 4, "log.jsonl:1", "Body text here.")])
+    plain = detect_convention([OffsetSample(doc, None, 0, 4, where="log.jsonl:1",
+                                            raw="Body text here.")])
     assert plain.convention == BODY
 
 

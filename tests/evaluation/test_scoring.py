@@ -31,7 +31,7 @@ def tiny_evidence(n: int = 12):
     """n questions, each with one evidence span that is exactly one chunk."""
     from workbench.golden import Evidence
 
-    chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, f"word{i:05d} ") for i in range(n + 2)]
+    chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, text=f"word{i:05d} ") for i in range(n + 2)]
     golden = GoldenSet([GoldenItem(f"q{i}", f"question {i}",
                                    evidence=(Evidence("d", 10 * i, 10 * i + 9, f"word{i:05d}"),),
                                    category="a" if i % 2 else "b") for i in range(n)])
@@ -60,7 +60,7 @@ def test_seed_three_question_example_and_tidy_table():
 
 def test_document_level_scores_a_document_at_its_best_chunk():
     ranked = {"q1": ["terms#7", "refunds#9", "refunds#3"]}
-    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x") for cid in ranked["q1"]]
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, text="x") for cid in ranked["q1"]]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("refunds#3",))])
     chunk_ev = evaluate(Run.from_ranked(ranked), golden, chunks, metrics=["mrr"])
     doc_ev = evaluate(Run.from_ranked(ranked), golden, chunks, metrics=["mrr"],
@@ -77,7 +77,8 @@ def test_document_level_scores_a_document_at_its_best_chunk():
 
 def test_document_level_takes_the_document_from_the_chunk_not_its_id():
     """Production chunk ids are uuids: the document comes from the chunk."""
-    chunks = [Chunk("5f0c-uuid", "refunds", 0, 1, "x"), Chunk("77aa-uuid", "terms", 0, 1, "y")]
+    chunks = [Chunk("5f0c-uuid", "refunds", 0, 1, text="x"),
+              Chunk("77aa-uuid", "terms", 0, 1, text="y")]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("5f0c-uuid",))])
     ev = evaluate(Run.from_ranked({"q1": ["77aa-uuid", "5f0c-uuid"]}), golden, chunks,
                   metrics=["mrr"], level="document")
@@ -87,7 +88,7 @@ def test_document_level_takes_the_document_from_the_chunk_not_its_id():
 def test_document_level_keeps_the_grades_of_the_labelled_chunks():
     """A document's grade is the best grade of its labelled chunks: a threshold above 1
     keeps the questions whose documents reach it, and graded nDCG follows trec_eval."""
-    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, "x")
+    chunks = [Chunk(cid, cid.split("#")[0], 0, 1, text="x")
               for cid in ("d1#0", "d1#1", "d2#0", "d3#0")]
     golden = GoldenSet([
         GoldenItem("q1", "a", relevance={"d1#0": 1, "d1#1": 2, "d2#0": 1}),
@@ -164,7 +165,7 @@ def test_one_tie_rule_a_run_scores_the_same_as_a_list_and_as_a_dict():
     from workbench.metrics import score_queries
     from workbench.retrieval import BM25Retriever
 
-    chunks = [Chunk(f"d#{i}", "d", 0, 1, "same words here") for i in range(6)]
+    chunks = [Chunk(f"d#{i}", "d", 0, 1, text="same words here") for i in range(6)]
     hits = BM25Retriever(chunks).search("same words", 6)
     as_list = {"q": [h.chunk_id for h in hits]}
     as_dict = {"q": {h.chunk_id: h.score for h in hits}}
@@ -198,7 +199,7 @@ def test_ndcg_is_not_computed_against_the_retrieved_chunks_alone():
 def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
     """A label no chunk of the chunking has can never be retrieved: a plausible-looking mean
     would hide it, so the label is named with what to do."""
-    chunks = [Chunk("a#0", "a", 0, 1, "x"), Chunk("a#1", "a", 1, 2, "y")]
+    chunks = [Chunk("a#0", "a", 0, 1, text="x"), Chunk("a#1", "a", 1, 2, text="y")]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",)),
                         GoldenItem("q2", "b", relevant_chunk_ids=("old-chunking#7",))])
     run = Run.from_ranked({"q1": ["a#0"], "q2": ["a#1"]})
@@ -215,7 +216,7 @@ def test_chunk_id_labels_outside_the_chunking_are_named_in_a_warning():
 
 
 def test_span_metrics_at_document_level_say_to_score_evidence_at_chunk_level():
-    chunks = [Chunk("a#0", "a", 0, 1, "x")]
+    chunks = [Chunk("a#0", "a", 0, 1, text="x")]
     golden = GoldenSet([GoldenItem("q1", "a", relevant_chunk_ids=("a#0",))])
     with pytest.raises(ValueError, match=r"coverage@2.*level='chunk'.*level='document'"):
         evaluate(Run.from_ranked({"q1": ["a#0"]}), golden, chunks, metrics=["coverage@2"],
@@ -224,7 +225,7 @@ def test_span_metrics_at_document_level_say_to_score_evidence_at_chunk_level():
 
 def test_evidence_text_errors_name_the_item_and_the_cause():
     doc = Document("d", "0123456789")
-    chunks = [Chunk("d#0", "d", 0, 10, doc.text)]
+    chunks = [Chunk("d#0", "d", 0, 10, text=doc.text)]
     past = GoldenItem("q1", "a", evidence=(Evidence("d", 5, 20),))
     with pytest.raises(ValueError, match=r"'q1' evidence\[0\].*past the end of document "
                                          r"'d' \(10 characters\)"):

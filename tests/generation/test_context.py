@@ -29,7 +29,7 @@ def make_chunks(doc: Document, size: int = 40) -> list[Chunk]:
     out = []
     for n, start in enumerate(range(0, len(doc.text), size)):
         end = min(len(doc.text), start + size)
-        out.append(Chunk(f"{doc.id}#{n}", doc.id, start, end, doc.text[start:end]))
+        out.append(Chunk(f"{doc.id}#{n}", doc.id, start, end, text=doc.text[start:end]))
     return out
 
 
@@ -115,7 +115,7 @@ def test_acl_on_handbook(handbook):
 
 def test_unknown_document_fails_closed():
     d = doc("known", "some text here", acl=None)
-    stray = Chunk("ghost#0", "ghost", 0, 5, "boo!!")
+    stray = Chunk("ghost#0", "ghost", 0, 5, text="boo!!")
     ctx = assemble_context(["known#0", "ghost#0"], [*make_chunks(d), stray], [d], user_groups=[])
     assert ctx.chunk_ids == ("known#0",)
     assert ctx.dropped == ((RESTRICTED, "acl"),)
@@ -135,8 +135,8 @@ def test_documents_are_required_so_version_and_access_are_checked():
 
 def test_chunk_level_acl():
     d = doc("mixed", "public words and private words", acl=["all"])
-    public = Chunk("mixed#0", "mixed", 0, 12, d.text[:12])
-    private = Chunk("mixed#1", "mixed", 13, 30, d.text[13:30], metadata={"acl": ["hr"]})
+    public = Chunk("mixed#0", "mixed", 0, 12, text=d.text[:12])
+    private = Chunk("mixed#1", "mixed", 13, 30, text=d.text[13:30], metadata={"acl": ["hr"]})
     ctx = assemble_context(["mixed#0", "mixed#1"], [public, private], [d], user_groups=["x"])
     assert ctx.chunk_ids == ("mixed#0",)
 

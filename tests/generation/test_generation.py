@@ -75,7 +75,7 @@ def tiny_corpus():
         "leave": "Staff receive 25 days of annual leave.",
     }
     docs = [admit(k, v, k.title(), {"acl": ["all"]}) for k, v in texts.items()]
-    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs]
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), text=d.text) for d in docs]
 
     def ev(doc_id, quote):
         start = texts[doc_id].index(quote)
@@ -371,7 +371,7 @@ def test_acl_holds_through_the_eval(handbook):
 
 def test_budget_is_recorded_in_eval(handbook):
     docs, golden = handbook
-    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), text=d.text) for d in docs.values()]
     retriever = CallableRetriever(lambda q: [c.id for c in chunks[:5]], "first5")
     result = run_generation_eval(EchoGenerator(), retriever, golden, chunks, documents=docs, k=5,
                                  budget_tokens=800, qids=["q001"], modes=("live",),
@@ -405,7 +405,7 @@ def acl_cases(draw):
         start = 0
         for j, part in enumerate(parts):
             own = draw(st.one_of(st.none(), _acl))
-            chunks.append(Chunk(f"d{i}#{j}", f"d{i}", start, start + len(part), part,
+            chunks.append(Chunk(f"d{i}#{j}", f"d{i}", start, start + len(part), text=part,
                                 metadata={"acl": own} if own is not None else {}))
             start += len(part) + 1
     ids = [c.id for c in chunks]
@@ -478,7 +478,7 @@ def test_include_superseded_passes_through_to_assembly():
     docs, chunks, _ = tiny_corpus()
     docs.append(Document("refunds-2023", old_text, "Refunds (2023)",
                          {"status": "superseded", "superseded_by": "refunds"}))
-    chunks.append(Chunk("refunds-2023#0", "refunds-2023", 0, len(old_text), old_text))
+    chunks.append(Chunk("refunds-2023#0", "refunds-2023", 0, len(old_text), text=old_text))
     golden = GoldenSet([GoldenItem("old", "old refund window?", ("refunds-2023#0",),
                                    answer_must_mention=("14 days",))])
     retriever = CallableRetriever(lambda q: ["refunds-2023#0", "refunds#0"], "fixed")
@@ -704,7 +704,7 @@ def test_local_generator_missing_package_message(monkeypatch):
 
 def test_assemble_then_answer_with_extractive_on_handbook(handbook):
     docs, golden = handbook
-    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in docs.values()]
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), text=d.text) for d in docs.values()]
     item = golden.get("q001")
     ctx = assemble_context(["it-security#0"], chunks, docs, user_groups=UNRESTRICTED)
     answer = ExtractiveReader().generate(item.question, ctx)

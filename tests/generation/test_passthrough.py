@@ -13,9 +13,9 @@ DOCS = [Document("refunds", "Refunds within 30 days.", "Refund Policy"),
         Document("refunds-2023", "Refunds within 45 days.", "Refund Policy 2023",
                  {"status": "superseded", "superseded_by": "refunds"}),
         admit("payroll", "Salaries are paid monthly.", "Payroll", {"acl": ["finance"]})]
-CHUNKS = [Chunk("u-new", "refunds", 0, 23, DOCS[0].text),
-          Chunk("u-old", "refunds-2023", 0, 23, DOCS[1].text),
-          Chunk("u-pay", "payroll", 0, 26, DOCS[2].text)]
+CHUNKS = [Chunk("u-new", "refunds", 0, 23, text=DOCS[0].text),
+          Chunk("u-old", "refunds-2023", 0, 23, text=DOCS[1].text),
+          Chunk("u-pay", "payroll", 0, 26, text=DOCS[2].text)]
 
 
 def test_passthrough_keeps_every_hit_in_order():

@@ -44,7 +44,7 @@ def items(n=4, distractors=6):
         out.append(PositionItem(
             f"q{i}", f"question {i}?", passage(f"gold{i}#0", f"the answer is ANSWER{i}"),
             tuple(passage(f"noise{i}-{j}#0", f"noise {i} {j}") for j in range(distractors)),
-            (f"ANSWER{i}",), "any", "test"))
+            answers=(f"ANSWER{i}",), match="any", category="test"))
     return out
 
 
@@ -116,7 +116,7 @@ def test_distractors_never_contain_the_answer():
     tricky = items(2, distractors=3)
     leaky = PositionItem("q9", "question 9?", passage("gold9#0", "ANSWER9 here"),
                          (passage("leak#0", "also ANSWER9"), *tricky[0].distractors),
-                         ("ANSWER9",), "any")
+                         answers=("ANSWER9",), match="any")
     rec = Recorder()
     position_experiment(rec, [leaky, *tricky], n_positions=3)
     for question, ctx in rec.seen:
@@ -127,7 +127,8 @@ def test_distractors_never_contain_the_answer():
 def test_extractive_control_is_flat_and_closed_book():
     # gold and distractor sentences tie on question terms: only the tie-break decides
     tied = [PositionItem(f"t{i}", f"when is pickup {i}", passage(f"g{i}#0", f"Pickup {i} is at 9."),
-                         (passage(f"n{i}#0", f"Pickup {i} is at noon."),), ("9",), "any")
+                         (passage(f"n{i}#0", f"Pickup {i} is at noon."),), answers=("9",),
+                         match="any")
             for i in range(3)]
     blind = position_experiment(ExtractiveReader(position_blind=True), tied, n_positions=2,
                                 closed_book=True)
@@ -204,7 +205,7 @@ def test_position_figure_static_and_widget():
     html = view.select(0)
     assert view.selected_position == 0 and "q0" in html
     evil = position_experiment(Recorder(), [PositionItem(
-        "<script>", "q?", passage("g#0", "<script>x</script>"), (), ("x",))],
+        "<script>", "q?", passage("g#0", "<script>x</script>"), (), answers=("x",))],
         n_positions=1)
     assert "<script>" not in PositionPlot(evil).select(0)
 

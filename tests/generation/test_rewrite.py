@@ -117,9 +117,9 @@ def test_a_rewritten_query_is_traced_beside_the_original(tmp_path):
     item = next(iter(GoldenSet.load(HANDBOOK / "conversations.jsonl")))
     rewrite = last_user_turn_rewrite(list(item.history), item.question)
     assert rewrite != item.question
-    traced = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
+    traced = trace_question(ExtractiveReader(), bm25, item.question, chunks, documents=docs, k=3,
                             item=item, rewritten_query=rewrite, user_groups=UNRESTRICTED)
-    plain = trace_question(ExtractiveReader(), bm25, item.question, chunks, docs, k=3,
+    plain = trace_question(ExtractiveReader(), bm25, item.question, chunks, documents=docs, k=3,
                            item=item, user_groups=UNRESTRICTED)
     assert traced.query == item.question and traced.rewritten_query == rewrite
     # the rewrite is what was searched: its hits are the rewrite's, not the raw turn's

@@ -82,7 +82,7 @@ def test_reference_problems_listed_all_at_once(tmp_path):
         {"qid": "e", "question": "q", "evidence": [{**ev("60 days"), "doc_id": "missing"}]},
     ]
     gs = GoldenSet.load(write(tmp_path, rows))
-    chunks = [Chunk("refunds#0", "refunds", 0, 10, TEXT[:10])]
+    chunks = [Chunk("refunds#0", "refunds", 0, 10, text=TEXT[:10])]
     problems = [str(p) for p in gs.problems(CORPUS, chunks)]
     assert len(problems) == 5, problems
     assert "golden.jsonl:1" in problems[0] and "'nope#1'" in problems[0]
@@ -98,12 +98,12 @@ def test_reference_problems_listed_all_at_once(tmp_path):
 
 def test_chunk_labels_take_their_document_from_the_chunk_never_from_the_id():
     gs = GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("7f3e-uuid",))])
-    chunks = [Chunk("7f3e-uuid", "refunds", 0, 10, TEXT[:10])]
+    chunks = [Chunk("7f3e-uuid", "refunds", 0, 10, text=TEXT[:10])]
     assert gs.doc_qrels(chunks) == {"a": {"refunds": 1}}
     assert gs[0].doc_ids(chunks) == ("refunds",)
     with pytest.raises(ValueError, match="not among the chunks given"):
         gs.doc_qrels()
-    stray = [Chunk("7f3e-uuid", "gone", 0, 10, TEXT[:10])]
+    stray = [Chunk("7f3e-uuid", "gone", 0, 10, text=TEXT[:10])]
     assert "document 'gone' is not in the corpus" in str(gs.problems(CORPUS, stray)[0])
 
 
@@ -119,9 +119,9 @@ def test_qrels_are_chunk_id_labels_only_and_doc_level():
              GoldenItem("b", "q", relevant_chunk_ids=("refunds#1",), relevance={"refunds#2": 3}),
              GoldenItem("c", "q", answerable=False)]
     gs = GoldenSet(items)
-    chunks = [Chunk("refunds#0", "refunds", 0, 40, TEXT[:40]),
-              Chunk("refunds#1", "refunds", 40, len(TEXT), TEXT[40:]),
-              Chunk("refunds#2", "refunds", 20, 60, TEXT[20:60])]
+    chunks = [Chunk("refunds#0", "refunds", 0, 40, text=TEXT[:40]),
+              Chunk("refunds#1", "refunds", 40, len(TEXT), text=TEXT[40:]),
+              Chunk("refunds#2", "refunds", 20, 60, text=TEXT[20:60])]
     # evidence items have no chunk grades: their relevance comes from the spans
     assert gs.qrels() == {"b": {"refunds#1": 1, "refunds#2": 3}}
     # chunk-id labels take their document from the chunk
@@ -129,11 +129,11 @@ def test_qrels_are_chunk_id_labels_only_and_doc_level():
 
 
 def test_anchor_makes_labels_survive_rechunking():
-    old = [Chunk("refunds#0", "refunds", 0, 33, TEXT[:33]),
-           Chunk("refunds#1", "refunds", 33, len(TEXT), TEXT[33:])]
+    old = [Chunk("refunds#0", "refunds", 0, 33, text=TEXT[:33]),
+           Chunk("refunds#1", "refunds", 33, len(TEXT), text=TEXT[33:])]
     gs = GoldenSet([GoldenItem("a", "q", relevant_chunk_ids=("refunds#1",))]).anchor(old)
     assert gs[0].evidence[0].text == TEXT[33:]
-    new = [Chunk(f"refunds#{i}", "refunds", s, min(s + 20, len(TEXT)), TEXT[s:s + 20])
+    new = [Chunk(f"refunds#{i}", "refunds", s, min(s + 20, len(TEXT)), text=TEXT[s:s + 20])
            for i, s in enumerate(range(0, len(TEXT), 20))]
     judged = Relevance(gs, new)
     assert judged.kind("a") == "evidence"

@@ -91,7 +91,7 @@ def scoring_cases(draw):
             end = draw(st.integers(start, n))  # zero-length chunks too
             for _ in range(draw(st.sampled_from([1, 1, 2]))):  # a duplicate under another id
                 chunks.append(Chunk(f"{doc.id}#{len(chunks)}", doc.id, start, end,
-                                    doc.text[start:end]))
+                                    text=doc.text[start:end]))
     items = []
     for q in range(draw(st.integers(1, 5))):
         evidence = []
@@ -148,7 +148,7 @@ def test_array_scoring_equals_a_character_by_character_reference(case):
 
 def test_tiny_sets_and_empty_rankings():
     """One item of one character; a run that retrieved nothing, or left the item out."""
-    chunk = Chunk("d#0", "d", 0, 1, "x")
+    chunk = Chunk("d#0", "d", 0, 1, text="x")
     relevance = Relevance([GoldenItem("q", "?", evidence=(Evidence("d", 0, 1, "x"),))],
                           [chunk])
     for ranked, want in (({"q": ["d#0"]}, 1.0), ({"q": []}, 0.0), ({}, 0.0),
@@ -201,7 +201,7 @@ def test_the_same_evidence_under_two_chunkings_of_the_same_text(case):
     docs, items, fine, order, threshold = case
     if not items:
         return
-    whole = [Chunk(f"{d.id}#all", d.id, 0, len(d.text), d.text) for d in docs]
+    whole = [Chunk(f"{d.id}#all", d.id, 0, len(d.text), text=d.text) for d in docs]
     ranked_docs = [docs[i].id for i in order]
     by_doc = Relevance(items, whole, evidence_threshold=threshold)
     by_window = Relevance(items, fine, evidence_threshold=threshold)

@@ -37,7 +37,7 @@ def _doc(text: str, doc_id: str = "d") -> Document:
 
 
 def _chunk(doc: Document, i: int, start: int, end: int) -> Chunk:
-    return Chunk(f"{doc.id}#{i}", doc.id, start, end, doc.text[start:end])
+    return Chunk(f"{doc.id}#{i}", doc.id, start, end, text=doc.text[start:end])
 
 
 def _evidence(doc: Document, start: int, end: int) -> Evidence:
@@ -447,7 +447,7 @@ def judging_cases(draw):
             chunks.append(chunk)
             if draw(st.booleans()):  # a duplicate under another id
                 chunks.append(Chunk(f"{doc.id}#{len(chunks)}", doc.id, chunk.start, chunk.end,
-                                    chunk.text))
+                                    text=chunk.text))
     items = []
     for _ in range(draw(st.integers(1, 6))):
         spans = []

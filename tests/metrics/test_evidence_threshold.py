@@ -99,8 +99,8 @@ def _scored(size: int, covered: int, threshold: float) -> tuple[float, list[floa
         text += " " if len(text) % 7 == 6 else "x"
         solid += text[-1] == "x"
     cut = next(i for i in range(len(text) + 1) if text[:i].count("x") == covered)
-    chunks = [Chunk("d#0", "d", 0, cut, text[:cut]), Chunk("d#1", "d", cut, len(text),
-                                                            text[cut:])]
+    chunks = [Chunk("d#0", "d", 0, cut, text=text[:cut]), Chunk("d#1", "d", cut, len(text),
+                                                            text=text[cut:])]
     item = GoldenItem("q", "?", evidence=(Evidence("d", 0, len(text), text),))
     relevance = Relevance([item], [c for c in chunks if c.end > c.start],
                           evidence_threshold=threshold)

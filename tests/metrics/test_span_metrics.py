@@ -100,7 +100,7 @@ def test_precision_omega_unions_overlapping_chunks_and_uncovered_text():
 
 
 def test_chunk_and_span_objects_are_accepted():
-    chunk = Chunk("d#0", "d", 0, 4, "abcd")
+    chunk = Chunk("d#0", "d", 0, 4, text="abcd")
     ev = Evidence("d", 1, 3, "bc")
     assert span_precision([chunk], [ev]) == 0.5
     assert span_value("span_iou", [chunk], [ev]) == 0.5
@@ -159,7 +159,7 @@ SPAN_NAMES = ["coverage@2", "span_recall@2", "span_precision@2", "span_iou@2",
 
 def test_span_metrics_through_evaluate():
     """The span metrics are asked for by name like any metric; span_recall is coverage."""
-    chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, "x" * 10) for i in range(5)]
+    chunks = [Chunk(f"d#{i}", "d", 10 * i, 10 * i + 10, text="x" * 10) for i in range(5)]
     golden = GoldenSet([
         GoldenItem("q1", "first?", evidence=(Evidence("d", 2, 8, "x" * 6),), category="a"),
         GoldenItem("q2", "second?", evidence=(Evidence("d", 15, 25, "x" * 10),), category="b"),

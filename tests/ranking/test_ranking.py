@@ -130,8 +130,8 @@ def test_dense_and_callable_retrievers_follow_the_rule(entries, k):
 
 
 def test_bm25_breaks_ties_by_chunk_id():
-    chunks = [Chunk(cid, "d", 0, 5, "refund policy") for cid in ["c2", "c10", "c1", "c3"]]
-    chunks.append(Chunk("c0", "d", 0, 5, "refund refund policy"))
+    chunks = [Chunk(cid, "d", 0, 5, text="refund policy") for cid in ["c2", "c10", "c1", "c3"]]
+    chunks.append(Chunk("c0", "d", 0, 5, text="refund refund policy"))
     bm25 = BM25Retriever(chunks)
     assert [h.chunk_id for h in bm25.search("refund", 3)] == ["c0", "c3", "c2"]
     # nothing matches: every chunk scores 0 and the order is the ids, descending

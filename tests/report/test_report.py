@@ -185,8 +185,9 @@ def test_bidi_controls_in_document_text_are_shown_not_obeyed(pipeline):
     docs = Corpus([Document(d.id, d.text.replace("30 days", "\u202e30 days\u202c"), d.title,
                             d.metadata) for d in DOCS.values()])
     page = render_report(ev, None, gen, traces, golden=GOLDEN, corpus=docs,
-                         chunks=[type(c)(c.id, c.doc_id, c.start, c.end, docs[c.doc_id].text[
-                             c.start:c.end + 2]) for c in chunks], title="\u2067title")
+                         chunks=[type(c)(c.id, c.doc_id, c.start, c.end,
+                                         text=docs[c.doc_id].text[c.start:c.end + 2])
+                                 for c in chunks], title="\u2067title")
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
     assert "[U+202E]30 days[U+202C]" in page and "[U+2067]title" in page
 
@@ -198,7 +199,8 @@ def test_an_injected_script_does_not_run_in_chromium(pipeline, tmp_path, monkeyp
 
     chunks, ev, gen, traces = pipeline
     _unescaped(monkeypatch)
-    path = write_report(tmp_path / "report.html", ev, figures(), gen, traces, golden=GOLDEN,
+    path = write_report(tmp_path / "report.html", ev, sweep=figures(), generation=gen,
+                        traces=traces, golden=GOLDEN,
                         corpus=DOCS, chunks=chunks)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
@@ -220,7 +222,8 @@ def test_report_opens_in_headless_chromium(pipeline, tmp_path):
     from playwright.sync_api import sync_playwright
 
     chunks, ev, gen, traces = pipeline
-    path = write_report(tmp_path / "out" / "report.html", ev, figures(), gen, traces,
+    path = write_report(tmp_path / "out" / "report.html", ev, sweep=figures(), generation=gen,
+                        traces=traces,
                         golden=GOLDEN, corpus=DOCS, chunks=chunks, title="Hostile report")
     assert path.exists() and not list(path.parent.glob(".*.tmp"))
     with sync_playwright() as p:

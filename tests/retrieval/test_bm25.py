@@ -12,7 +12,7 @@ from workbench.text import CJK, HANGUL
 
 
 def chunks(texts):
-    return [Chunk(f"d#{i}", "d", 0, len(t), t) for i, t in enumerate(texts)]
+    return [Chunk(f"d#{i}", "d", 0, len(t), text=t) for i, t in enumerate(texts)]
 
 
 def test_tokenize_english_vietnamese_chinese_codes():

@@ -60,7 +60,8 @@ def cranfield(datasets: Path) -> tuple[list[Chunk], list[str]]:
     src = datasets / "cranfield"
     docs = smart_records((src / "cran.all.1400").read_text(encoding="utf-8"))
     queries = smart_records((src / "cran.qry").read_text(encoding="utf-8"))
-    chunks = [Chunk(f"cran#{d['id']}", f"cran{d['id']}", 0, len(d.get("W", "")), d.get("W", ""))
+    chunks = [Chunk(f"cran#{d['id']}", f"cran{d['id']}", 0, len(d.get("W", "")), text=d.get("W",
+                                                                                            ""))
               for d in docs]
     assert len(chunks) == 1400 and len(queries) == 225
     return chunks, [q["W"] for q in queries]

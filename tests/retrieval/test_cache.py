@@ -51,7 +51,7 @@ TEXTS = [f"chunk number {i}: some text about topic {i % 3}" for i in range(20)]
 
 
 def test_text_hash_is_chunk_content_hash():
-    chunk = Chunk("d#0", "d", 0, 5, "hello", embed_text="Title: hello")
+    chunk = Chunk("d#0", "d", 0, 5, text="hello", embed_text="Title: hello")
     assert text_hash(chunk.embed_text) == chunk.content_hash
 
 

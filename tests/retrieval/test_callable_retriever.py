@@ -150,7 +150,7 @@ def test_text_hits_need_the_documents():
 
 
 def test_chunk_ids_are_resolved_against_the_chunks_given():
-    chunk = Chunk("leave#0", "leave", 0, 24, DOCS[1].text[:24])
+    chunk = Chunk("leave#0", "leave", 0, 24, text=DOCS[1].text[:24])
     wrapped = CallableRetriever(lambda q: ["leave#0", "leave#7"], chunks=[chunk])
     with pytest.raises(UnreadableHit, match=r"'leave#7' is not among the chunks given \(1\)"):
         wrapped.search("q", 2)

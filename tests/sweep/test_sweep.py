@@ -202,7 +202,7 @@ def test_first_relevant_rank_buckets_hand_case():
                                                                   grades[g] > 0) or ("d",),
                                    relevance=grades, category=cats[q])
                         for q, grades in labels.items()])
-    table = first_relevant_rank_table(ev, "s", golden).set_index(["category", "bucket"])
+    table = first_relevant_rank_table(ev, "s", golden=golden).set_index(["category", "bucket"])
     assert table.loc[("all", "1"), "count"] == 1
     assert table.loc[("lookup", "2-3"), "count"] == 1
     assert table.loc[("table", "6-10"), "count"] == 1

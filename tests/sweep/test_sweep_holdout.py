@@ -220,7 +220,8 @@ def _sweep_of(values: np.ndarray, heldout: int, tokens: list[int] | None = None)
         "size": np.repeat(range(configs), n)})
     table = pd.DataFrame({"size": range(configs), "spec": "", "retriever_name": "bm25",
                           "k_value": 5, "index_tokens": tokens or [0] * configs}, index=names)
-    split = HoldoutSplit(0.3, 0, tuple(qids[:n - heldout]), tuple(qids[n - heldout:]), "")
+    split = HoldoutSplit(0.3, 0, tuple(qids[:n - heldout]), tuple(qids[n - heldout:]),
+                         golden_key="")
     return SweepResult(frame, {}, {}, table, holdout=split)
 
 

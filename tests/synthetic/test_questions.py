@@ -81,7 +81,7 @@ def test_items_are_located_evidence_with_distractors_that_lack_the_answer(book, 
 
 def _doc(text: str) -> tuple[dict[str, Document], Chunk]:
     doc = Document("d", text)
-    return {"d": doc}, Chunk("d#0", "d", 0, len(text), text)
+    return {"d": doc}, Chunk("d#0", "d", 0, len(text), text=text)
 
 
 @settings(max_examples=60, deadline=None)
@@ -202,10 +202,10 @@ def test_dense_neighbours_are_distractors_and_fooled_by_names_them(book):
 
 
 def test_a_neighbour_mentioning_the_answer_is_no_distractor():
-    target = Chunk("a#0", "a", 0, 40, "Refunds are paid within 14 days of return.")
-    near = [Chunk("b#0", "b", 0, 40, "Exchanges are paid within 14 days, always."),
-            Chunk("c#0", "c", 0, 40, "Refunds for 114 days old items are paid late."),
-            Chunk("a#1", "a", 20, 60, "within 14 days of return. Other text here.")]
+    target = Chunk("a#0", "a", 0, 40, text="Refunds are paid within 14 days of return.")
+    near = [Chunk("b#0", "b", 0, 40, text="Exchanges are paid within 14 days, always."),
+            Chunk("c#0", "c", 0, 40, text="Refunds for 114 days old items are paid late."),
+            Chunk("a#1", "a", 20, 60, text="within 14 days of return. Other text here.")]
     bm25 = BM25Retriever([target, *near])
     found = find_distractors(target, "14 days", [("bm25", bm25)],
                              {c.id: c for c in [target, *near]}, n=5, user_groups=UNRESTRICTED)

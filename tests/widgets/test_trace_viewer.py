@@ -24,7 +24,7 @@ DOCS = Corpus([
     Document("shipping", FILLER, "Shipping", {}),
     admit("secret", "SECRET-PLAN-9 for the board only.", "Board", {"acl": ["board"]}),
 ])
-CHUNKS = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), d.text) for d in DOCS.values()]
+CHUNKS = [Chunk(f"{d.id}#0", d.id, 0, len(d.text), text=d.text) for d in DOCS.values()]
 
 
 def item(qid="q1", question="how long for a refund <script>alert(1)</script>",
@@ -37,7 +37,7 @@ def trace(it, hits, answer, **kw):
     kw.setdefault("user_groups", UNRESTRICTED)
     ctx = assemble_context(hits, CHUNKS, DOCS, **kw)
     ans = Answer(answer, model_id="m<1>", prompt_version="p1")
-    return make_trace(it.qid, it.question, hits, ctx, ans, grade_answer(it, ans, ctx),
+    return make_trace(it.qid, it.question, hits, ctx, answer=ans, grade=grade_answer(it, ans, ctx),
                       chunks=CHUNKS, corpus=DOCS, category=it.category)
 
 
@@ -89,18 +89,18 @@ def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
     quote, no must-mention string and no document id."""
     text = "Holiday rules for all staff. Salary bands: HR-BAND-77 for grade 7."
     doc = admit("pay", text, "Pay", {"acl": ["all"]})
-    public = Chunk("pay#0", "pay", 0, 28, text[:28])
-    private = Chunk("pay#1", "pay", 29, len(text), text[29:], metadata={"acl": ["HR"]})
+    public = Chunk("pay#0", "pay", 0, 28, text=text[:28])
+    private = Chunk("pay#1", "pay", 29, len(text), text=text[29:], metadata={"acl": ["HR"]})
     corpus, chunks = Corpus([doc]), [public, private]
     it = case_from_bug_report("what is the band for grade 7", [("pay", "HR-BAND-77")],
                               ["HR-BAND-77"], corpus=corpus, qid="p1")
     ctx = assemble_context(["pay#0", "pay#1"], chunks, corpus, user_groups=["staff"])
     assert ctx.chunk_ids == ("pay#0",)
-    honest = make_trace("p1", it.question, ["pay#0", "pay#1"], ctx, Answer("no idea"),
+    honest = make_trace("p1", it.question, ["pay#0", "pay#1"], ctx, answer=Answer("no idea"),
                         chunks=chunks, corpus=corpus, item=it)
     forged = make_trace("p1", it.question, ["pay#0", "pay#1"],
                         assemble_context(["pay#0", "pay#1"], chunks, corpus,
-                                         user_groups=UNRESTRICTED), Answer("no idea"),
+                                         user_groups=UNRESTRICTED), answer=Answer("no idea"),
                         chunks=chunks, corpus=corpus)
     forged = type(forged)(**{**forged.__dict__, "user_groups": ("staff",)})
     for t in (honest, forged):
@@ -108,7 +108,7 @@ def test_chunk_level_acl_is_honoured_and_the_item_facts_withheld():
         assert "HR-BAND-77" not in page and "Salary" not in page, page
         assert "evidence withheld" in page
     hr = assemble_context(["pay#1"], chunks, corpus, user_groups=[" hr"])
-    seen = make_trace("p1", it.question, ["pay#1"], hr, Answer("HR-BAND-77 [P1]"),
+    seen = make_trace("p1", it.question, ["pay#1"], hr, answer=Answer("HR-BAND-77 [P1]"),
                       chunks=chunks, corpus=corpus, item=it)
     assert "HR-BAND-77" in trace_viewer_html(seen, it, chunks, corpus)
 
@@ -126,10 +126,10 @@ def test_citations_read_one_way_everywhere_and_bidi_controls_are_shown():
     answer = page.split('class="wb-answer">', 1)[1].split("</div>", 1)[0]
     assert answer.count('<a href="#wb-') == 2  # (P1) links like [P2]
     evil = Document("evil", "Pay \u202eyad 03\u202c within 30 days. \u2066x\u2069", "E")
-    chunk = Chunk("evil#0", "evil", 0, len(evil.text), evil.text)
+    chunk = Chunk("evil#0", "evil", 0, len(evil.text), text=evil.text)
     t2 = make_trace("e", "q", ["evil#0"], assemble_context(["evil#0"], [chunk], [evil],
                                                            user_groups=UNRESTRICTED),
-                    "ok", chunks=[chunk])
+                    answer="ok", chunks=[chunk])
     page2 = trace_viewer_html(t2, None, [chunk], Corpus([evil]), user_groups=UNRESTRICTED)
     assert not re.search("[\u202a-\u202e\u2066-\u2069]", page2)
     assert "[U+202E]yad 03[U+202C]" in page2 and "[U+2066]x[U+2069]" in page2

@@ -198,7 +198,8 @@ class RecursiveChunker(BudgetedChunker):
         pieces = [
             p
             for a, b in _sections(r.text, headings, start, end)
-            for p in descend(r, a, b, self.size, self.overlap, _RECURSIVE_SPLITTERS)
+            for p in descend(r, a, b, self.size, overlap=self.overlap,
+                             splitters=_RECURSIVE_SPLITTERS)
         ]
         return settle(pieces, r, self.size)
 

@@ -60,16 +60,16 @@ class ConversationChunker(BudgetedChunker):
         pos = 0
         for group in exchanges(turns):
             if pos < group[0].start:  # text between turns: a title, a summary
-                pieces += descend(r, pos, group[0].start, self.size, 0, splitters)
+                pieces += descend(r, pos, group[0].start, self.size, overlap=0, splitters=splitters)
             if r.likely_fits(group[0].start, group[-1].end, self.size):
                 pieces.append(Piece(group[0].start, group[-1].end))  # may merge with others
             else:
-                own = [p for t in group for p in descend(r, t.start, t.end, self.size, 0,
-                                                         splitters[1:])]
+                own = [p for t in group for p in descend(r, t.start, t.end, self.size, overlap=0,
+                                                         splitters=splitters[1:])]
                 pieces += [Piece(p.start, p.end, p.meta, solo=True)
                            for p in settle(pack(own, r, self.size), r, self.size)]
             pos = group[-1].end
-        pieces += descend(r, pos, len(text), self.size, 0, splitters)
+        pieces += descend(r, pos, len(text), self.size, overlap=0, splitters=splitters)
         out = settle(pack(pieces, r, self.size), r, self.size)
         head = self._problem_prefix(r, turns[0]) if turns else ""
         for p in out:

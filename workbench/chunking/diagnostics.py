@@ -8,7 +8,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from workbench.chunking.base import DEFAULT_COUNTER, Chunker, Docs, chunk_corpus
@@ -119,6 +119,7 @@ class ChunkingDiagnostics:
     counter: str
     n_docs: int
     n_chunks: int
+    _: KW_ONLY
     mean_tokens: float
     max_tokens: int
     index_tokens: int

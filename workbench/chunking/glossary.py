@@ -133,15 +133,18 @@ class GlossaryChunker(BudgetedChunker):
         pieces: list[Piece] = []
         pos = 0
         for entry in glossary_entries(text):
-            pieces += settle(pack(descend(r, pos, entry.start, self.size, 0, splitters), r,
+            pieces += settle(pack(descend(r, pos, entry.start, self.size, overlap=0,
+                                          splitters=splitters), r,
                                   self.size), r, self.size)
-            own = settle(pack(descend(r, entry.start, entry.end, self.size, 0, splitters[1:]),
+            own = settle(pack(descend(r, entry.start, entry.end, self.size, overlap=0,
+                                      splitters=splitters[1:]),
                               r, self.size), r, self.size)
             for p in own:
                 prefix = f"{entry.term}: " if p.start > entry.start else ""
-                pieces.append(Piece(p.start, p.end, {**p.meta, "term": entry.term}, prefix,
+                pieces.append(Piece(p.start, p.end, {**p.meta, "term": entry.term}, prefix=prefix,
                                     solo=True))
             pos = entry.end
-        pieces += settle(pack(descend(r, pos, len(text), self.size, 0, splitters), r,
+        pieces += settle(pack(descend(r, pos, len(text), self.size, overlap=0, splitters=splitters),
+                              r,
                               self.size), r, self.size)
         return to_chunks(document, [p for p in pieces if p.start < p.end])

@@ -119,6 +119,7 @@ class Piece:
         start: int,
         end: int,
         meta: dict[str, Any] | None = None,
+        *,
         prefix: str = "",
         solo: bool = False,
     ):
@@ -130,7 +131,7 @@ class Piece:
 
 
 def fallback_windows(
-    r: Ruler, start: int, end: int, size: int, meta: dict[str, Any] | None = None
+    r: Ruler, start: int, end: int, size: int, *, meta: dict[str, Any] | None = None
 ) -> list[Piece]:
     """Fixed windows inside one over-budget unit, flagged ``fallback="fixed"``."""
     flag = {**(meta or {}), "fallback": "fixed"}
@@ -138,7 +139,7 @@ def fallback_windows(
 
 
 def pack(
-    pieces: Sequence[Piece], r: Ruler, size: int, overlap_units: int = 0, overlap_pieces: int = 0
+    pieces: Sequence[Piece], r: Ruler, size: int, *, overlap_units: int = 0, overlap_pieces: int = 0
 ) -> list[Piece]:
     """Greedily merge runs of adjacent pieces while the merged slice fits ``size``.
 
@@ -164,7 +165,7 @@ def pack(
         meta: dict[str, Any] = {}
         for p in pieces[i:j]:
             meta.update(p.meta)
-        out.append(Piece(first.start, pieces[j - 1].end, meta, first.prefix))
+        out.append(Piece(first.start, pieces[j - 1].end, meta, prefix=first.prefix))
         if j >= n:
             break
         k = j
@@ -193,6 +194,7 @@ def descend(
     start: int,
     end: int,
     size: int,
+    *,
     overlap: int,
     splitters: Sequence[Splitter],
     level: int = 0,
@@ -208,7 +210,8 @@ def descend(
         units = splitters[depth](r.text, start, end)
         if len(units) > 1:
             pieces = [
-                p for a, b in units for p in descend(r, a, b, size, overlap, splitters, depth + 1)
+                p for a, b in units for p in descend(r, a, b, size, overlap=overlap,
+                                                     splitters=splitters, level=depth + 1)
             ]
             return pack(pieces, r, size, overlap_units=overlap)
     return fallback_windows(r, start, end, size)
@@ -222,7 +225,7 @@ def settle(pieces: Iterable[Piece], r: Ruler, size: int) -> list[Piece]:
         if p.solo or r.fits(p.start, p.end, size):
             out.append(p)
         else:
-            out.extend(fallback_windows(r, p.start, p.end, size, p.meta))
+            out.extend(fallback_windows(r, p.start, p.end, size, meta=p.meta))
     return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -73,6 +73,7 @@ class SemanticChunker(BudgetedChunker):
     rule: str = "percentile"
     amount: float = 0.0
     window: int = 1
+    _: KW_ONLY
     unit: str = "chars"
     counter: str = DEFAULT_COUNTER
     embedder: Embedder | None = field(default=None, compare=False)
@@ -116,7 +117,8 @@ class SemanticChunker(BudgetedChunker):
             groups[-1].append(span)
         out: list[Piece] = []
         for g, group in enumerate(groups):
-            pieces = [p for a, b in group for p in descend(r, a, b, self.size, 0, (word_units,))]
+            pieces = [p for a, b in group for p in descend(r, a, b, self.size, overlap=0,
+                                                           splitters=(word_units,))]
             for p in settle(pack(pieces, r, self.size), r, self.size):
                 out.append(Piece(p.start, p.end, {**p.meta, "group": g}, solo=True))
         return to_chunks(document, out)

@@ -100,8 +100,8 @@ class CodeChunker(BudgetedChunker):
                 raise WorkbenchError(f"no parser for {language} (pip install workbench[code])")
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):  # or another language, no parser
-            pieces = descend(r, 0, len(text), self.size, 0,
-                             (paragraph_units, line_units, word_units))
+            pieces = descend(r, 0, len(text), self.size, overlap=0,
+                             splitters=(paragraph_units, line_units, word_units))
             out = settle(pack(pieces, r, self.size), r, self.size)
             for p in out:
                 p.meta = {**p.meta, "language": "text"}
@@ -186,7 +186,7 @@ class CodeChunker(BudgetedChunker):
 
     def _stretch(self, r: Ruler, start: int, end: int) -> list[Piece]:
         """A stretch of statements or comments as pieces (lines, then words if too big)."""
-        return descend(r, start, end, self.size, 0, (line_units, word_units))
+        return descend(r, start, end, self.size, overlap=0, splitters=(line_units, word_units))
 
     def _stretch_packed(self, r: Ruler, start: int, end: int) -> list[Piece]:
         return settle(pack(self._stretch(r, start, end), r, self.size), r, self.size)

@@ -181,7 +181,7 @@ def _build(kind: str, p: _Params) -> Chunker:
                 f"chunker spec {p.spec!r}: parent must be recursive, sentence, markdown, fixed "
                 f"or a parenthesised spec, got {parent_spec!r}"
             )
-        chunker = ParentChildChunker(parent, child, child_overlap, unit, counter)
+        chunker = ParentChildChunker(parent, child, child_overlap, unit, counter=counter)
     elif kind == "semantic":
         size = p.integer("size", 800)
         rule = p.text("rule", "percentile").lower()
@@ -194,7 +194,8 @@ def _build(kind: str, p: _Params) -> Chunker:
         except ValueError:
             raise WorkbenchError(f"chunker spec {p.spec!r}: amount must be a number, got {raw!r}") \
                 from None
-        chunker = SemanticChunker(size, rule, amount, window, unit, counter, encoder=encoder)
+        chunker = SemanticChunker(size, rule, amount, window, unit=unit, counter=counter,
+                                  encoder=encoder)
     elif kind in CONTENT_KINDS:
         size = p.integer("size", 800)
         p.done("size, unit, counter, header")

@@ -8,7 +8,7 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -120,8 +120,8 @@ class MarkdownChunker(BudgetedChunker):
             ):
                 # a long paragraph is split by sentences with the heading line as the first
                 # "sentence", so the heading stays with the start of its text
-                pieces += descend(r, block.start, nxt.end, self.size, 0,
-                                  (sentence_units, word_units))
+                pieces += descend(r, block.start, nxt.end, self.size, overlap=0,
+                                  splitters=(sentence_units, word_units))
                 i += 2
                 continue
             pieces += self._block_pieces(r, block)
@@ -135,7 +135,8 @@ class MarkdownChunker(BudgetedChunker):
             return self._table_pieces(r, block)
         if block.kind == "code":
             return self._code_pieces(r, block)
-        return descend(r, block.start, block.end, self.size, 0, (sentence_units, word_units))
+        return descend(r, block.start, block.end, self.size, overlap=0, splitters=(sentence_units,
+                                                                                   word_units))
 
     def _table_pieces(self, r: Ruler, block: Block) -> list[Piece]:
         text = r.text
@@ -155,13 +156,13 @@ class MarkdownChunker(BudgetedChunker):
         if r.fits(block.start, header_end, self.size):
             pieces.append(Piece(block.start, rows[j - 1][1] if j else header_end, dict(meta)))
         else:
-            pieces.extend(fallback_windows(r, block.start, header_end, self.size, meta))
+            pieces.extend(fallback_windows(r, block.start, header_end, self.size, meta=meta))
         # later pieces: rows only in text, the header repeated in embed_text
         header_size = r.size_of(prefix)
         while j < len(rows):
             row_start, row_end = rows[j]
             if not r.fits(row_start, row_end, self.size):
-                pieces.extend(fallback_windows(r, row_start, row_end, self.size, meta))
+                pieces.extend(fallback_windows(r, row_start, row_end, self.size, meta=meta))
                 j += 1
                 continue
             k = j + 1
@@ -172,7 +173,7 @@ class MarkdownChunker(BudgetedChunker):
                 or not r.fits(row_start, rows[k - 1][1], self.size)
             ):
                 k -= 1
-            pieces.append(Piece(row_start, rows[k - 1][1], dict(meta), prefix, solo=True))
+            pieces.append(Piece(row_start, rows[k - 1][1], dict(meta), prefix=prefix, solo=True))
             j = k
         return pieces
 
@@ -200,8 +201,8 @@ class MarkdownChunker(BudgetedChunker):
         pieces = [
             p
             for a, b in itertools.pairwise(bounds)
-            for p in descend(r, lines[a][0], lines[b - 1][1], self.size, 0,
-                             (line_units, word_units))
+            for p in descend(r, lines[a][0], lines[b - 1][1], self.size, overlap=0,
+                             splitters=(line_units, word_units))
         ]
         packed = pack(pieces, r, self.size)
         for p in packed:
@@ -299,6 +300,7 @@ class ParentChildChunker(ChunkerBase):
     child_size: int = 200
     child_overlap: int = 0
     unit: str = "chars"
+    _: KW_ONLY
     counter: str = DEFAULT_COUNTER
     kind: ClassVar[str] = "parent"
 

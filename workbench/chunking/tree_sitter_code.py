@@ -23,7 +23,7 @@ import bisect
 import importlib.util
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from workbench.chunking.packing import Piece, Ruler, descend, pack, settle
@@ -47,6 +47,7 @@ class Grammar:
     containers: frozenset[str]
     others: frozenset[str] = frozenset()
     wrappers: frozenset[str] = frozenset()
+    _: KW_ONLY
     variables: frozenset[str] = frozenset()
     comments: frozenset[str] = frozenset({"comment"})
 
@@ -59,7 +60,7 @@ _JS = Grammar(frozenset({"function_declaration", "generator_function_declaration
 _TS = Grammar(_JS.functions | {"function_signature"},
               _JS.containers | {"abstract_class_declaration"},
               frozenset({"interface_declaration", "type_alias_declaration", "enum_declaration"}),
-              _JS.wrappers, _JS.variables)
+              _JS.wrappers, variables=_JS.variables)
 GRAMMARS = {
     "javascript": _JS, "typescript": _TS, "tsx": _TS,
     "go": Grammar(frozenset({"function_declaration", "method_declaration"}), frozenset(),
@@ -239,7 +240,8 @@ class _Cutter:
         return out
 
     def stretch(self, start: int, end: int) -> list[Piece]:
-        return descend(self.r, start, end, self.size, 0, (line_units, word_units)) \
+        return descend(self.r, start, end, self.size, overlap=0, splitters=(line_units,
+                                                                            word_units)) \
             if start < end else []
 
     def packed(self, start: int, end: int) -> list[Piece]:

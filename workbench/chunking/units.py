@@ -14,7 +14,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from workbench.io import WorkbenchError
 
@@ -226,6 +226,7 @@ class Block:
     start: int
     end: int
     level: int = 0
+    _: KW_ONLY
     title: str = ""
 
 
@@ -254,7 +255,7 @@ def markdown_blocks(text: str) -> list[Block]:
             continue
         heading = heading_at(text, s, e)
         if heading:
-            blocks.append(Block("heading", s, e, heading.level, heading.title))
+            blocks.append(Block("heading", s, e, heading.level, title=heading.title))
             i += 1
             continue
         if _table_starts(text, lines, i):

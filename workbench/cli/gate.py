@@ -101,7 +101,7 @@ def _generation_gate(args: argparse.Namespace, path: Path) -> int:
     code, out = 0, dict[str, Any](baseline=str(path), config=config)
     try:
         if base is not None:
-            result = check_generation_gate(ev, path, config, golden, args.alpha,
+            result = check_generation_gate(ev, path, config, golden, alpha=args.alpha,
                                            allow_golden_change=args.golden_changed or
                                            bool(args.force))
             code = 0 if result.passed or (args.update_baseline and args.force) else 1

@@ -60,7 +60,8 @@ def run_report_command(args: argparse.Namespace) -> int:
              f"{len(chunks)} chunks; generator: extractive reader (a deterministic baseline)"
              + (f"; budget {args.budget_tokens} tokens" if args.budget_tokens else "")
              + (f"; as a user in {args.user_group}" if args.user_group is not None else ""))
-    out = write_report(args.out, ev, None, generation, traces, title=title, golden=golden,
+    out = write_report(args.out, ev, sweep=None, generation=generation, traces=traces, title=title,
+                       golden=golden,
                        corpus=corpus, chunks=chunks, triage=tri, notes=notes,
                        unrestricted=args.unrestricted, plots=args.plots)
     line = f"wrote {out}: n={ev.n} questions"

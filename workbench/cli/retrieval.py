@@ -286,7 +286,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
                       grade_threshold=args.relevance_threshold, progress=show_progress())
     else:  # the one pipeline the gate, the sweep and notebooks build too
         encoder, encoder_line = pick_encoder(args, chunks, golden)
-        pipeline = Pipeline(spec, args.retriever, encoder, args.k, tuple(metrics), level,
+        pipeline = Pipeline(spec, args.retriever, encoder, args.k, metrics=tuple(metrics),
+                            level=level,
                             grade_threshold=args.relevance_threshold,
                             evidence_threshold=args.evidence_threshold)
         built = run_pipeline(pipeline, corpus, golden, chunks=chunks,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -165,6 +165,7 @@ class OffsetSample:
     text: str | None
     start: int
     end: int | None
+    _: KW_ONLY
     where: str = ""
     raw: str | None = None
     prefix: bool = False
@@ -182,6 +183,7 @@ class Detection:
     fitting: tuple[Convention, ...] = ()
     checked: int = 0
     skipped: int = 0
+    _: KW_ONLY
     message: str = ""
     equivalent: tuple[Convention, ...] = field(default=(), repr=False)
 
@@ -237,7 +239,7 @@ def detect_convention(samples: Iterable[OffsetSample], *,
                 "characters, UTF-8 bytes or UTF-16 units; 0- or 1-based; end exclusive or "
                 "inclusive; into the document text or the raw file with or without its BOM "
                 "and CRLF")
-            return Detection(None, (), checked, skipped, (
+            return Detection(None, (), checked, skipped, message=(
                 f"{sample.where}: field 'start' {sample.start} (end {sample.end}) of "
                 f"{sample.doc.id!r}: the hit's text is in the document (at {found[0][0]}) but "
                 f"not at these offsets under any of {tried}: declare the convention "
@@ -251,14 +253,14 @@ def detect_convention(samples: Iterable[OffsetSample], *,
         key = tuple(_place(mapper(s), c, s) for s in samples)
         groups.setdefault(key, []).append(c)
     if not groups:
-        return Detection(BODY, (), checked, skipped, "no offsets in the log")
+        return Detection(BODY, (), checked, skipped, message="no offsets in the log")
     if len(groups) == 1:
         (same,) = groups.values()
         best = same[0]
         how = (f"offsets {best} fit all {checked} hit(s) with text" if checked else
                f"no hit gives its text; offsets taken as {best}, where every document's text "
                "and raw file agree")
-        return Detection(best, tuple(alive), checked, skipped, how, tuple(same))
+        return Detection(best, tuple(alive), checked, skipped, message=how, equivalent=tuple(same))
     options = "; ".join(str(g[0]) for g in list(groups.values())[:4])
     if not checked:
         why = ("the log gives no hit text to tell them apart, and the raw files differ from "
@@ -267,7 +269,7 @@ def detect_convention(samples: Iterable[OffsetSample], *,
         why = (f"{len(groups)} conventions fit all {checked} hit(s) with text but place other "
                "hits differently")
     return Detection(None, tuple(alive), checked, skipped,
-                     f"offsets are ambiguous: {why}: {options}. Declare the convention "
+                     message=f"offsets are ambiguous: {why}: {options}. Declare the convention "
                      "(--run-offsets SPEC / offsets=), e.g. --run-offsets "
                      f"{next(iter(groups.values()))[0].spec}")
 

@@ -39,7 +39,7 @@ import bisect
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +78,7 @@ class Location:
     start: int
     end: int
     how: str
+    _: KW_ONLY
     score: float | None = None
 
 
@@ -161,7 +162,7 @@ class Locator:
 
     def locate(self, text: str | None = None, doc_id: str | None = None,
                start: int | None = None, end: int | None = None,
-               raw: str | None = None, after: int | None = None) -> Location:
+               *, raw: str | None = None, after: int | None = None) -> Location:
         """Locate one hit (see the module doc for the order of the rules). ``start``/``end``
         are offsets into the raw file when a raw text is known for the document (``raw`` or
         the Locator's ``raw``), else into ``Document.text``; ``after`` chooses among repeated
@@ -264,7 +265,7 @@ class Locator:
                               f"passage of document {doc.id!r} (score >= {self.align:g}): "
                               "give the hit's start offset to choose one")
         start, end = norm.span(found.start, found.end)
-        return Location(doc.id, *_trimmed(doc.text, start, end), "aligned", found.score)
+        return Location(doc.id, *_trimmed(doc.text, start, end), "aligned", score=found.score)
 
     @staticmethod
     def _pick_spans(doc: Document, spans: list[tuple[int, int]], hint: int | None, how: str,

@@ -26,7 +26,7 @@ Conventions:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Extracted:
     text: str
     title: str
     parts: tuple[tuple[str, Mapping[str, Any]], ...]
+    _: KW_ONLY
     where: str
 
 
@@ -167,5 +168,5 @@ def extracted_documents(items: Iterable[Any], doc_id: DocIdRule = None,
             m.pop("title", None)
         out.append(Extracted(key, _joined(parts), title if isinstance(title, str) else "",
                              tuple((p.where, m) for p, m in zip(parts, metas, strict=True)),
-                             first.where))
+                             where=first.where))
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from workbench.corpus.access import FILTERS_KEY, access_like, acl_of, is_superseded
@@ -169,6 +169,7 @@ class Chunk:
     doc_id: str
     start: int
     end: int
+    _: KW_ONLY
     text: str
     embed_text: str = ""
     parent_id: str | None = None

@@ -24,7 +24,7 @@ only says the ids line up; whether the answer is right is the grade's job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import pandas as pd
 
@@ -70,6 +70,7 @@ class Diagnosis:
     labels: tuple[str, ...]
     evidence: Mapping[str, tuple[str, ...]] = field(hash=False)
     facts: tuple[FactCheck, ...]
+    _: KW_ONLY
     passed: bool | None
     required: tuple[tuple[str, ...], ...]
     retrieved_ok: bool | None = None
@@ -128,7 +129,7 @@ def _check_relevance(relevance: Relevance, item: GoldenItem, by_id: Mapping[str,
 def diagnose_trace(trace: Trace, item: GoldenItem,
                    chunks: Sequence[Chunk] | Mapping[str, Chunk],
                    corpus: Mapping[str, Document] | None = None,
-                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                   *, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                    relevance: Relevance | None = None) -> Diagnosis:
     """Diagnose one trace against its golden item (see module doc). ``corpus`` is used for
     document versions the trace did not record. ``relevance``: a prebuilt judgment of the
@@ -189,8 +190,9 @@ def diagnose_trace(trace: Trace, item: GoldenItem,
         facts.append(FactCheck(fact, status, tuple(dict.fromkeys(holders_ctx + holders))))
     passed = trace.passed if trace.grade is not None else grade_answer(item, trace.answer).passed
     return Diagnosis(trace.qid, tuple(lab for lab in LABELS if lab in evidence), evidence,
-                     tuple(facts), passed, tuple(units),
-                     relevance.retrieved_rank(item.qid, trace.retrieved_ids) is not None
+                     tuple(facts), passed=passed, required=tuple(units),
+                     retrieved_ok=relevance.retrieved_rank(item.qid,
+                                                           trace.retrieved_ids) is not None
                      if units else None)
 
 
@@ -208,7 +210,7 @@ def _copied_from(trace: Trace, by_id: Mapping[str, Chunk]) -> list[str]:
 
 def diagnosis_table(traces: Iterable[Trace], golden: GoldenSet | Sequence[GoldenItem],
                     chunks: Sequence[Chunk], corpus: Mapping[str, Document] | None = None,
-                    evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> pd.DataFrame:
+                    *, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD) -> pd.DataFrame:
     """One row per trace: qid, mode, category, passed, labels, facts (status per fact)."""
     traces = list(traces)
     items = {i.qid: i for i in golden}
@@ -217,7 +219,7 @@ def diagnosis_table(traces: Iterable[Trace], golden: GoldenSet | Sequence[Golden
     for t in traces:
         if t.qid not in items:
             continue
-        d = diagnose_trace(t, items[t.qid], chunks, corpus, evidence_threshold,
+        d = diagnose_trace(t, items[t.qid], chunks, corpus, evidence_threshold=evidence_threshold,
                            relevance=relevance)
         rows.append({"qid": t.qid, "mode": t.mode, "category": items[t.qid].category,
                      "passed": d.passed, "labels": list(d.labels),

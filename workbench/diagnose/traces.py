@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class TraceHit:
     chunk_id: str
     rank: int
     score: float | None = None
+    _: KW_ONLY
     doc_id: str = ""
     start: int | None = None
     end: int | None = None
@@ -66,6 +67,7 @@ class TraceHit:
 class TracePassage:
     label: str
     chunk_id: str
+    _: KW_ONLY
     doc_id: str = ""
     start: int | None = None
     end: int | None = None
@@ -77,6 +79,7 @@ class Trace:
 
     qid: str
     query: str
+    _: KW_ONLY
     mode: str = "live"
     rewritten_query: str | None = None
     retrieved: tuple[TraceHit, ...] = ()
@@ -232,7 +235,7 @@ def _version(doc: Document) -> dict[str, Any]:
 
 
 def make_trace(qid: str, query: str, hits: Sequence[Hit | TraceHit | str],
-               context: AssembledContext, answer: Answer | str, grade: Grade | None = None, *,
+               context: AssembledContext, *, answer: Answer | str, grade: Grade | None = None,
                mode: str = "live",
                chunks: Mapping[str, Chunk] | Sequence[Chunk] | None = None,
                corpus: Mapping[str, Document] | None = None, source: str = "retrieval",
@@ -252,8 +255,8 @@ def make_trace(qid: str, query: str, hits: Sequence[Hit | TraceHit | str],
 
     def hit(cid: str, rank: int, score: float | None, src: str) -> TraceHit:
         c = by_id.get(cid)
-        return TraceHit(cid, rank, score, c.doc_id if c else "",
-                        c.start if c else None, c.end if c else None, src)
+        return TraceHit(cid, rank, score, doc_id=c.doc_id if c else "",
+                        start=c.start if c else None, end=c.end if c else None, source=src)
 
     recorded = []
     for rank, h in enumerate(hits, start=1):
@@ -264,9 +267,9 @@ def make_trace(qid: str, query: str, hits: Sequence[Hit | TraceHit | str],
             recorded.append(hit(h.chunk_id, h.rank, score, source))
     recorded += [hit(c, 0, None, "expansion") for c in expanded
                  if readable is None or c in readable]
-    passages = tuple(TracePassage(p.label, p.chunk_id, p.doc_id,
-                                  by_id[p.chunk_id].start if p.chunk_id in by_id else None,
-                                  by_id[p.chunk_id].end if p.chunk_id in by_id else None)
+    passages = tuple(TracePassage(p.label, p.chunk_id, doc_id=p.doc_id,
+                                  start=by_id[p.chunk_id].start if p.chunk_id in by_id else None,
+                                  end=by_id[p.chunk_id].end if p.chunk_id in by_id else None)
                      for p in context.passages)
     docs = dict.fromkeys([*(h.doc_id for h in recorded if h.doc_id),
                           *(p.doc_id for p in passages)])
@@ -285,12 +288,17 @@ def make_trace(qid: str, query: str, hits: Sequence[Hit | TraceHit | str],
     if reply.latency_s:
         times.setdefault("generation_s", float(reply.latency_s))
     return Trace(
-        qid, query, mode, rewritten_query, tuple(recorded), passages,
-        tuple((str(c), str(w)) for c, w in context.dropped), context.budget_tokens,
-        context.tokens_used, None if groups is None else tuple(groups), versions,
-        reply.prompt_version if not isinstance(answer, str) else "", reply.model_id, text,
-        {lab: context.labels[lab] for lab in check.labels if lab in context.labels},
-        check.unknown, grade_row, reply.error, times, category, system, withheld)
+        qid, query, mode=mode, rewritten_query=rewritten_query, retrieved=tuple(recorded),
+        context=passages,
+        dropped=tuple((str(c), str(w)) for c, w in context.dropped),
+        budget_tokens=context.budget_tokens,
+        tokens_used=context.tokens_used, user_groups=None if groups is None else tuple(groups),
+        doc_versions=versions,
+        prompt_version=reply.prompt_version if not isinstance(answer, str) else "",
+        model_id=reply.model_id, answer=text,
+        citations={lab: context.labels[lab] for lab in check.labels if lab in context.labels},
+        unknown_citations=check.unknown, grade=grade_row, error=reply.error, timing=times,
+        category=category, system=system, evidence_withheld=withheld)
 
 
 def traces_from_result(result: GenerationResult, mode: str = "live", *,
@@ -327,8 +335,9 @@ def traces_from_result(result: GenerationResult, mode: str = "live", *,
             hits = [scored.get(c if isinstance(c, str) else c.chunk_id, c) for c in hits]
             if qid in run.latency_s:
                 timing["retrieval_s"] = float(run.latency_s[qid])
-        out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, result.answers[qid, m],
-                              result.grades.get((qid, m)), mode=m, chunks=by_id, corpus=corpus,
+        out.append(make_trace(qid, questions.get(qid, ""), hits, ctx, answer=result.answers[qid, m],
+                              grade=result.grades.get((qid, m)), mode=m, chunks=by_id,
+                              corpus=corpus,
                               source="retrieval" if m == "live" else "oracle", timing=timing,
                               category=cats.get(qid, ""), system=system or result.model_id,
                               item=items.get(qid)))
@@ -336,8 +345,8 @@ def traces_from_result(result: GenerationResult, mode: str = "live", *,
 
 
 def trace_question(generator: Generator, retriever: Retriever, question: str,
-                   chunks: Sequence[Chunk], documents: Mapping[str, Document], *,
-                   k: int = 5, qid: str = "bug", item: GoldenItem | None = None,
+                   chunks: Sequence[Chunk], *, documents: Mapping[str, Document], k: int = 5,
+                   qid: str = "bug", item: GoldenItem | None = None,
                    corpus: Mapping[str, Document] | None = None,
                    rewritten_query: str | None = None, **assemble: Any) -> Trace:
     """Reproduce one question end to end (search, assemble, generate, grade against
@@ -358,7 +367,7 @@ def trace_question(generator: Generator, retriever: Retriever, question: str,
     ctx = assemble_context(hits, chunks, documents, **assemble)
     answer = generator.generate(asked, ctx)
     grade = grade_answer(item, answer, ctx) if item is not None else None
-    return make_trace(item.qid if item else qid, question, hits, ctx, answer, grade,
+    return make_trace(item.qid if item else qid, question, hits, ctx, answer=answer, grade=grade,
                       chunks=chunks, corpus=corpus if corpus is not None else documents,
                       timing={"retrieval_s": searched}, rewritten_query=rewritten_query,
                       category=item.category if item else "", system=str(

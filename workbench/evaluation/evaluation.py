@@ -264,8 +264,9 @@ class Evaluation:
         if k is None:
             k = next((m.k for m in map(parse_metric, self.metrics)
                       if m.kind == "recall" and m.k is not None), 5)
-        return worst_failures(self._runs[system], golden_items(golden), chunks, n, k,
-                              evidence_threshold, documents=documents, user_groups=user_groups)
+        return worst_failures(self._runs[system], golden_items(golden), chunks, n=n, k=k,
+                              evidence_threshold=evidence_threshold, documents=documents,
+                              user_groups=user_groups)
 
     def flipped(self, baseline: str, candidate: str, metric: str | None = None) -> Flipped:
         """The questions whose ``metric`` (default: the first) changed from configuration

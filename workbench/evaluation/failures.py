@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -47,6 +47,7 @@ class Failure:
     question: str
     category: str
     k: int
+    _: KW_ONLY
     recall: float
     coverage: float
     first_rank: int | None
@@ -134,8 +135,8 @@ def _window(span: tuple[str, int, int], chunks: Sequence[Chunk]
 
 
 def worst_failures(run: Run, golden: GoldenSet | Sequence[GoldenItem],
-                   chunks: Sequence[Chunk] | None, n: int = 10, k: int = 5,
-                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                   chunks: Sequence[Chunk] | None, *, n: int = 10, k: int = 5,
+                   evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                    documents: Mapping[str, Document] | None = None,
                    user_groups: Reader | Iterable[str] | str | None = None) -> Failures:
     """The ``n`` worst failing questions of ``run`` at ``k`` (see the module docstring), as
@@ -177,8 +178,9 @@ def worst_failures(run: Run, golden: GoldenSet | Sequence[GoldenItem],
                  cid in touching, by_id[cid].text if cid in by_id else "")
                 for rank, cid in enumerate(ranked[q][:k], start=1)]
         ev = tuple((e.doc_id, e.start, e.end, e.text) for e in item.evidence)
-        out.append(Failure(q, item.question, item.category, k, recall, coverage, first, ev,
-                           tuple(hits), tuple(_window((d, s, e), shown)
+        out.append(Failure(q, item.question, item.category, k, recall=recall, coverage=coverage,
+                           first_rank=first, evidence=ev,
+                           retrieved=tuple(hits), windows=tuple(_window((d, s, e), shown)
                                               for d, s, e, _ in ev)))
     return Failures(out)
 
@@ -192,6 +194,7 @@ class Flipped:
     metric: str
     baseline: str
     candidate: str
+    _: KW_ONLY
     lost: tuple[tuple[str, float, float], ...]
     gained: tuple[tuple[str, float, float], ...]
 
@@ -218,4 +221,4 @@ def flipped(baseline: Mapping[str, float], candidate: Mapping[str, float], metri
                  if f.direction == "lost")
     gained = tuple((str(f.qid), f.baseline, f.candidate) for f in reversed(comparison.flipped)
                    if f.direction == "gained")
-    return Flipped(metric, names[0], names[1], lost, gained)
+    return Flipped(metric, names[0], names[1], lost=lost, gained=gained)

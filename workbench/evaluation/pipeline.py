@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ class Pipeline:
     retriever: str = "bm25"
     encoder: str | None = None
     k: int = 5
+    _: KW_ONLY
     metrics: tuple[str, ...] | None = None
     level: str | None = None
     grade_threshold: int = 1
@@ -83,9 +84,10 @@ class Pipeline:
         metrics = config.get("metrics")
         return cls(config.get("chunker"), config.get("retriever") or "bm25",
                    config.get("encoder"), int(config.get("k") or 5),
-                   tuple(metrics) if metrics else None, config.get("level"),
-                   int(config.get("threshold") or 1),
-                   float(config.get("evidence_threshold") or DEFAULT_EVIDENCE_THRESHOLD))
+                   metrics=tuple(metrics) if metrics else None, level=config.get("level"),
+                   grade_threshold=int(config.get("threshold") or 1),
+                   evidence_threshold=float(config.get("evidence_threshold")
+                                            or DEFAULT_EVIDENCE_THRESHOLD))
 
     def for_dataset(self, corpus: str | Path, golden: str | Path | None = None) -> Pipeline:
         """This pipeline with the dataset's defaults filled in (chunker, level, metrics)."""

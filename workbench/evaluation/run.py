@@ -32,7 +32,7 @@ class Run:
 
     @classmethod
     def from_retriever(cls, retriever: Retriever, golden: GoldenSet | Iterable[Any], k: int = 10,
-                       system: str | None = None, progress: bool = False,
+                       *, system: str | None = None, progress: bool = False,
                        params: Mapping[str, Any] | None = None,
                        documents_of: Mapping[str, str] | None = None) -> Run:
         """Search every golden question (answerable or not) and time each search.

@@ -197,7 +197,7 @@ def read_chunks(path: str | Path,
         doc = locator.document(found.doc_id)
         meta = row.get("metadata")
         text = doc.text[found.start:found.end]
-        out.append(Chunk(cid, found.doc_id, found.start, found.end, text, text,
+        out.append(Chunk(cid, found.doc_id, found.start, found.end, text=text, embed_text=text,
                          metadata=dict(meta) if isinstance(meta, dict) else {}))
     if not out:
         raise InputError(str(path), "no chunks: one JSON object per chunk")
@@ -229,7 +229,7 @@ def _documents_of(run: Run, by_id: Mapping[str, Chunk]) -> dict[str, str]:
 
 
 def write_run(path: str | Path, run: Run, format: str | None = None,
-              chunks: Iterable[Chunk] | None = None, tag: str | None = None,
+              *, chunks: Iterable[Chunk] | None = None, tag: str | None = None,
               level: str = "chunk") -> Path:
     """Write ``run`` to ``path`` as a run JSONL or a TREC run file (``format``; by default
     ``trec`` for ``.trec`` / ``.txt`` / ``.run`` files, ``jsonl`` otherwise), atomically. ``chunks``

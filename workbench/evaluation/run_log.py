@@ -12,7 +12,7 @@ production chunk that starts there when that chunking is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, LocateError, Location, Locator
@@ -44,6 +44,7 @@ class LogReport:
     detection: Detection | None = None
     truncation: Truncation | None = None
     cut: int = 0
+    _: KW_ONLY
     extended: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -82,7 +83,7 @@ class LogLocator(Locator):
 
     def locate(self, text: str | None = None, doc_id: str | None = None,
                start: int | None = None, end: int | None = None,
-               raw: str | None = None, after: int | None = None) -> Location:
+               *, raw: str | None = None, after: int | None = None) -> Location:
         s, e = start, end
         if start is not None and doc_id is not None:
             doc = self.document(doc_id)
@@ -188,8 +189,8 @@ def inspect_log(lines: Callable[[], Iterator[tuple[str, Any, list[Any]]]],
         cut = truncation is not None and text is not None and truncation.is_cut(text)
         if cut and truncation is not None and text is not None:
             text = truncation.prefix(text)
-        samples.append(OffsetSample(recorder.documents[doc_id], text, start, end, where,
-                                    raw if raw is not None else files.get(doc_id), cut))
+        samples.append(OffsetSample(recorder.documents[doc_id], text, start, end, where=where,
+                                    raw=raw if raw is not None else files.get(doc_id), prefix=cut))
     detection = detect_convention(samples)
     if detection.convention is None:
         raise WorkbenchError(detection.message)

@@ -167,7 +167,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
     if isinstance(source, Run):
         run = source
     else:
-        run = Run.from_retriever(source, items, depth, system, progress, params,
+        run = Run.from_retriever(source, items, depth, system=system, progress=progress,
+                                 params=params,
                                  documents_of={c.id: c.doc_id for c in given.values()}
                                  if level == "document" and given is not None else None)
     if system:

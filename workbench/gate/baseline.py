@@ -28,7 +28,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,7 @@ class Baseline:
     golden_hash: str
     golden_items: int
     summary: Mapping[str, Mapping[str, Any]]
+    _: KW_ONLY
     outcomes: Mapping[str, Mapping[str, float]]
     categories: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
@@ -122,8 +123,9 @@ class Baseline:
                                          "ci_high": float(r["ci_high"]),
                                          "relevance": str(r["relevance"])}
         return cls(dict(config), golden.content_hash if golden is not None else "",
-                   len(golden) if golden is not None else len(values), summary, values, cats,
-                   datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                   len(golden) if golden is not None else len(values), summary, outcomes=values,
+                   categories=cats,
+                   created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text; config paths are written relative to ``path``'s folder (absolute when
@@ -269,5 +271,5 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
     for key in PATH_KEYS:
         if config.get(key) and not Path(config[key]).is_absolute():
             config[key] = os.path.normpath(path.parent / config[key])
-    return Baseline(config, golden["content_hash"], golden["items"], summary, outcomes,
-                    dict(categories), str(data.get("created", "")), path)
+    return Baseline(config, golden["content_hash"], golden["items"], summary, outcomes=outcomes,
+                    categories=dict(categories), created=str(data.get("created", "")), path=path)

@@ -116,7 +116,7 @@ def _refuse_pins(path: str | Path, baseline: Baseline, config: Mapping[str, Any]
 
 
 def check_generation_gate(current: Evaluation, baseline: str | Path, config: Mapping[str, Any],
-                          golden: GoldenSet | None = None, alpha: float = 0.05,
+                          golden: GoldenSet | None = None, *, alpha: float = 0.05,
                           allow_golden_change: bool = False) -> GateResult:
     """Gate answer accuracy against a generation baseline: refused when a pin changed (see
     the module docstring), else :func:`workbench.gate.check_gate`."""

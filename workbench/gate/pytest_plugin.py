@@ -123,7 +123,7 @@ class GenerationGate:
             if self.update:
                 update_generation_baseline(path, ev, recorded, golden)
                 return None
-            result = check_generation_gate(ev, path, recorded, golden, self.alpha)
+            result = check_generation_gate(ev, path, recorded, golden, alpha=self.alpha)
         except BaselineRefused as exc:
             pytest.fail(str(exc), pytrace=False)
         if not result.passed:

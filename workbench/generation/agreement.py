@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -34,6 +34,7 @@ class RatingAgreement:
     n: int
     exact: float
     exact_ci: tuple[float, float]
+    _: KW_ONLY
     within_one: float
     within_one_ci: tuple[float, float]
     kappa: float

@@ -29,7 +29,7 @@ drop them first.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -79,6 +79,7 @@ class JudgeCalibration:
     n: int
     positives: int
     negatives: int
+    _: KW_ONLY
     sensitivity: float
     sensitivity_ci: tuple[float, float]
     specificity: float
@@ -138,6 +139,7 @@ class CorrectedRate:
     n: int
     judged_rate: float
     judged_ci: tuple[float, float]
+    _: KW_ONLY
     corrected: float
     ci: tuple[float, float]
     method: str
@@ -195,6 +197,7 @@ class JudgeReport:
     labelled: int
     undecided: int
     judged_n: int
+    _: KW_ONLY
     corrected: CorrectedRate | None
     refusal: str | None
 
@@ -240,7 +243,7 @@ def judge_report(human: Sequence[bool], judged: Sequence[bool | None],
         rate = corrected_pass_rate(cal, rest)
     except WorkbenchError as exc:  # too few labels of a kind, chance level, nothing judged
         refusal = str(exc)
-    return JudgeReport(cal, len(pairs), undecided, len(rest), rate, refusal)
+    return JudgeReport(cal, len(pairs), undecided, len(rest), corrected=rate, refusal=refusal)
 
 
 # ----------------------------------------------------------------------------- pin

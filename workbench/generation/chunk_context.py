@@ -18,7 +18,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -50,13 +50,14 @@ class ContextCost:
     calls: int
     cached: int
     tokens: int
+    _: KW_ONLY
     seconds: float
     errors: int = 0
 
     @classmethod
     def static_header(cls, chunks: int) -> ContextCost:
         """The cost of the static header for the same chunks: no call, no token."""
-        return cls(chunks, 0, 0, 0, 0.0)
+        return cls(chunks, 0, 0, 0, seconds=0.0)
 
     def as_row(self, name: str) -> dict[str, Any]:
         return {"context": name, **dataclasses.asdict(self)}
@@ -98,7 +99,7 @@ def contextualize(chunks: Sequence[Chunk], documents: Mapping[str, Document],
             raise WorkbenchError(f"chunk {c.id!r}: its document {c.doc_id!r} is not among the "
                              "documents; pass the corpus the chunks were cut from")
         passage = Passage("P1", f"{doc.id}#document", doc.id, _window(doc, c, max_document_chars),
-                          doc.title)
+                          title=doc.title)
         question = CONTEXT_QUESTION.format(title=doc.title or doc.id, chunk=c.text)
         requests.append((question, AssembledContext(passages=(passage,))))
     calls_before = cached.calls
@@ -119,4 +120,5 @@ def contextualize(chunks: Sequence[Chunk], documents: Mapping[str, Document],
         out.append(dataclasses.replace(c, embed_text=f"{sentence}\n\n{c.embed_text}",
                                        metadata=meta))
     calls = cached.calls - calls_before
-    return out, ContextCost(len(chunks), calls, len(chunks) - calls, tokens, seconds, errors)
+    return out, ContextCost(len(chunks), calls, len(chunks) - calls, tokens, seconds=seconds,
+                            errors=errors)

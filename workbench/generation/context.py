@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from workbench.corpus import Chunk, Document, can_read_chunk, is_superseded
@@ -91,6 +91,7 @@ class Passage:
     chunk_id: str
     doc_id: str
     text: str
+    _: KW_ONLY
     title: str = ""
 
     def render(self) -> str:
@@ -106,6 +107,7 @@ class AssembledContext:
     dropped: tuple[tuple[str, str], ...] = ()
     budget_tokens: int | None = None
     tokens_used: int = 0
+    _: KW_ONLY
     params: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __len__(self) -> int:
@@ -194,6 +196,7 @@ def _readable(hits: Sequence[HitLike], by_id: Mapping[str, Chunk],
 def assemble_context(hits: Sequence[HitLike],
                      chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                      documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                     *,
                      user_groups: Reader | Iterable[str] | str | None = None,
                      budget_tokens: int | None = None,
                      count_tokens: CountTokens = None,
@@ -209,7 +212,8 @@ def assemble_context(hits: Sequence[HitLike],
     if assembly not in ASSEMBLIES:
         raise WorkbenchError(f"assembly must be one of {', '.join(ASSEMBLIES)}, not {assembly!r}")
     if assembly == "passthrough":
-        return passthrough_context(hits, chunks_by_id, documents, user_groups, count_tokens)
+        return passthrough_context(hits, chunks_by_id, documents, user_groups=user_groups,
+                                   count_tokens=count_tokens)
     by_id = chunks_by_id if isinstance(chunks_by_id, Mapping) else {c.id: c for c in chunks_by_id}
     if documents is None:
         raise WorkbenchError("assemble_context needs documents= (the corpus): without them no "
@@ -247,7 +251,7 @@ def assemble_context(hits: Sequence[HitLike],
     for chunk in kept:
         doc = docs.get(chunk.doc_id)
         title = doc.title if doc is not None else ""
-        draft = Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text, title)
+        draft = Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text, title=title)
         cost = counter(draft.render())
         if budget_tokens is not None and used + cost > budget_tokens:
             dropped.append((chunk.id, "budget"))
@@ -255,13 +259,14 @@ def assemble_context(hits: Sequence[HitLike],
         used += cost
         passages.append(draft)
     return AssembledContext(tuple(passages), tuple(dropped), budget_tokens, used,
-                            {"user_groups": None if groups is None else sorted(groups),
+                            params={"user_groups": None if groups is None else sorted(groups),
                              "include_superseded": include_superseded})
 
 
 def passthrough_context(hits: Sequence[HitLike],
                         chunks_by_id: Mapping[str, Chunk] | Sequence[Chunk],
                         documents: Mapping[str, Document] | Iterable[Document] | None = None,
+                        *,
                         user_groups: Reader | Iterable[str] | str | None = None,
                         count_tokens: CountTokens = None) -> AssembledContext:
     """The prompt a production pipeline without our filters builds: every hit in rank order,
@@ -280,10 +285,10 @@ def passthrough_context(hits: Sequence[HitLike],
     dropped: list[tuple[str, str]] = []
     for chunk, doc in _readable(hits, by_id, docs, groups, dropped, carried=True):
         passages.append(Passage(f"P{len(passages) + 1}", chunk.id, chunk.doc_id, chunk.text,
-                                doc.title if doc is not None else ""))
+                                title=doc.title if doc is not None else ""))
     used = sum(counter(p.render()) for p in passages)
     return AssembledContext(tuple(passages), tuple(dropped), None, used,
-                            {"user_groups": None if groups is None else sorted(groups),
+                            params={"user_groups": None if groups is None else sorted(groups),
                              "assembly": "passthrough"})
 
 
@@ -297,11 +302,11 @@ def context_from_passages(items: Iterable[Any]) -> AssembledContext:
         if isinstance(item, Chunk):
             passages.append(Passage(label, item.id, item.doc_id, item.text))
         elif isinstance(item, Passage):
-            passages.append(Passage(label, item.chunk_id, item.doc_id, item.text, item.title))
+            passages.append(Passage(label, item.chunk_id, item.doc_id, item.text, title=item.title))
         else:
             cid, doc_id, text, *rest = item
             title = str(rest[0]) if rest else ""
-            passages.append(Passage(label, str(cid), str(doc_id), str(text), title))
+            passages.append(Passage(label, str(cid), str(doc_id), str(text), title=title))
     tokens = sum(approx_tokens(p.render()) for p in passages)
     return AssembledContext(tuple(passages), (), None, tokens)
 

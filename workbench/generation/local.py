@@ -118,7 +118,7 @@ class LocalGenerator:
 
     prompt_version = PROMPT_VERSION
 
-    def __init__(self, model: str | Path | None = None, max_new_tokens: int = 64,
+    def __init__(self, model: str | Path | None = None, *, max_new_tokens: int = 64,
                  threads: int = 1, dtype: str = "auto", batch_size: int = 1,
                  system_prompt: str | None = None):
         self.source = Path(model) if model is not None else None

@@ -47,7 +47,7 @@ def find_lost_in_the_middle(start: str | Path | None = None) -> Path | None:
     return None
 
 
-def load_nq_open(path: str | Path | None = None, limit: int = 20, n_distractors: int = 29,
+def load_nq_open(path: str | Path | None = None, limit: int = 20, *, n_distractors: int = 29,
                  pool: int = 300, seed: int = 0) -> list[PositionItem]:
     """The first ``limit`` questions of ``nq-open-oracle.jsonl.gz`` as position items.
 
@@ -76,14 +76,15 @@ def load_nq_open(path: str | Path | None = None, limit: int = 20, n_distractors:
                 ctx = row["ctxs"][0]
                 records.append((f"nq{lineno:04d}", row["question"], tuple(row["answers"]),
                                 Passage("", f"nq{lineno:04d}#0", f"nq{lineno:04d}",
-                                        ctx["text"], ctx.get("title", ""))))
+                                        ctx["text"], title=ctx.get("title", ""))))
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
                 raise WorkbenchError(f"{file}:{lineno}: not a lost-in-the-middle QA record "
                                  f"({type(exc).__name__}: {exc})") from None
     rng = random.Random(seed)
     items = []
     for qid, question, answers, gold in records[:limit]:
-        probe = PositionItem(qid, question, gold, (), answers, "any", "nq-open")
+        probe = PositionItem(qid, question, gold, (), answers=answers, match="any",
+                             category="nq-open")
         others = [r[3] for r in records if r[0] != qid]
         rng.shuffle(others)
         chosen: list[Passage] = []
@@ -92,7 +93,8 @@ def load_nq_open(path: str | Path | None = None, limit: int = 20, n_distractors:
                 break
             if not probe.passes(p.text):
                 chosen.append(p)
-        items.append(PositionItem(qid, question, gold, tuple(chosen), answers, "any", "nq-open"))
+        items.append(PositionItem(qid, question, gold, tuple(chosen), answers=answers, match="any",
+                                  category="nq-open"))
     return items
 
 

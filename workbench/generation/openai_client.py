@@ -40,7 +40,7 @@ class OpenAIChatGenerator:
     failure becomes ``Answer.error``; it never raises out of ``generate``.
     """
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 60, max_retries: int = 4, concurrency: int = 4,
                  max_tokens: int = 256, temperature: float = 0.0, backoff_base: float = 0.5,
                  backoff_max: float = 30.0, model_id: str | None = None,

@@ -266,6 +266,7 @@ def run_generation_eval(generator: Generator, retriever: Retriever,
 
 def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
                  chunks: Sequence[Chunk], documents: Mapping[str, Document] | Iterable[Document],
+                 *,
                  qids: Iterable[str] | None = None,
                  user_groups: Reader | Iterable[str] | str | None = None,
                  seed: int = 0, progress: bool = False) -> pd.DataFrame:
@@ -295,8 +296,8 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
         if not donors:
             continue
         donor = rng.choice(donors)
-        own = assemble_context(relevance.gold(item.qid), by_id, corpus, reader)
-        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, reader)
+        own = assemble_context(relevance.gold(item.qid), by_id, corpus, user_groups=reader)
+        other = assemble_context(relevance.gold(donor.qid), by_id, corpus, user_groups=reader)
         requests += [(item.question, own), (item.question, other)]
         meta.append((item, donor))
     answers = generate_all(generator, requests, progress, desc="context swap")
@@ -317,7 +318,7 @@ def context_swap(generator: Generator, golden: GoldenSet | Sequence[GoldenItem],
 
 def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
                    documents: Mapping[str, Document] | Iterable[Document],
-                   user_groups: Reader | Iterable[str] | str | None = None, k: int | None = None
+                   *, user_groups: Reader | Iterable[str] | str | None = None, k: int | None = None
                    ) -> AssembledContext:
     """The oracle context of one item: the fewest chunks that hold its gold evidence (or its
     labelled chunks, best grade first), at most ``k``, assembled with the access and version
@@ -325,4 +326,4 @@ def oracle_context(item: GoldenItem, chunks: Sequence[Chunk],
     docs = documents if isinstance(documents, Mapping) else {d.id: d for d in documents}
     reader = require_reader("oracle_context", user_groups, documents=docs, chunks=chunks)
     gold = Relevance([item], chunks).gold(item.qid, k) if item.answerable else []
-    return assemble_context(gold, {c.id: c for c in chunks}, docs, reader)
+    return assemble_context(gold, {c.id: c for c in chunks}, docs, user_groups=reader)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import pandas as pd
 
@@ -53,6 +53,7 @@ class PositionItem:
     question: str
     gold: Passage
     distractors: tuple[Passage, ...]
+    _: KW_ONLY
     answers: tuple[str, ...]
     match: str = "any"
     category: str = ""
@@ -158,7 +159,8 @@ class PositionResult:
         return f"<div><p>{escape_html(repr(self))}</p>{table}</div>"
 
 
-def position_experiment(generator: Generator, items: Sequence[PositionItem], n_positions: int = 5,
+def position_experiment(generator: Generator, items: Sequence[PositionItem], *,
+                        n_positions: int = 5,
                         distractors: str = "own", positions: Sequence[int] | None = None,
                         seed: int = 0, closed_book: bool = False,
                         progress: bool = False) -> PositionResult:
@@ -216,7 +218,7 @@ def position_experiment(generator: Generator, items: Sequence[PositionItem], n_p
 def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[GoldenItem],
                             chunks: Sequence[Chunk],
                             documents: Mapping[str, Document] | Iterable[Document] | None = None,
-                            n_distractors: int = 4, qids: Iterable[str] | None = None,
+                            *, n_distractors: int = 4, qids: Iterable[str] | None = None,
                             user_groups: Reader | Iterable[str] | str | None = None
                             ) -> list[PositionItem]:
     """Position items from a golden set: the gold passage is the first gold chunk (of the
@@ -244,7 +246,7 @@ def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[G
 
     def passage(chunk: Chunk) -> Passage:
         doc = docs.get(chunk.doc_id)
-        return Passage("", chunk.id, chunk.doc_id, chunk.text, doc.title if doc else "")
+        return Passage("", chunk.id, chunk.doc_id, chunk.text, title=doc.title if doc else "")
 
     out = []
     for item in gs:
@@ -271,5 +273,6 @@ def handbook_position_items(retriever: Retriever, golden: GoldenSet | Sequence[G
             if len(distract) == n_distractors:
                 break
         out.append(PositionItem(item.qid, item.question, passage(holding[0]), tuple(distract),
-                                tuple(item.answer_must_mention), "all", item.category))
+                                answers=tuple(item.answer_must_mention), match="all",
+                                category=item.category))
     return out

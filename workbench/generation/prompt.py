@@ -7,7 +7,7 @@ questions without letting one failure abort the run (:func:`safe_generate`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from tqdm.auto import tqdm
@@ -47,6 +47,7 @@ class Answer:
     citations: tuple[str, ...] = ()
     model_id: str = ""
     prompt_version: str = PROMPT_VERSION
+    _: KW_ONLY
     usage: Mapping[str, Any] = field(default_factory=dict, hash=False)
     error: str | None = None
     cited_labels: tuple[str, ...] = ()
@@ -72,7 +73,8 @@ def make_answer(reply: ChatReply, context: AssembledContext, model_id: str,
     """Wrap a chat reply as an Answer, mapping its citations through the context."""
     check = resolve_citations(reply.text, context)
     return Answer(reply.text.strip(), check.chunk_ids, model_id, prompt_version,
-                  dict(reply.usage), reply.error, check.labels, check.unknown, reply.latency_s)
+                  usage=dict(reply.usage), error=reply.error, cited_labels=check.labels,
+                  unknown_citations=check.unknown, latency_s=reply.latency_s)
 
 
 @runtime_checkable

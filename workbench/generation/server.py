@@ -107,7 +107,7 @@ class ModelServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], generator: LocalGenerator,
-                 model_name: str | None = None, max_tokens_cap: int = 512,
+                 *, model_name: str | None = None, max_tokens_cap: int = 512,
                  verbose: bool = False):
         super().__init__(address, _Handler)
         self.generator = generator
@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     generator = LocalGenerator(args.model, max_new_tokens=args.max_new_tokens,
                                threads=args.threads)
     generator.load()
-    server = ModelServer((args.host, args.port), generator, args.name, verbose=args.verbose)
+    server = ModelServer((args.host, args.port), generator, model_name=args.name,
+                         verbose=args.verbose)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     print(f"workbench.generation.server listening on http://{host}:{port} "
           f"model={server.model_name} (loaded in {generator.load_seconds:.1f}s)", flush=True)

@@ -23,7 +23,7 @@ question that differs side by side, for adjudication (also as escaped HTML).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from workbench.corpus import Document
@@ -86,6 +86,7 @@ class Agreement:
     names: tuple[str, str]
     frame: pd.DataFrame = field(repr=False, compare=False)
     pairs: tuple[tuple[GoldenItem, GoldenItem], ...] = field(repr=False, compare=False)
+    _: KW_ONLY
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
 
@@ -218,5 +219,5 @@ def agreement(a: GoldenSet, b: GoldenSet, *, match: str = "qid",
                                         "span_dice", "same_documents", "must_mention_jaccard",
                                         "agree"])
     return Agreement(names, frame, shown,
-                     tuple(x.qid for k, x in ka.items() if k not in kb),
-                     tuple(y.qid for k, y in kb.items() if k not in ka))
+                     only_a=tuple(x.qid for k, x in ka.items() if k not in kb),
+                     only_b=tuple(y.qid for k, y in kb.items() if k not in ka))

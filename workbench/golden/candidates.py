@@ -38,7 +38,7 @@ import random
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -81,6 +81,7 @@ class Candidate:
     file: str
     line: int
     source: str = "real"
+    _: KW_ONLY
     qid: str | None = None
     merged_from: tuple[str, ...] = ()
     top_score: float | None = None
@@ -106,11 +107,12 @@ class Candidate:
         top = row.get("top_score")
         return cls(str(row["question"]), str(row.get("file", "")), int(row.get("line", 0)),
                    str(row.get("source") or "real"),
-                   None if row.get("qid") is None else str(row["qid"]),
-                   tuple(row.get("merged_from", ())),
-                   None if top is None else float(top), str(row.get("score_kind", "similarity")),
-                   tuple(MappingProxyType(dict(h)) for h in row.get("hits", ())),
-                   MappingProxyType(dict(row.get("logged", {}))))
+                   qid=None if row.get("qid") is None else str(row["qid"]),
+                   merged_from=tuple(row.get("merged_from", ())),
+                   top_score=None if top is None else float(top),
+                   score_kind=str(row.get("score_kind", "similarity")),
+                   hits=tuple(MappingProxyType(dict(h)) for h in row.get("hits", ())),
+                   logged=MappingProxyType(dict(row.get("logged", {}))))
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"question": self.question, "source": self.source,
@@ -137,6 +139,7 @@ class Merge:
     dropped: str
     question: str
     method: str
+    _: KW_ONLY
     score: float
 
 
@@ -327,7 +330,7 @@ def dedupe(candidates: Iterable[Candidate], threshold: float = NEAR_THRESHOLD) -
             numbers.append(digits)
             continue
         merged.setdefault(hit, []).extend([cand.where, *cand.merged_from])
-        merges.append(Merge(kept[hit].where, cand.where, cand.question, method, score))
+        merges.append(Merge(kept[hit].where, cand.where, cand.question, method, score=score))
     items = tuple(replace(c, merged_from=(*c.merged_from, *merged.get(i, ())))
                   for i, c in enumerate(kept))
     return Candidates(items, tuple(merges))

@@ -17,7 +17,7 @@ written only when present, so older files round-trip unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -50,6 +50,7 @@ class GoldenItem:
     question: str
     relevant_chunk_ids: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
+    _: KW_ONLY
     answer_must_mention: tuple[str, ...] = ()
     category: str = "uncategorised"
     source: str = "owner"

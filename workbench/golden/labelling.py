@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 from types import MappingProxyType
@@ -326,6 +326,7 @@ class Throughput:
     skipped: int
     seconds: float
     actions: tuple[int, ...]
+    _: KW_ONLY
     answerable_actions: tuple[int, ...]
     origins: tuple[str, ...]
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -65,6 +65,7 @@ class TraceQuestion:
     trace_id: str | None
     question: str | None
     top_score: float | None = None
+    _: KW_ONLY
     hits: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)
 
 
@@ -283,7 +284,7 @@ def read_spans(path: str | Path, field: str | None = None) -> list[TraceQuestion
         text = " ".join(question.split()) if question else None
         out.append(TraceQuestion(position, None if trace.startswith("<") else trace,
                                  text or None, max(scores) if scores else None,
-                                 tuple(MappingProxyType(d) for d in docs)))
+                                 hits=tuple(MappingProxyType(d) for d in docs)))
     return out
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.corpus import Corpus, Document
@@ -115,6 +115,7 @@ class Reanchored:
     qid: str
     index: int
     doc_id: str
+    _: KW_ONLY
     old_start: int
     old_end: int
     quote: str

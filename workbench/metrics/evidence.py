@@ -54,7 +54,7 @@ import itertools
 import math
 import operator
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -86,6 +86,7 @@ class EvidenceSpan:
     start: int
     end: int
     text: str
+    _: KW_ONLY
     blank_chars: str  # the whitespace characters that occur in ``text``
     size: int  # non-whitespace characters of the span
 
@@ -99,7 +100,7 @@ class EvidenceSpan:
         if size == 0:
             raise WorkbenchError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
                              "quote the words that answer the question")
-        return cls(doc_id, start, end, text, blank, size)
+        return cls(doc_id, start, end, text, blank_chars=blank, size=size)
 
     def count(self, start: int, end: int) -> int:
         """Non-whitespace span characters in ``[start, end)`` (document offsets)."""
@@ -274,6 +275,7 @@ class ItemEvidence:
     pieces: dict[str, tuple[tuple[int, int, int], ...]]
     # per span: ((chunk id, start, end), ...), the candidate chunks clipped to it
     by_span: tuple[tuple[tuple[str, int, int], ...], ...]
+    _: KW_ONLY
     _needed: dict[float, tuple[int, ...]] = field(default_factory=dict)
     _ideal: dict[float, list[float]] = field(default_factory=dict)  # by threshold
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -52,6 +52,7 @@ class EvidenceBatch:
     span_size: np.ndarray  # per span: non-blank characters
     item_start: np.ndarray  # the first span of each item (n + 1 entries)
     candidates: list[list[str]]  # per item: the ids of its candidate chunks
+    _: KW_ONLY
     seg_span: np.ndarray  # per segment: its span
     seg_chars: np.ndarray  # per segment: non-blank characters (> 0)
     inc_cand: np.ndarray  # (segment, candidate holding it) pairs, by segment: the candidate

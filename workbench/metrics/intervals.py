@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -27,7 +27,8 @@ _BLANK = np.zeros(_TOP + 1, dtype=bool)  # code point -> whitespace; the last sl
 _BLANK[[ord(ch) for ch in WHITESPACE]] = True
 
 
-class Met(NamedTuple):
+@dataclass(frozen=True)
+class Met:
     """What :meth:`Intervals.meet` found: one entry per (span, chunk) that share a
     non-whitespace character, by span, then in document order. ``solid_a`` / ``solid_b``:
     non-whitespace characters before ``a`` / ``b`` in a running count that is consistent
@@ -38,6 +39,7 @@ class Met(NamedTuple):
     row: np.ndarray  # chunk row (Intervals.ids)
     a: np.ndarray  # the chunk clipped to the span: [a, b)
     b: np.ndarray
+    _: KW_ONLY
     solid_a: np.ndarray
     solid_b: np.ndarray
 
@@ -103,7 +105,8 @@ class Intervals:
         origin = at[which] - s_span
         solid_a, solid_b = solid[origin + a], solid[origin + b]
         held = solid_b > solid_a
-        return Met(which[held], row[held], a[held], b[held], solid_a[held], solid_b[held])
+        return Met(which[held], row[held], a[held], b[held], solid_a=solid_a[held],
+                   solid_b=solid_b[held])
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from workbench.io import WorkbenchError
@@ -83,6 +83,7 @@ class MetricKind:
     kind: str
     cutoff: Cutoff
     relevance: frozenset[str]
+    _: KW_ONLY
     trec_cut: str | None
     trec_uncut: str | None
     summary: str
@@ -95,36 +96,38 @@ class MetricKind:
 
 
 KINDS: dict[str, MetricKind] = {k.kind: k for k in (
-    MetricKind("recall", "required", _RANKED, "recall_{k}", None,
-               "share of the relevant units (spans, chunks, documents) found in the top k"),
-    MetricKind("precision", "required", _RANKED, "P_{k}", None,
-               "useful ranks in the top k divided by k (even when fewer were retrieved)"),
-    MetricKind("hit_rate", "required", _RANKED, "success_{k}", None,
-               "1 if anything relevant is found in the top k; not recall: one of four "
+    MetricKind("recall", "required", _RANKED, trec_cut="recall_{k}", trec_uncut=None,
+               summary="share of the relevant units (spans, chunks, documents) found in the top k"),
+    MetricKind("precision", "required", _RANKED, trec_cut="P_{k}", trec_uncut=None,
+               summary="useful ranks in the top k divided by k (even when fewer were retrieved)"),
+    MetricKind("hit_rate", "required", _RANKED, trec_cut="success_{k}", trec_uncut=None,
+               summary="1 if anything relevant is found in the top k; not recall: one of four "
                "relevant units found gives hit rate 1 and recall 0.25"),
-    MetricKind("mrr", "optional", _RANKED, None, "recip_rank",
-               "1 / the first rank at which something relevant is found (0 if none)"),
-    MetricKind("ndcg", "optional", _RANKED, "ndcg_cut_{k}", "ndcg",
-               "DCG with linear gain and log2(rank + 1) discount over the best DCG possible",
+    MetricKind("mrr", "optional", _RANKED, trec_cut=None, trec_uncut="recip_rank",
+               summary="1 / the first rank at which something relevant is found (0 if none)"),
+    MetricKind("ndcg", "optional", _RANKED, trec_cut="ndcg_cut_{k}", trec_uncut="ndcg",
+               summary="DCG with linear gain and log2(rank + 1) discount over the best DCG "
+               "possible",
                needs_chunking=True),
-    MetricKind("ap", "optional", _RANKED, "map_cut_{k}", "map",
-               "average precision: precision at each rank where a relevant unit is found, "
+    MetricKind("ap", "optional", _RANKED, trec_cut="map_cut_{k}", trec_uncut="map",
+               summary="average precision: precision at each rank where a relevant unit is found, "
                "summed and divided by the number of relevant units", uncut_name="map"),
-    MetricKind("r_precision", "none", _RANKED, None, "Rprec",
-               "recall at k = the number of relevant units"),
-    MetricKind("ndcg_retrieved", "required", _IDS, None, None,
-               "'retrieved-only' nDCG: the ideal re-sorts the retrieved grades (not trec_eval)"),
-    MetricKind("coverage", "required", _EVIDENCE, None, None,
-               "share of the evidence's non-whitespace characters held by the top k "
+    MetricKind("r_precision", "none", _RANKED, trec_cut=None, trec_uncut="Rprec",
+               summary="recall at k = the number of relevant units"),
+    MetricKind("ndcg_retrieved", "required", _IDS, trec_cut=None, trec_uncut=None,
+               summary="'retrieved-only' nDCG: the ideal re-sorts the retrieved grades "
+               "(not trec_eval)"),
+    MetricKind("coverage", "required", _EVIDENCE, trec_cut=None, trec_uncut=None,
+               summary="share of the evidence's non-whitespace characters held by the top k "
                "(Chroma's token-level recall, in characters); no threshold"),
-    MetricKind("span_precision", "required", _EVIDENCE, None, None,
-               "evidence characters in the top k over all retrieved characters, overlaps "
+    MetricKind("span_precision", "required", _EVIDENCE, trec_cut=None, trec_uncut=None,
+               summary="evidence characters in the top k over all retrieved characters, overlaps "
                "counted each time (Chroma's precision)"),
-    MetricKind("span_iou", "required", _EVIDENCE, None, None,
-               "evidence characters retrieved over retrieved plus missed characters "
+    MetricKind("span_iou", "required", _EVIDENCE, trec_cut=None, trec_uncut=None,
+               summary="evidence characters retrieved over retrieved plus missed characters "
                "(Chroma's IoU)"),
-    MetricKind("span_precision_omega", "none", _EVIDENCE, None, None,
-               "IoU if every chunk meeting the evidence were retrieved: a property of the "
+    MetricKind("span_precision_omega", "none", _EVIDENCE, trec_cut=None, trec_uncut=None,
+               summary="IoU if every chunk meeting the evidence were retrieved: a property of the "
                "chunking alone (Chroma's PrecisionΩ)", needs_chunking=True),
 )}
 

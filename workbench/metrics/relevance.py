@@ -68,10 +68,10 @@ class Relevance:
     """
 
     def __init__(self, golden: Iterable[GoldenItem], chunks: Sequence[Chunk] | None = None,
+                 *,
                  evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                  grade_threshold: int = DEFAULT_GRADE_THRESHOLD,
-                 documents: Mapping[str, Document] | None = None, *,
-                 chunking_complete: bool = True):
+                 documents: Mapping[str, Document] | None = None, chunking_complete: bool = True):
         if isinstance(evidence_threshold, bool) or not isinstance(evidence_threshold,
                                                                   int | float) \
                 or not 0.0 < float(evidence_threshold) <= 1.0:

@@ -308,6 +308,7 @@ def score_queries(
     qrels: Qrels,
     run: Rankings,
     metrics: Sequence[str | Metric],
+    *,
     grade_threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
     no_relevant: Literal["exclude", "zero"] = "exclude",
@@ -426,10 +427,12 @@ def mean_scores(
     qrels: Qrels,
     run: Rankings,
     metrics: Sequence[str | Metric],
+    *,
     grade_threshold: int = 1,
     missing: Literal["ignore", "zero"] = "ignore",
     no_relevant: Literal["exclude", "zero"] = "exclude",
 ) -> dict[str, float]:
     """Mean of each metric over scored queries (see :func:`score_queries`; NaN if none).
     Queries without relevant documents are excluded unless ``no_relevant="zero"``."""
-    return score_queries(qrels, run, metrics, grade_threshold, missing, no_relevant).mean()
+    return score_queries(qrels, run, metrics, grade_threshold=grade_threshold, missing=missing,
+                         no_relevant=no_relevant).mean()

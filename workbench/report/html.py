@@ -223,7 +223,7 @@ def _traces_html(traces: Sequence[Trace], golden: Sequence[GoldenItem],
     # one line per trace, the first one open: the page stays short enough to scan
     body += [f"<details{' open' if n == 0 else ''}><summary>{_esc(t.qid)} · "
              f"{_esc(t.category)} · {_esc(', '.join(d.labels) or 'wrong answer')}</summary>"
-             + trace_viewer_html(t, item, by_id, corpus, d, quadrants.get(t.qid),
+             + trace_viewer_html(t, item, by_id, corpus, diagnosis=d, quadrant=quadrants.get(t.qid),
                                  user_groups=reader) + "</details>"
              for n, (t, item, d) in enumerate(shown)]
     return "".join(body), len(failing)
@@ -371,9 +371,10 @@ def render_report(evaluation: Evaluation | None = None, sweep: SweepFigures = No
             f"<body>{body}</body></html>\n")
 
 
-def write_report(path: str | Path, evaluation: Evaluation | None = None, sweep: SweepFigures = None,
+def write_report(path: str | Path, evaluation: Evaluation | None = None, *,
+                 sweep: SweepFigures = None,
                  generation: GenerationResult | None = None,
-                 traces: Sequence[Trace] | None = None, *, title: str = "RAG Workbench report",
+                 traces: Sequence[Trace] | None = None, title: str = "RAG Workbench report",
                  golden: GoldenSet | Sequence[GoldenItem] | None = None,
                  corpus: Mapping[str, Document] | None = None,
                  chunks: Sequence[Chunk] | None = None, triage: Triage | None = None,

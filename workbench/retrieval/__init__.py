@@ -117,7 +117,7 @@ def with_embedder(chunker: Chunker | str, cache: EmbeddingCache | None = None,
 
 
 def make_retriever(spec: str, chunks: Sequence[Chunk], encoder: Encoder | str | None = None,
-                   cache: EmbeddingCache | None = None, reranker_encoder: Encoder | str = "e5",
+                   *, cache: EmbeddingCache | None = None, reranker_encoder: Encoder | str = "e5",
                    queries: Sequence[str] = (), progress: bool = True) -> Retriever:
     """Build a named retriever over ``chunks``. ``encoder`` is a name, path or Encoder;
     without one, the encoder is chosen for the language of the chunks and of ``queries``

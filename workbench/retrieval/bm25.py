@@ -114,7 +114,7 @@ class BM25Retriever:
     pays off only on large corpora), plain numpy otherwise.
     """
 
-    def __init__(self, chunks: Sequence[Chunk], tokenizer: Callable[[str], list[str]] = tokenize,
+    def __init__(self, chunks: Sequence[Chunk], *, tokenizer: Callable[[str], list[str]] = tokenize,
                  k1: float = 1.5, b: float = 0.75, backend: str = "auto", name: str = "bm25"):
         import bm25s
 

@@ -32,7 +32,7 @@ import contextlib
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,6 +84,7 @@ class CacheStats:
     misses: int = 0
     embedded: int = 0
     reused: int = 0
+    _: KW_ONLY
     discarded_shards: int = 0
 
 
@@ -113,6 +114,7 @@ class EmbeddingCache:
     def __init__(
         self,
         root: str | Path | None = None,
+        *,
         batch_size: int = 256,
         shard_size: int = 4096,
         compact_above: int = 64,

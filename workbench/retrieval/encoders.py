@@ -79,6 +79,7 @@ class SentenceTransformerEncoder(LoadedOnFirstUse):
     def __init__(
         self,
         model: str | Path | None = None,
+        *,
         query_prompt: str = "",
         document_prompt: str = "",
         batch_size: int = 32,

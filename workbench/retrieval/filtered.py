@@ -85,8 +85,7 @@ class FilteredRetriever:
 
     def __init__(self, chunks: Sequence[Chunk], build: Callable[[list[Chunk]], Retriever],
                  where: Filter, documents: Mapping[str, Document] | None = None,
-                 name: str | None = None, *,
-                 built: dict[Any, Retriever | None] | None = None):
+                 *, name: str | None = None, built: dict[Any, Retriever | None] | None = None):
         self.chunks = list(chunks)
         self.build = build
         self.where = dict(where)
@@ -106,7 +105,7 @@ class FilteredRetriever:
                 if passes(chunk_fields(c, self.documents, names), self.where)]
 
     def with_filter(self, where: Filter) -> FilteredRetriever:
-        return FilteredRetriever(self.chunks, self.build, where, self.documents, self.name,
+        return FilteredRetriever(self.chunks, self.build, where, self.documents, name=self.name,
                                  built=self.built)
 
     def retriever(self) -> Retriever | None:

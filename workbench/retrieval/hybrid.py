@@ -126,6 +126,7 @@ class HybridRetriever:
         self,
         retrievers: Sequence[Retriever],
         method: str = "rrf",
+        *,
         c: float = DEFAULT_C,
         weights: Sequence[float] | None = None,
         depth: int = 50,

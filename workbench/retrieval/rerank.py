@@ -71,6 +71,7 @@ class CrossEncoderReranker(LoadedOnFirstUse):
         self,
         model: str | Path,
         chunks: ChunkTexts | None = None,
+        *,
         batch_size: int = 32,
         device: str = "cpu",
         threads: int | None = 1,
@@ -196,6 +197,7 @@ class RerankedRetriever:
         first_stage: Retriever,
         reranker: Reranker,
         n: int = 50,
+        *,
         name: str | None = None,
         chunks: ChunkTexts | None = None,
     ):

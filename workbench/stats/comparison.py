@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -75,6 +75,7 @@ class PairedComparison:
     mean_a: float
     mean_b: float
     delta: float
+    _: KW_ONLY
     ci: tuple[float, float]
     p_value: float
     test: str

@@ -142,6 +142,7 @@ def bootstrap_ci(
 def paired_bootstrap_ci(
     a: Iterable[float] | np.ndarray,
     b: Iterable[float] | np.ndarray,
+    *,
     confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,

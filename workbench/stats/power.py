@@ -39,6 +39,7 @@ def _discordance(baseline_rate: float, paired_discordance: float | None) -> floa
 def minimal_detectable_difference(
     n: int,
     baseline_rate: float = 0.7,
+    *,
     alpha: float = 0.05,
     power: float = 0.8,
     paired_discordance: float | None = None,
@@ -67,6 +68,7 @@ def minimal_detectable_difference(
 def questions_needed(
     difference: float,
     baseline_rate: float = 0.7,
+    *,
     alpha: float = 0.05,
     power: float = 0.8,
     paired_discordance: float | None = None,

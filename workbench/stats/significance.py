@@ -47,6 +47,7 @@ def _tail_count(stat: np.ndarray, observed: float, alternative: str, tol: float)
 def paired_permutation_test(
     a: Iterable[float] | np.ndarray,
     b: Iterable[float] | np.ndarray,
+    *,
     resamples: int = 10_000,
     seed: int = 0,
     alternative: Alternative = "two-sided",

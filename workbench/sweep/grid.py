@@ -158,6 +158,7 @@ class SweepConfig:
     params: Mapping[str, Any]
     spec: str
     retriever: str
+    _: dataclasses.KW_ONLY
     encoder: str | Encoder | None
     k: int
 
@@ -261,5 +262,6 @@ def expand_grid(grid: Mapping[str, Any], k: int = 5
             n += 1
             name = f"{base} #{n}"
         names.add(name)
-        configs.append(SweepConfig(name, MappingProxyType(params), spec, retriever, encoder, kk))
+        configs.append(SweepConfig(name, MappingProxyType(params), spec, retriever, encoder=encoder,
+                                   k=kk))
     return configs, skipped

@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +54,7 @@ class HoldoutSplit:
     seed: int
     tuning: tuple[str, ...]
     heldout: tuple[str, ...]
+    _: KW_ONLY
     golden_key: str
 
     def to_json(self) -> dict[str, object]:
@@ -111,7 +112,8 @@ def split_golden(golden: GoldenSet, fraction: float, seed: int = 0) -> HoldoutSp
         members = sorted(strata[key])
         heldout.update(members[i] for i in rng.permutation(len(members))[:n])
     return HoldoutSplit(fraction, int(seed), tuple(q for q in qids if q not in heldout),
-                        tuple(q for q in qids if q in heldout), golden_fingerprint(golden))
+                        tuple(q for q in qids if q in heldout),
+                        golden_key=golden_fingerprint(golden))
 
 
 def split_path(state_path: str | Path) -> Path:
@@ -167,7 +169,8 @@ def _read_split(path: Path, golden: GoldenSet, fraction: float, seed: int) -> Ho
                 else "questions edited (same qids)")
         raise InputError(where, f"the golden set changed since this split was made: {what}; "
                          f"{again}", field="golden")
-    return HoldoutSplit(fraction, seed, tuple(tuning), tuple(heldout), str(row["golden"]))
+    return HoldoutSplit(fraction, seed, tuple(tuning), tuple(heldout),
+                        golden_key=str(row["golden"]))
 
 
 def score_matrix(per_config: Mapping[str, Mapping[str, float]], configs: Sequence[str]
@@ -204,6 +207,7 @@ class Confirmation:
     config: str
     metric: str
     baseline: str
+    _: KW_ONLY
     tuning_mean: float
     tuning_ci: tuple[float, float]
     tuning_n: int

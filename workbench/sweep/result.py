@@ -49,7 +49,7 @@ class SweepResult(Evaluation):
 
     def __init__(self, frame: pd.DataFrame, excluded: Mapping[str, Sequence[str]],
                  runs: Mapping[str, Run], configs: pd.DataFrame,
-                 skipped: Sequence[Mapping[str, Any]] = (),
+                 *, skipped: Sequence[Mapping[str, Any]] = (),
                  found_rank: Mapping[str, Mapping[str, int | None]] | None = None,
                  resumed: int = 0, holdout: HoldoutSplit | None = None,
                  evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD):
@@ -240,7 +240,7 @@ class SweepResult(Evaluation):
             encoder = str(row["encoder"]) if "encoder" in row.index else "minilm"
         k = int(str(row["k_value"]))
         return Pipeline(str(row["spec"]), retriever, encoder, k,
-                        tuple(at_k(m, k) for m in self.metrics), "chunk",
+                        metrics=tuple(at_k(m, k) for m in self.metrics), level="chunk",
                         evidence_threshold=self._evidence_threshold)
 
     def params_of(self, config: str) -> dict[str, Any]:
@@ -279,9 +279,10 @@ class SweepResult(Evaluation):
             raise WorkbenchError(f"no configuration has {params}")
         frame = self._frame[self._frame["system"].isin(keep)]
         return SweepResult(frame, self.excluded, {k: self.runs[k] for k in keep},
-                           table.loc[keep], self.skipped,
-                           {k: v for k, v in self.found_rank.items() if k in keep},
-                           self.resumed, self._holdout, self._evidence_threshold)
+                           table.loc[keep], skipped=self.skipped,
+                           found_rank={k: v for k, v in self.found_rank.items() if k in keep},
+                           resumed=self.resumed, holdout=self._holdout,
+                           evidence_threshold=self._evidence_threshold)
 
     def best_by_category(self, metric: str | None = None,
                          confidence: float = 0.95) -> pd.DataFrame:
@@ -334,7 +335,7 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def refine(result: SweepResult, metric: str | None = None, around: str | Mapping[str, Any]
+def refine(result: SweepResult, metric: str | None = None, *, around: str | Mapping[str, Any]
            | None = None, params: Sequence[str] = ("size", "overlap"), points: int = 1
            ) -> dict[str, list[Any]]:
     """Coarse, then fine: a grid centred on the best configuration (or ``around``: a
@@ -384,6 +385,7 @@ def _bucket(rank: int | None, buckets: Sequence[tuple[int, int, str]]) -> str:
 
 
 def first_relevant_rank_table(ev: Evaluation, system: str | None = None,
+                              *,
                               golden: GoldenSet | None = None,
                               chunks: Sequence[Chunk] | None = None, grade_threshold: int = 1,
                               evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,

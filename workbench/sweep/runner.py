@@ -267,8 +267,10 @@ def _assemble(configs: list[SweepConfig], plans: dict[str, dict[str, Any]],
     frame = pd.concat(frames, ignore_index=True)
     for key in configs[0].params:
         frame[key] = frame[key].infer_objects()
-    return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, costs, skipped,
-                       found, resumed, split, evidence_threshold)
+    return SweepResult(frame, {k: sorted(v) for k, v in excluded.items()}, runs, costs,
+                       skipped=skipped,
+                       found_rank=found, resumed=resumed, holdout=split,
+                       evidence_threshold=evidence_threshold)
 
 
 def make_executor(spec: str | None) -> tuple[cf.Executor | None, Callable[[], None]]:

@@ -49,8 +49,8 @@ STYLE = """<style>
 
 
 def chunk_preview_html(doc: Document, chunks: Sequence[Chunk], spans: Sequence[Span] = (),
-                       selected: str | None = None, label: str = "",
-                       token_counts: dict[str, int] | None = None, *,
+                       *, selected: str | None = None, label: str = "",
+                       token_counts: dict[str, int] | None = None,
                        user_groups: Reader | Iterable[str] | str | None = None) -> str:
     """Static HTML of ``doc`` painted with ``chunks`` (its own) and golden ``spans``, for
     ``user_groups`` (:func:`~workbench.corpus.reader.require_reader`): a document they may
@@ -165,9 +165,9 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
     """
 
     def __init__(self, documents: Sequence[Document] | Document, spans: Sequence[Span] = (),
-                 kind: str = "fixed", size: int = 800, overlap: int = 100, unit: str = "chars",
+                 *, kind: str = "fixed", size: int = 800, overlap: int = 100, unit: str = "chars",
                  header: bool = False, counter: str = "minilm",
-                 cache: EmbeddingCache | None = None, *,
+                 cache: EmbeddingCache | None = None,
                  user_groups: Reader | Iterable[str] | str | None = None):
         docs = [documents] if isinstance(documents, Document) else list(documents)
         if not docs:
@@ -233,7 +233,8 @@ class ChunkPreview(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no t
     def to_html(self) -> str:
         counts = {c.id: self.counter.count(c.embed_text) for c in self.chunks}
         return chunk_preview_html(self.document, self.chunks, self.spans,
-                                  self.selected_chunk_id, self.spec, counts,
+                                  selected=self.selected_chunk_id, label=self.spec,
+                                  token_counts=counts,
                                   user_groups=self.reader)
 
     def _rechunk(self, _change: Any = None) -> None:

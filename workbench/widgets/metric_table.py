@@ -71,7 +71,7 @@ def table_frame(ev: Evaluation, k: int | None = None, column: str = "category",
     return rows[rows["metric"].isin(keep)]
 
 
-def metric_table_html(ev: Evaluation, k: int | None = None, column: str = "category",
+def metric_table_html(ev: Evaluation, k: int | None = None, *, column: str = "category",
                       sort_by: str | None = None, ascending: bool = True,
                       system: str | None = None, digits: int = 3) -> str:
     """Static HTML: one row per category (first row ``all``), one column per metric, each
@@ -179,8 +179,9 @@ class MetricTable(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         return str(self.sort_select.value)
 
     def to_html(self) -> str:
-        return metric_table_html(self.ev, self.k, self.column, self.sort_by,
-                                 self.order.value == "ascending", self.system_select.value)
+        return metric_table_html(self.ev, self.k, column=self.column, sort_by=self.sort_by,
+                                 ascending=self.order.value == "ascending",
+                                 system=self.system_select.value)
 
     def _repaint(self, change: Any = None) -> None:
         if getattr(self, "_holding", False):

@@ -126,7 +126,7 @@ def _held_values(ev: Evaluation, metric: str, shown: Sequence[str],
     return {p: best[p] for p in hidden}
 
 
-def metric_vs_param(ev: Evaluation, metric: str, x: str, color: str | None = None,
+def metric_vs_param(ev: Evaluation, metric: str, x: str, *, color: str | None = None,
                     facet: str | None = None, category: str | None = None,
                     where: Mapping[str, Any] | None = None,
                     hold: Mapping[str, Any] | str | None = None,
@@ -227,7 +227,7 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[int]:
     return front
 
 
-def cost_quality(result: SweepResult, metric: str | None = None, cost: str = "index_tokens",
+def cost_quality(result: SweepResult, metric: str | None = None, *, cost: str = "index_tokens",
                  color: str | None = None, category: str | None = None,
                  where: Mapping[str, Any] | None = None, confidence: float = 0.95) -> go.Figure:
     """Every configuration as a point (cost, mean ``metric`` with interval); the Pareto
@@ -316,7 +316,7 @@ def category_heatmap(ev: Evaluation, metric: str, confidence: float = 0.95,
 
 
 def topk_view(result: SweepResult, metrics: Sequence[str] | None = None,
-              cost: str = "prompt_tokens_at_k", where: Mapping[str, Any] | None = None,
+              *, cost: str = "prompt_tokens_at_k", where: Mapping[str, Any] | None = None,
               confidence: float = 0.95) -> go.Figure:
     """How k trades quality for prompt size: ``metrics`` (default hit rate and MRR at k)
     against k, with the mean prompt tokens of the top-k chunks as bars on a second axis.

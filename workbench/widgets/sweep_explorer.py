@@ -28,7 +28,7 @@ NONE = "(none)"
 class SweepExplorer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no types
     """Interactive view of a :class:`~workbench.sweep.SweepResult`."""
 
-    def __init__(self, result: SweepResult, metric: str | None = None, x: str | None = None,
+    def __init__(self, result: SweepResult, metric: str | None = None, *, x: str | None = None,
                  color: str | None = None, category: str = "all"):
         self.result = result
         table = result.config_table

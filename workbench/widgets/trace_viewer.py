@@ -240,7 +240,7 @@ def _evidence_html(item: GoldenItem | None, corpus: Mapping[str, Document],
 
 def viewed_as(trace: Trace, user_groups: Reader | Iterable[str] | str | None,
               chunks: Mapping[str, Chunk], corpus: Mapping[str, Document],
-              surface: str = "trace_viewer_html") -> Trace:
+              *, surface: str = "trace_viewer_html") -> Trace:
     """``trace`` as its reader sees it: the reader is ``user_groups``, else the user the
     trace was recorded for, else :func:`~workbench.corpus.reader.require_reader` decides
     (refused where the corpus declares access). The answer is withheld when it rests on a
@@ -259,8 +259,8 @@ def viewed_as(trace: Trace, user_groups: Reader | Iterable[str] | str | None,
 
 def trace_viewer_html(trace: Trace, item: GoldenItem | None,
                       chunks: Sequence[Chunk] | Mapping[str, Chunk],
-                      corpus: Mapping[str, Document], diagnosis: Diagnosis | None = None,
-                      quadrant: str | None = None, snippet: int = 220, *,
+                      corpus: Mapping[str, Document], *, diagnosis: Diagnosis | None = None,
+                      quadrant: str | None = None, snippet: int = 220,
                       user_groups: Reader | Iterable[str] | str | None = None) -> str:
     """Static HTML of one trace (see module doc) as ``user_groups`` sees it
     (:func:`viewed_as`). ``diagnosis`` is computed when not given."""
@@ -338,16 +338,17 @@ def trace_viewer_html(trace: Trace, item: GoldenItem | None,
 
 
 def worst_traces_html(traces: Sequence[Trace], golden: Iterable[GoldenItem],
-                      chunks: Sequence[Chunk], corpus: Mapping[str, Document], n: int = 10,
-                      k: int = 5, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                      chunks: Sequence[Chunk], corpus: Mapping[str, Document], *, n: int = 10,
+                      k: int = 5, evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                       user_groups: Reader | Iterable[str] | str | None = None) -> str:
     """Static HTML: the ``n`` worst failures, each followed by its trace as ``user_groups``
     sees it (:func:`viewed_as`)."""
     by_id = {c.id: c for c in chunks}
-    traces = [viewed_as(t, user_groups, by_id, corpus, "worst_traces_html") for t in traces]
+    traces = [viewed_as(t, user_groups, by_id, corpus, surface="worst_traces_html") for t in traces]
     items = {i.qid: i for i in golden}
     reader = user_groups if user_groups is not None else _reader_of(traces)
-    worst = worst_traces(traces, items.values(), chunks, n, k, evidence_threshold,
+    worst = worst_traces(traces, items.values(), chunks, n=n, k=k,
+                         evidence_threshold=evidence_threshold,
                          documents=corpus, user_groups=reader)
     if not worst:
         return f"<p>no traced question fails at k={k}</p>"
@@ -395,12 +396,12 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
 
     def __init__(self, traces: Iterable[Trace], golden: Iterable[GoldenItem],
                  chunks: Sequence[Chunk], corpus: Mapping[str, Document],
-                 triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False,
-                 *, worst: int = 10, k: int = 5,
+                 *, triage: Triage | Mapping[str, str] | None = None, only_failing: bool = False,
+                 worst: int = 10, k: int = 5,
                  evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                  user_groups: Reader | Iterable[str] | str | None = None):
         self.corpus, self.chunks = corpus, {c.id: c for c in chunks}
-        self.traces = [viewed_as(t, user_groups, self.chunks, corpus, "TraceViewer")
+        self.traces = [viewed_as(t, user_groups, self.chunks, corpus, surface="TraceViewer")
                        for t in traces]
         self.reader = user_groups if user_groups is not None else _reader_of(self.traces)
         self.items = {i.qid: i for i in golden}
@@ -453,8 +454,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         """The worst failures among the traces (computed when first asked for)."""
         if self._failures is None:
             chunks, n, k, threshold = self._worst_args
-            self._failures = worst_traces(self.traces, self.items.values(), chunks, n, k,
-                                          threshold, documents=self.corpus,
+            self._failures = worst_traces(self.traces, self.items.values(), chunks, n=n, k=k,
+                                          evidence_threshold=threshold, documents=self.corpus,
                                           user_groups=self.reader)
         return self._failures
 
@@ -534,7 +535,8 @@ class TraceViewer(widgets.VBox):  # type: ignore[misc]  # ipywidgets ships no ty
         failure = "".join(f.html() for f in self.failures if f.qid == trace.qid) \
             if self.order.value == WORST else ""
         return failure + trace_viewer_html(trace, self.items.get(trace.qid), self.chunks,
-                                           self.corpus, self.diagnoses[i], self.quadrants[i],
+                                           self.corpus, diagnosis=self.diagnoses[i],
+                                           quadrant=self.quadrants[i],
                                            user_groups=self.reader)
 
     def _repaint(self) -> None:

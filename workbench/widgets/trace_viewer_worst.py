@@ -30,8 +30,8 @@ def traced_run(traces: Iterable[Trace]) -> Run:
 
 
 def worst_traces(traces: Sequence[Trace], golden: Iterable[GoldenItem],
-                 chunks: Sequence[Chunk], n: int = 10, k: int = 5,
-                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD, *,
+                 chunks: Sequence[Chunk], *, n: int = 10, k: int = 5,
+                 evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                  documents: Mapping[str, Document] | None = None,
                  user_groups: Reader | Iterable[str] | str | None = None) -> Failures:
     """The ``n`` worst failing traced questions at ``k``, worst first, as ``user_groups``
