@@ -101,3 +101,21 @@ def test_the_preview_offers_the_semantic_chunker(tmp_path):
     doc = Document("d", "Cats purr. A kitten is a young cat. Bonds fell today. Rates rose.")
     p = ChunkPreview(doc, kind="semantic", size=1000, cache=EmbeddingCache(tmp_path))
     assert p.spec.startswith("semantic:") and p.chunks and p.overlap.disabled
+
+
+def test_the_preview_offers_every_kind_the_spec_parser_knows_that_one_size_sets(tmp_path):
+    """The preview asks the parser for its kinds: each offered kind chunks a document through
+    the spec the preview writes, and only the kinds with no size or two are left out."""
+    from workbench.chunking import CHUNKER_KINDS, parse_chunker
+    from workbench.retrieval import EmbeddingCache
+    from workbench.widgets.chunk_preview import KINDS
+
+    assert set(CHUNKER_KINDS) - set(KINDS) == {"document", "parent"}
+    assert set(KINDS) <= set(CHUNKER_KINDS)
+    doc = Document("d", "# Refunds\n\nRefunds take 30 days. Business customers get 60 days.\n")
+    cache = EmbeddingCache(tmp_path)
+    for kind in KINDS:
+        p = ChunkPreview(doc, kind=kind, size=300, cache=cache)
+        assert p.spec.startswith(f"{kind}:") and p.chunks, kind
+        if kind != "semantic":  # the semantic chunker needs its encoder (attached by the cache)
+            assert parse_chunker(p.spec).chunk(doc) == p.chunks, kind

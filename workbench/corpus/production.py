@@ -33,18 +33,21 @@ from typing import Any
 from workbench.corpus.admission import refuse_unread_access
 from workbench.io import InputError
 
-__all__ = ["PAGE_SEPARATOR", "Extracted", "extracted_documents"]
+__all__ = ["PAGE_SEPARATOR", "SOURCE_KEYS", "DocIdRule", "Extracted", "extracted_documents"]
 
 #: What joins the pages of one document.
 PAGE_SEPARATOR = "\n\n"
 _DOC_KEYS = ("doc_id", "document_id")
-_PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
+#: Metadata keys that name the file a page or hit came from (LangChain, LlamaIndex, readers).
+SOURCE_KEYS = ("source", "file_path", "file_name", "filename", "path")
 _OFFSET_KEYS = ("start_char_idx", "start_index")
 _PAGE_KEYS = ("page", "page_number")
 #: Keys of one page or node, not of the document.
 _PART_KEYS = ("page", "page_number", "page_label", "start_index", "start_char_idx",
               "end_char_idx")
 
+#: How a document id is read from metadata: a key, a function of the metadata, or None (the
+#: usual keys, then the source file's stem).
 DocIdRule = str | Callable[[Mapping[str, Any]], str | None] | None
 
 
@@ -112,7 +115,7 @@ def _doc_id(meta: Mapping[str, Any], rule: DocIdRule, own_id: Any) -> Any:
     for key in _DOC_KEYS:
         if isinstance(meta.get(key), str) and meta[key]:
             return meta[key]
-    for key in _PATH_KEYS:
+    for key in SOURCE_KEYS:
         if isinstance(meta.get(key), str) and meta[key]:
             return Path(meta[key]).stem
     return own_id

@@ -19,7 +19,7 @@ that hold no evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -27,18 +27,17 @@ from typing import Any
 
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
+from workbench.corpus.production import SOURCE_KEYS, DocIdRule
 from workbench.io import WorkbenchError
 from workbench.retrieval.base import Hit
 
 __all__ = ["DocIdRule", "Docs", "HitLocator", "ProductionHit", "UnreadableHit", "read_hits"]
 
 _DOC_KEYS = ("doc_id", "document_id", "ref_doc_id")
-_PATH_KEYS = ("source", "file_path", "file_name", "filename", "path")
 _START_KEYS = ("start_index", "start_char_idx", "start")
 _END_KEYS = ("end_index", "end_char_idx", "end")
 
 Docs = Mapping[str, Document] | Iterable[Document]
-DocIdRule = str | Callable[[Mapping[str, Any]], str | None] | None
 
 
 class UnreadableHit(WorkbenchError):
@@ -314,7 +313,7 @@ class HitLocator:
         named = [(k, meta[k]) for k in keys if isinstance(meta.get(k), str) and meta[k]]
         if named and (named[0][1] in docs or named[0][0] != "ref_doc_id"):
             return str(named[0][1])
-        for key in _PATH_KEYS:  # a ref_doc_id not in the corpus: the reader's uuid
+        for key in SOURCE_KEYS:  # a ref_doc_id not in the corpus: the reader's uuid
             value = meta.get(key)
             if isinstance(value, str) and value:
                 for candidate in (value, Path(value).stem, Path(value).name):
@@ -325,7 +324,7 @@ class HitLocator:
     def _raw_text(self, meta: Mapping[str, Any], doc_id: str | None) -> str | None:
         """The raw file a hit's offsets may refer to: its ``source`` when that is a markdown
         or text file on disk that holds the document's text (read and checked once)."""
-        path = next((meta[k] for k in _PATH_KEYS if isinstance(meta.get(k), str)), None)
+        path = next((meta[k] for k in SOURCE_KEYS if isinstance(meta.get(k), str)), None)
         if path is None or doc_id is None or self.locator is None \
                 or Path(path).suffix not in (".md", ".txt"):
             return None

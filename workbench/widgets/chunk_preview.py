@@ -23,7 +23,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.chunking import split_spans
+from workbench.chunking import CHUNKER_KINDS, split_spans
 from workbench.corpus import Chunk, Document, Span, extraction_warnings
 from workbench.corpus.reader import Reader, ReaderRequired, require_reader
 from workbench.retrieval import EmbeddingCache, Encoder, with_embedder
@@ -142,8 +142,9 @@ def _hover(chunk: Chunk, counts: dict[str, int]) -> str:
     return " · ".join(parts)
 
 
-KINDS = ("fixed", "sentence", "recursive", "markdown", "conversation", "glossary", "code",
-         "semantic")
+#: the chunkers the preview offers: every kind the spec parser knows, but those the one size
+#: slider cannot set (``document`` has no size, ``parent`` has two)
+KINDS = tuple(kind for kind in CHUNKER_KINDS if kind not in ("document", "parent"))
 #: the kinds whose spec takes a character / token ``overlap``
 OVERLAP_KINDS = ("fixed", "recursive")
 
