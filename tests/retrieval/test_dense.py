@@ -365,3 +365,37 @@ def test_an_hnsw_index_says_its_recall_on_the_users_queries_and_auto_falls_back(
                                            index="exact" if asked == "auto" else "hnsw")
     assert result.runs["dense"].ranked() == {
         i.qid: [h.chunk_id for h in searched.search(i.question, 5)] for i in golden}
+
+
+class _SlowCountingEncoder:
+    """Fake encoder: a text's vector is (its length, its index in the corpus, 1); each call
+    is recorded and takes ``delay`` seconds."""
+
+    model_id = "fake-counting"
+
+    def __init__(self, texts: list[str], delay: float = 0.0) -> None:
+        self.index, self.calls, self.delay = {t: i for i, t in enumerate(texts)}, [], delay
+
+    def encode_documents(self, texts):
+        import time
+
+        time.sleep(self.delay)
+        self.calls.append(len(texts))
+        return np.array([[len(t), self.index[t], 1.0] for t in texts], dtype=np.float32)
+
+    encode_queries = encode_documents
+
+
+def test_without_a_cache_vectors_keep_the_texts_order_and_a_slow_encoding_shows_a_bar(capsys):
+    """No cache: the chunks are encoded in batches (each vector the chunk's own, in order),
+    under the same progress bar the cache shows once a step has run for a second."""
+    texts = [f"text {i} " + "x" * (i % 7) for i in range(150)]
+    chunks = [Chunk(f"c{i}", "d", 0, len(t), text=t) for i, t in enumerate(texts)]
+    quiet = _SlowCountingEncoder(texts)
+    dense = DenseRetriever(chunks, quiet, progress=False)
+    expected = np.array([[len(t), i, 1.0] for i, t in enumerate(texts)], dtype=np.float32)
+    assert np.allclose(dense.vectors, expected / np.linalg.norm(expected, axis=1)[:, None])
+    assert sum(quiet.calls) == 150 and len(quiet.calls) > 1
+    assert "embedding documents" not in capsys.readouterr().err
+    DenseRetriever(chunks, _SlowCountingEncoder(texts, delay=0.45), progress=True)
+    assert "embedding documents (fake-counting)" in capsys.readouterr().err

@@ -294,7 +294,7 @@ CELLS = [
     "text = ('Refunds take 30 days. <script>window.__pwned = 1</script> '\n"
     "        '<img src=x onerror=\"window.__pwned = 2\"> Business customers get 60 days.')\n"
     "docs = Corpus([Document('refunds', text, 'Refunds')])\n"
-    "chunks = [Chunk('refunds#0', 'refunds', 0, len(text), text)]\n"
+    "chunks = [Chunk('refunds#0', 'refunds', 0, len(text), text=text)]\n"
     "golden, traces = [], []\n"
     "for qid in ('q1', 'q2'):\n"
     "    it = case_from_bug_report(f'refund {qid}?', [('refunds', 'Refunds take 30 days.')],\n"

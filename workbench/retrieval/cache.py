@@ -396,6 +396,22 @@ class EmbeddingCache:
         store.loaded.add(name)
 
 
+def embed_uncached(encoder: Encoder, texts: Sequence[str], *, progress: bool = True,
+                   batch_size: int = 64) -> np.ndarray:
+    """Document vectors of ``texts`` with no cache, in their order: encoded in batches under
+    the cache's progress bar (shown once the step has run for a second)."""
+    bar = _progress_bar(len(texts), f"embedding documents ({encoder.model_id})", progress)
+    parts = []
+    try:
+        for start in range(0, len(texts), batch_size):
+            batch = list(texts[start : start + batch_size])
+            parts.append(np.asarray(encoder.encode_documents(batch), dtype=np.float32))
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    return np.concatenate(parts)
+
+
 def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
     """One tqdm bar (a widget in notebooks), shown once the step has run for a second."""
     from tqdm.auto import tqdm

@@ -17,6 +17,7 @@ import numpy as np
 from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.ranking import top_k
 from workbench.retrieval.base import Hit, rank_hits
+from workbench.retrieval.cache import embed_uncached
 from workbench.retrieval.encoders import (
     Encoder,
     LanguageWarning,
@@ -74,7 +75,7 @@ class DenseRetriever:
         if cache is not None:
             vectors = cache.embed(self.encoder, texts, kind="document", progress=progress)
         elif texts:
-            vectors = self.encoder.encode_documents(texts)
+            vectors = embed_uncached(self.encoder, texts, progress=progress)
         else:
             vectors = np.zeros((0, 0), dtype=np.float32)
         self._setup(ids, vectors, index, name, ef_search, threads)
