@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.corpus import Chunk
-from workbench.evaluation.chunk_table import ChunkTable
+from workbench.corpus import Chunk, ChunkTable
 
 IDS = st.sampled_from([f"d#{i}" for i in range(6)])
 
