@@ -48,5 +48,5 @@ def test_an_edit_of_the_list_after_building_never_reaches_the_table():
 
 
 def test_what_is_not_a_chunk_is_named():
-    with pytest.raises(WorkbenchError, match="chunks must be Chunk objects.*not dict"):
+    with pytest.raises(WorkbenchError, match=r"chunks must be Chunk objects.*not dict"):
         ChunkTable([Chunk("d#0", "d", 0, 1, text="x"), {"id": "d#1"}])  # type: ignore[list-item]
