@@ -8,18 +8,28 @@ The corpus is real text (the handbook's documents) copied into as many documents
 cut into 300-character chunks (every other document with 150-character overlap). Each
 question has 1-2 evidence spans in a random document, or (``--labels chunk_id``) the chunk
 ids holding them; its ranking is 10 random chunks with the evidence's chunk at a random rank.
-Times are the best of ``--repeat`` in CPU seconds of this process (single-threaded work).
+
+Each size prints: the one-off build of the chunking's index (``ChunkTable(chunks)`` and its
+lookups: seconds and traced MB), scoring given that table (the line that should stay flat),
+scoring given the plain list (what a first call pays: the table is built inside), and
+pytrec_eval scoring the same run against the chunk holding each question's evidence (judged
+1; recall@5, nDCG@5, reciprocal rank) for reference. The last line is each column's slope,
+the largest size's time over the smallest's. Times are the best of ``--repeat`` in CPU
+seconds of this process (single-threaded work).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from workbench.corpus import Chunk, load_folder
+from workbench.corpus import Chunk, ChunkTable, load_folder
 from workbench.evaluation import Run, evaluate
 from workbench.golden import Evidence, GoldenItem
 from workbench.retrieval import Hit
@@ -48,16 +58,18 @@ def make_corpus(n_chunks: int) -> tuple[list[Chunk], dict[str, str]]:
 
 
 def make_questions(chunks: list[Chunk], docs: dict[str, str], n: int, labels: str,
-                   seed: int = 0) -> tuple[list[GoldenItem], Run]:
-    """``n`` questions labelled by evidence spans (or chunk ids), and a run of 10 hits each."""
+                   seed: int = 0) -> tuple[list[GoldenItem], Run, dict[str, str]]:
+    """``n`` questions labelled by evidence spans (or chunk ids), a run of 10 hits each, and
+    the chunk holding each question's evidence."""
     rng = np.random.default_rng(seed)
-    items, hits = [], {}
+    items, hits, holders = [], {}, {}
     for q in range(n):
         holder = chunks[int(rng.integers(len(chunks)))]
         text = docs[holder.doc_id]
         start = holder.start + int(rng.integers(0, max(holder.end - holder.start - 40, 1)))
         end = min(start + int(rng.integers(20, 120)), len(text))
         qid = f"q{q}"
+        holders[qid] = holder.id
         if labels == "evidence":
             items.append(GoldenItem(qid, "?", evidence=(
                 Evidence(holder.doc_id, start, end, text[start:end]),)))
@@ -67,7 +79,42 @@ def make_questions(chunks: list[Chunk], docs: dict[str, str], n: int, labels: st
         ranking[int(rng.integers(0, 10))] = holder.id
         ranking = list(dict.fromkeys(ranking))
         hits[qid] = tuple(Hit(cid, 1.0 / (r + 1), r + 1) for r, cid in enumerate(ranking))
-    return items, Run("bm25", hits)
+    return items, Run("bm25", hits), holders
+
+
+def best_of(repeat: int, score: Callable[[], object]) -> float:
+    """The least CPU seconds of ``repeat`` calls of ``score``."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        score()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def build_table(chunks: list[Chunk]) -> tuple[ChunkTable, float, float]:
+    """The chunking's index with the lookups chunk-level scoring uses (ids, documents' chunks),
+    its CPU seconds and its traced peak MB."""
+    tracemalloc.start()
+    t = time.process_time()
+    table = ChunkTable(chunks)
+    _ = "" in table, table.doc_ids  # builds the id set and the documents' runs
+    seconds = time.process_time() - t
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return table, seconds, peak
+
+
+def pytrec_seconds(run: Run, holders: dict[str, str], repeat: int) -> float | None:
+    """pytrec_eval on the same run, the chunk holding each question's evidence judged 1."""
+    try:
+        import pytrec_eval
+    except ImportError:
+        return None
+    qrels = {q: {cid: 1} for q, cid in holders.items()}
+    scored = {q: {h.chunk_id: float(h.score) for h in hs} for q, hs in run.hits.items()}
+    return best_of(repeat, lambda: pytrec_eval.RelevanceEvaluator(
+        qrels, {"recall_5", "ndcg_cut_5", "recip_rank"}).evaluate(scored))
 
 
 def main() -> None:
@@ -77,21 +124,29 @@ def main() -> None:
     ap.add_argument("--labels", choices=["evidence", "chunk_id"], default="evidence")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"{'chunks':>10}{'build s':>9}{'score s':>9}   ({args.questions} questions, "
-          f"{args.labels} labels, CPU s, best of {args.repeat})")
+    print(f"{'chunks':>10}{'corpus s':>10}{'table s':>9}{'table MB':>10}{'given table':>13}"
+          f"{'given list':>12}{'pytrec_eval':>13}   ({args.questions} questions, "
+          f"{args.labels} labels, scoring CPU s, best of {args.repeat})")
+    first: tuple[float, ...] = ()
+    last: tuple[float, ...] = ()
     for n in args.chunks:
         t = time.perf_counter()
         chunks, docs = make_corpus(n)
-        golden, run = make_questions(chunks, docs, args.questions, args.labels)
-        built = time.perf_counter() - t
-        best = float("inf")
-        for _ in range(args.repeat):
-            t = time.process_time()
-            result = evaluate(run, golden, chunks, k=5)
-            best = min(best, time.process_time() - t)
-        assert result.n == args.questions
-        print(f"{n:>10,}{built:>9.1f}{best:>9.3f}", flush=True)
-        del chunks, docs, golden, run, result
+        golden, run, holders = make_questions(chunks, docs, args.questions, args.labels)
+        made = time.perf_counter() - t
+        table, build_s, build_mb = build_table(chunks)
+        assert evaluate(run, golden, table, k=5).n == args.questions
+        given_table = best_of(args.repeat, functools.partial(evaluate, run, golden, table, k=5))
+        given_list = best_of(args.repeat, functools.partial(evaluate, run, golden, chunks, k=5))
+        trec = pytrec_seconds(run, holders, args.repeat)
+        last = (given_table, given_list, *(() if trec is None else (trec,)))
+        first = first or last
+        print(f"{n:>10,}{made:>10.1f}{build_s:>9.3f}{build_mb:>10.1f}{given_table:>13.3f}"
+              f"{given_list:>12.3f}{'-' if trec is None else f'{trec:.3f}':>13}", flush=True)
+        del chunks, docs, golden, run, holders, table
+    slope = "".join(f"{b / a:>12.1f}x" if a else f"{'-':>13}" for a, b in zip(first, last,
+                                                                             strict=True))
+    print(f"{'slope':>10}{'':>29}{slope}   (largest size / smallest)")
 
 
 if __name__ == "__main__":

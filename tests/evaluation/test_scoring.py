@@ -5,13 +5,16 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.chunking import FixedChunker, chunk_corpus
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, ChunkTable, Document
 from workbench.evaluation import Evaluation, Run, evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import Relevance
-from workbench.retrieval import BM25Retriever, CallableRetriever
+from workbench.retrieval import BM25Retriever, CallableRetriever, Hit
 
 GOLDEN = GoldenSet([
     GoldenItem("q1", "a", relevant_chunk_ids=("refunds#3",), category="lookup"),
@@ -240,3 +243,126 @@ def test_evidence_text_errors_name_the_item_and_the_cause():
     with pytest.raises(ValueError, match=r"'q3' evidence\[0\]: evidence d\[0:3\] holds only "
                                          "whitespace"):
         Relevance([blank], chunks)
+
+
+# ----- the chunking given as a ChunkTable: the same numbers and refusals as a plain list -----
+
+_WORDS = ["alpha", "beta", "gamma", "delta", "refund", "leave", "vpn", "the", "a"]
+
+
+def _outcome(run, golden, chunks, **kw):
+    """The frame and exclusions of an evaluation, or its refusal; with the warnings it gave
+    (counts of chunks given read as N: appended documents change them, nothing else)."""
+    import re
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            ev = evaluate(run, golden, chunks, **kw)
+            out = (ev.frame.to_dict("list"), ev.excluded)
+        except WorkbenchError as e:
+            out = ("refused", str(e))
+    said = [str(w.message) for w in caught]
+    return re.sub(r"\b\d+ chunks", "N chunks", repr((out, said)))
+
+
+@st.composite
+def _corpora(draw):
+    """Documents cut with any size and overlap, golden items of every kind (evidence spans,
+    graded chunk ids, some of no chunk, document ids read as chunk ids, unanswerable), and a
+    run whose hits may name an unknown id or carry a chunk of no given document."""
+    chunks, texts = [], {}
+    for d in range(draw(st.integers(1, 3))):
+        doc = f"doc{d}"
+        text = " ".join(draw(st.lists(st.sampled_from(_WORDS), min_size=3, max_size=14)))
+        texts[doc] = text
+        size = draw(st.integers(4, 30))
+        step = size - draw(st.integers(0, size - 1))
+        for i, start in enumerate(range(0, len(text), step)):
+            end = min(start + size, len(text))
+            chunks.append(Chunk(f"{doc}#{i}", doc, start, end, text=text[start:end]))
+    ids = [c.id for c in chunks]
+    items = []
+    for q in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["evidence", "chunk_id", "doc_as_chunk", "unanswerable"]))
+        if kind == "evidence":
+            evidence = []
+            for _ in range(draw(st.integers(1, 2))):
+                doc = draw(st.sampled_from(sorted(texts)))
+                text = texts[doc]
+                starts = [i for i, ch in enumerate(text) if ch != " "]
+                start = draw(st.sampled_from(starts))
+                end = draw(st.integers(start + 1, min(len(text), start + 25)))
+                evidence.append(Evidence(doc, start, end, text[start:end]))
+            items.append(GoldenItem(f"q{q}", "?", evidence=tuple(evidence)))
+        elif kind == "chunk_id":
+            labels = tuple(draw(st.lists(st.sampled_from([*ids, "gone#3"]), min_size=1,
+                                         max_size=3, unique=True)))
+            grades = {c: draw(st.integers(0, 2)) for c in labels}
+            items.append(GoldenItem(f"q{q}", "?", relevant_chunk_ids=labels, relevance=grades))
+        elif kind == "doc_as_chunk":
+            items.append(GoldenItem(f"q{q}", "?", relevant_chunk_ids=(
+                draw(st.sampled_from(sorted(texts))),)))
+        else:
+            items.append(GoldenItem(f"q{q}", "?", answerable=False))
+    carried = Chunk("held#0", "held", 0, 5, text="alpha")
+    hits = {}
+    for item in items:
+        ranked = draw(st.lists(st.sampled_from([*ids, "stray#0", "held#0"]), max_size=8,
+                               unique=True))
+        hits[item.qid] = tuple(Hit(cid, 1.0 / r, r, chunk=carried if cid == "held#0" else None)
+                               for r, cid in enumerate(ranked, start=1))
+    return chunks, GoldenSet(items), Run("sys", hits)
+
+
+_UNRELATED = [Chunk(f"other{d}#{i}", f"other{d}", 5 * i, 5 * i + 5, text="gamma")
+              for d in range(3) for i in range(4)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(_corpora(), st.randoms(use_true_random=False),
+       st.sampled_from([{}, {"level": "document"},
+                        {"metrics": ["recall@3", "ndcg@5", "span_iou@3", "coverage@2"]}]))
+def test_a_chunk_table_shuffled_or_grown_scores_as_the_plain_list(corpus, rng, kw):
+    """The oracle is the plain list: the same chunks as a ChunkTable, in another order, or
+    with other documents' chunks appended give the same rows, exclusions, refusals and
+    warnings (relevance=... judged of the table, or of the list, too)."""
+    chunks, golden, run = corpus
+    expected = _outcome(run, golden, chunks, **kw)
+    shuffled = list(chunks)
+    rng.shuffle(shuffled)
+    assert _outcome(run, golden, ChunkTable(chunks), **kw) == expected
+    assert _outcome(run, golden, shuffled, **kw) == expected
+    assert _outcome(run, golden, ChunkTable(shuffled), **kw) == expected
+    assert _outcome(run, golden, [*chunks, *_UNRELATED], **kw) == expected
+    assert _outcome(run, golden, ChunkTable([*_UNRELATED, *shuffled]), **kw) == expected
+    if "level" not in kw:  # judgments reused: of the table or of the list, the same
+        try:
+            of_table, of_list = _judged(golden, ChunkTable(chunks)), _judged(golden, chunks)
+        except WorkbenchError:
+            return
+        reused = _outcome(run, golden, chunks, relevance=of_list, **kw)
+        assert _outcome(run, golden, of_table.index.table, relevance=of_table, **kw) == reused
+        assert _outcome(run, golden, ChunkTable(chunks), relevance=of_list, **kw) == reused
+        grown = [*chunks, *_UNRELATED]  # another chunking: refused alike
+        assert _outcome(run, golden, ChunkTable(grown), relevance=of_table, **kw) \
+            == _outcome(run, golden, grown, relevance=of_list, **kw)
+
+
+def _judged(golden, chunks):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Relevance(golden, chunks)
+
+
+def test_editing_the_list_after_building_the_table_changes_no_number():
+    chunks, golden = tiny_evidence(6)
+    run = Run.from_ranked({item.qid: [f"d#{i}" for i in range(8)] for item in golden}, "toy")
+    table = ChunkTable(chunks)
+    before = evaluate(run, golden, table).frame
+    relevance = Relevance(golden, table)
+    chunks.reverse()
+    chunks[:] = [Chunk(c.id, c.doc_id, c.start + 3, c.end + 3, text=c.text) for c in chunks]
+    after = evaluate(run, golden, table, relevance=relevance).frame
+    assert after.equals(before)
+    assert not evaluate(run, golden, chunks).frame.equals(before)  # the edit itself matters

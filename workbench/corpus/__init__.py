@@ -1,9 +1,10 @@
 """Corpus: the documents the answers live in, and who may read which version of them.
 
 Owns :class:`Document`, :class:`Span`, :class:`Chunk`, :class:`Corpus`
-(:mod:`~workbench.corpus.types`), the one door every document enters by
-(:func:`admit`, :mod:`~workbench.corpus.admission`: a Document with access is built nowhere
-else), the loaders (:mod:`~workbench.corpus.loaders`: folders of
+(:mod:`~workbench.corpus.types`), the chunking as an index built once
+(:class:`ChunkTable`: what scoring looks up, at no cost per chunk), the one door every
+document enters by (:func:`admit`, :mod:`~workbench.corpus.admission`: a Document with
+access is built nowhere else), the loaders (:mod:`~workbench.corpus.loaders`: folders of
 md/txt with front matter, documents JSONL, BEIR ``corpus.jsonl``), the PDF / HTML / DOCX
 extractors with their page numbers, heading paths and warnings
 (:mod:`~workbench.corpus.extract`), documents as a production system extracted them
@@ -38,6 +39,7 @@ from workbench.corpus.admission import (
     FrontMatterWarning,
     admit,
 )
+from workbench.corpus.chunk_table import ChunkTable
 from workbench.corpus.extract import (
     EXTRACTED_SUFFIXES,
     ExtractionWarning,
@@ -71,6 +73,7 @@ __all__ = [
     "STATUSES",
     "UNRESTRICTED",
     "Chunk",
+    "ChunkTable",
     "Corpus",
     "Declaration",
     "Document",

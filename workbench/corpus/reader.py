@@ -217,7 +217,7 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.chunking.diagnostics:near_duplicate_pairs",
         "workbench.chunking.diagnostics:diagnose_chunking",
         "workbench.metrics.evidence:ChunkIndex", "workbench.metrics.evidence:ChunkIndex.of",
-        "workbench.evaluation.chunk_table:ChunkTable",
+        "workbench.corpus.chunk_table:ChunkTable",
         "workbench.metrics.relevance:Relevance", "workbench.widgets.labeller:propose_span",
         "workbench.metrics.spans:span_precision_omega", "workbench.metrics.spans:RangeIndex",
         "workbench.golden.golden_set:GoldenSet.problems",

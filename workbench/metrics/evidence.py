@@ -58,7 +58,7 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
-from workbench.corpus import Chunk, Located
+from workbench.corpus import Chunk, ChunkTable, Located
 from workbench.io import WorkbenchError
 from workbench.metrics.intervals import WHITESPACE, Intervals, Met
 
@@ -128,7 +128,9 @@ class ChunkIndex:
     once. With ``documents``, only the chunks of those documents are arrayed (spans of other
     documents are refused): judging then costs what the judged documents hold, not the
     corpus. Each is built when first used; nothing is built per chunk of the whole chunking
-    unless asked for by id (``where``, ``in``)."""
+    unless asked for by id (``where``, ``in``). Built :meth:`of` a
+    :class:`~workbench.corpus.ChunkTable`, the table's lookups serve (its chunks of the
+    documents, its ids), and nothing is built per chunk of the chunking but ``where``."""
 
     def __init__(self, chunks: Iterable[tuple[str, Located]],
                  documents: Collection[str] | None = None):
@@ -137,16 +139,21 @@ class ChunkIndex:
         self._ids = [cid for cid, _ in pairs]
 
     @classmethod
-    def of(cls, chunks: Sequence[Chunk], documents: Collection[str] | None = None
+    def of(cls, chunks: Sequence[Chunk] | ChunkTable, documents: Collection[str] | None = None
            ) -> ChunkIndex:
         """The index of chunks keyed by their own ids (read at C speed when first needed)."""
         index = cls.__new__(cls)
-        index._init(chunks, documents)
+        if isinstance(chunks, ChunkTable):
+            index._init(chunks.chunks, documents, chunks)
+        else:
+            index._init(chunks, documents)
         return index
 
-    def _init(self, located: Sequence[Located], documents: Collection[str] | None) -> None:
+    def _init(self, located: Sequence[Located], documents: Collection[str] | None,
+              table: ChunkTable | None = None) -> None:
         self._chunks = located
         self._documents = None if documents is None else frozenset(documents)
+        self.table = table  # the ChunkTable it was built of, if any
 
     @functools.cached_property
     def _ids(self) -> list[str]:
@@ -164,6 +171,9 @@ class ChunkIndex:
         located = self._chunks
         if self._documents is None:
             ids = self._ids
+        elif self.table is not None:  # the table's chunks of those documents
+            located = self.table.of_documents(self._documents)
+            ids = list(map(operator.attrgetter("id"), located))
         else:  # one pass at C speed over the chunking's document ids
             located = list(itertools.compress(located, map(
                 self._documents.__contains__, map(operator.attrgetter("doc_id"), located))))
@@ -186,11 +196,15 @@ class ChunkIndex:
         return frozenset(self._ids)
 
     def __contains__(self, cid: object) -> bool:
+        if self.table is not None:
+            return cid in self.table
         return cid in self._id_set
 
     def unknown(self, ids: Iterable[str]) -> set[str]:
         """Those of ``ids`` that are no chunk of the chunking: one pass at C speed over its
         ids (or the set of them, once built), no table per chunk."""
+        if self.table is not None:
+            return self.table.unknown(ids)
         wanted = set(ids)
         if not wanted:
             return wanted

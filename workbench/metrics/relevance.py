@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, ChunkTable, Document
 from workbench.golden import GoldenItem
 from workbench.io import WorkbenchError, WorkbenchWarning
 from workbench.metrics.evidence import (
@@ -58,16 +58,19 @@ class Relevance:
     """The judgments of a golden set under one chunking (see the module docstring).
 
     ``chunks`` is the chunking the rankings come from: evidence items need it (a ranking is
-    only chunk ids; the chunks say where they lie). ``documents`` (optional) supplies the
-    text of evidence spans that carry no quoted text. ``evidence_threshold`` is the share of
-    a span's non-whitespace characters the retrieved chunks must hold for it to count as
-    found; ``grade_threshold`` the lowest grade that is relevant for chunk-id labels.
+    only chunk ids; the chunks say where they lie); given as a
+    :class:`~workbench.corpus.ChunkTable` built once, judging looks up the chunks of the
+    judged documents in it instead of passing over the chunking. ``documents`` (optional)
+    supplies the text of evidence spans that carry no quoted text. ``evidence_threshold`` is
+    the share of a span's non-whitespace characters the retrieved chunks must hold for it to
+    count as found; ``grade_threshold`` the lowest grade that is relevant for chunk-id labels.
     A chunk-id label that is not among ``chunks`` can never be retrieved: a WorkbenchWarning names
     it, unless ``chunking_complete=False`` (``chunks`` are only the retrieved ones, as from
     a production run's hits).
     """
 
-    def __init__(self, golden: Iterable[GoldenItem], chunks: Sequence[Chunk] | None = None,
+    def __init__(self, golden: Iterable[GoldenItem],
+                 chunks: Sequence[Chunk] | ChunkTable | None = None,
                  *,
                  evidence_threshold: float = DEFAULT_EVIDENCE_THRESHOLD,
                  grade_threshold: int = DEFAULT_GRADE_THRESHOLD,
@@ -88,7 +91,7 @@ class Relevance:
         self._evidence: Mapping[str, ItemEvidence] = {}
         self._batch: EvidenceBatch | None = None  # the same judgments, as arrays
         self._qrels: dict[str, dict[str, int]] = {}
-        self._chunks = chunks
+        self._chunks = chunks.chunks if isinstance(chunks, ChunkTable) else chunks
         self._ranges: RangeIndex | None = None
         needs_chunks = []
         for item in golden:
@@ -136,7 +139,8 @@ class Relevance:
                    if g > 0 and cid in absent]
         if not unknown:
             return
-        docs = {doc for doc, _, _ in index.where.values()}
+        docs = index.table.doc_ids if index.table is not None \
+            else {doc for doc, _, _ in index.where.values()}
         if all(cid in docs for _, cid in unknown):
             return  # document qrels read as chunk ids: evaluate scores them at document level
         qid, cid = unknown[0]
