@@ -110,9 +110,22 @@ def notebook_page(folder: Path, name: str, cells: list[str]) -> Iterator[Any]:
             time.sleep(3)
             page.locator(".jp-Cell .jp-InputArea-editor").first.click()
             page.keyboard.press("Shift+Enter")
+            _first_cell_ran(page)
             yield page
         finally:
             browser.close()
+
+
+def _first_cell_ran(page: Any) -> None:
+    """Wait until the first cell has run (its prompt numbered); a traceback in its output
+    fails here, with the traceback, instead of as a widget that never appears."""
+    page.wait_for_function(
+        "() => /\\[\\d+\\]/.test(document.querySelector('.jp-Cell .jp-InputPrompt')"
+        "?.textContent || '')", timeout=300_000)
+    failed = page.locator(".jp-Cell").first.locator(".jp-OutputArea-output",
+                                                     has_text="Traceback")
+    if failed.count():
+        raise AssertionError("the first cell failed:\n" + failed.first.inner_text())
 
 
 def run_cell(page: Any, index: int, marker: str) -> str:
