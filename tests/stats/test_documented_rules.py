@@ -44,7 +44,7 @@ def test_unweighted_kappa_needs_no_categories_whoever_used_a_label(pairs):
 
 
 def test_small_sample_is_fewer_than_small_n():
-    for n in range(0, 3 * SMALL_N):
+    for n in range(3 * SMALL_N):
         assert is_small_sample(n) == (n < SMALL_N)
 
 

@@ -5,6 +5,8 @@ exactly the item's distractors ranked at or above ``k``."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +24,7 @@ def chunkings(draw):
     """Chunks of document d over TEXT: consecutive cuts, some chunks left out."""
     cuts = sorted(draw(st.sets(st.integers(1, len(TEXT) - 1), max_size=6)))
     bounds = [0, *cuts, len(TEXT)]
-    pieces = [(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = list(itertools.pairwise(bounds))
     kept = [p for p in pieces if draw(st.booleans())] or pieces[:1]
     return [Chunk(f"d#{i}", "d", a, b, text=TEXT[a:b]) for i, (a, b) in enumerate(kept)]
 
