@@ -302,7 +302,8 @@ CELLS = [
     "    ctx = assemble_context(['refunds#0'], chunks, docs, user_groups=UNRESTRICTED)\n"
     "    golden.append(it)\n"
     "    traces.append(make_trace(qid, it.question, ['refunds#0'], ctx,\n"
-    "                             answer='<img src=z onerror=\"window.__pwned = 3\"> 30 days [P1]',\n"
+    "                             answer='<img src=z onerror=\"window.__pwned = 3\"> '\n"
+    "                                    '30 days [P1]',\n"
     "                             chunks=chunks, corpus=docs))\n"
     "viewer = TraceViewer(traces, golden, chunks, docs, user_groups=UNRESTRICTED)\n"
     "viewer",
