@@ -94,6 +94,6 @@ def test_a_first_cell_that_fails_is_reported_with_its_traceback(tmp_path):
     """A browser test whose set-up cell raises fails at once with the error, not after a
     two-minute wait for a widget that never appears."""
     cells = ["from workbench.corpus import Chunk\nChunk('c', 'd', 0, 1, 'x')"]
-    with pytest.raises(AssertionError, match=r"(?s)the first cell failed.*TypeError"):
-        with notebook_page(tmp_path, "fails.ipynb", cells):
-            pass
+    with pytest.raises(AssertionError, match=r"(?s)the first cell failed.*TypeError"), \
+            notebook_page(tmp_path, "fails.ipynb", cells):
+        pass
