@@ -79,10 +79,39 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _SKIPPED.append(report.nodeid)
 
 
+def _untracked() -> set[str] | None:
+    """The checkout's untracked files that git does not ignore (None outside a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return set(filter(None, out.decode("utf-8", "surrogateescape").split("\0")))
+
+
+_UNTRACKED_AT_START: set[str] | None = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _UNTRACKED_AT_START
+    _UNTRACKED_AT_START = _untracked()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """With WORKBENCH_NO_SKIPS=1 (``make test`` and CI set it) a skipped test fails the run:
-    a conformance test that skips because ../shared or a library is missing has checked
-    nothing, and must not pass as green."""
+    """A test that leaves a file in the checkout (an output path resolved against the
+    working folder) fails the run, naming the files: tests write under their own temporary
+    folders or ``outputs/``. With WORKBENCH_NO_SKIPS=1 (``make test`` and CI set it) a skipped
+    test fails the run: a conformance test that skips because ../shared or a library is
+    missing has checked nothing, and must not pass as green."""
+    now = _untracked()
+    before = _UNTRACKED_AT_START
+    left = sorted(now - before) if now is not None and before is not None else []
+    if left and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        sys.stderr.write(f"\nthe tests left {len(left)} file(s) in the checkout: "
+                         + ", ".join(map(repr, left[:10])) + "\n")
     if os.environ.get("WORKBENCH_NO_SKIPS") == "1" and _SKIPPED and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         sys.stderr.write(f"\n{len(_SKIPPED)} tests skipped (WORKBENCH_NO_SKIPS=1): "

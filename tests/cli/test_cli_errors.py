@@ -313,6 +313,9 @@ def test_every_command_takes_any_input_to_a_result_or_one_line(command, inputs, 
     monkeypatch.setattr(workbench.generation.local, "LocalGenerator", _OfflineGenerator)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.setenv("WORKBENCH_CACHE", inputs["cache"][0])
+    # a generated output path ("0", " ") is relative: written in a folder of the test's own,
+    # never in the checkout
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
     @settings(max_examples=40, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
