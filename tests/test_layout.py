@@ -515,10 +515,10 @@ def test_every_warning_the_package_issues_is_a_workbench_warning():
 
 # Test files that cover several packages at once stay at the top of tests/; every other test
 # file lives in the folder of the package it tests (tests/metrics/, tests/retrieval/, ...).
-CROSS_CUTTING = {"test_bad_inputs.py", "test_benchmarks.py", "test_browser.py",
-                 "test_harness.py", "test_layout.py", "test_notebooks.py", "test_notebooks_in_browser.py",
-                 "test_production_e2e.py", "test_protocols.py", "test_setup.py",
-                 "test_bad_values.py"}
+CROSS_CUTTING = {"test_bad_inputs.py", "test_bad_values.py", "test_benchmarks.py",
+                 "test_browser.py", "test_harness.py", "test_layout.py", "test_notebooks.py",
+                 "test_notebooks_in_browser.py", "test_production_e2e.py", "test_protocols.py",
+                 "test_setup.py"}
 
 
 def test_tests_mirror_the_package():

@@ -50,3 +50,12 @@ def test_json_rows_round_trip(tmp_path):
     path = tmp_path / "x.jsonl"
     atomic_write_text(path, "".join(json.dumps({"i": i}) + "\n" for i in range(3)))
     assert [row for _, row in iter_jsonl(path)] == [{"i": 0}, {"i": 1}, {"i": 2}]
+
+
+def test_is_int_is_an_int_that_is_not_a_bool():
+    from fractions import Fraction
+
+    from workbench.io import is_int
+
+    assert [is_int(v) for v in (0, -3, 10**30)] == [True, True, True]
+    assert not any(is_int(v) for v in (True, False, 1.0, "1", None, Fraction(1), [1]))

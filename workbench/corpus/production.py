@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.corpus.admission import refuse_unread_access
-from workbench.io import InputError
+from workbench.io import InputError, is_int
 
 __all__ = ["PAGE_SEPARATOR", "SOURCE_KEYS", "DocIdRule", "Extracted", "extracted_documents"]
 
@@ -75,7 +75,7 @@ class _Part:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_int(value) else None
 
 
 def _part(item: Any, rule: DocIdRule, where: str) -> _Part:

@@ -34,7 +34,7 @@ from workbench.evaluation.evaluation import Evaluation
 from workbench.evaluation.scoring import evaluate
 from workbench.golden import GoldenSet
 from workbench.golden.datasets import BEIR_CHUNKER, dataset_kind, load_dataset
-from workbench.io import InputError, WorkbenchError
+from workbench.io import InputError, WorkbenchError, is_int
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD, default_metrics
 from workbench.retrieval import EmbeddingCache, Retriever, make_retriever, with_embedder
 from workbench.retrieval.base import MAX_K
@@ -106,9 +106,6 @@ DEFAULTS: dict[str, Any] = {"golden": None, "chunker": None,
 PATH_KEYS = ("corpus", "golden")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
 
 def _text_or_none(value: Any) -> bool:
     return value is None or isinstance(value, str | Path)
@@ -120,12 +117,12 @@ _CONFIG_CHECKS: dict[str, tuple[Any, str]] = {
     "chunker": (lambda v: isinstance(v, str), "a chunker spec"),
     "retriever": (lambda v: isinstance(v, str), "a retriever name"),
     "encoder": (_text_or_none, "an encoder name or null"),
-    "k": (lambda v: _is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
+    "k": (lambda v: is_int(v) and 1 <= v <= MAX_K, f"a positive integer of at most {MAX_K:,}"),
     "metrics": (lambda v: v is None or (isinstance(v, list | tuple) and len(v) > 0
                                         and all(isinstance(m, str) for m in v)),
                 "a non-empty list of metric names or null"),
     "level": (lambda v: v in ("chunk", "document"), "'chunk' or 'document'"),
-    "threshold": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "threshold": (lambda v: is_int(v) and v >= 0, "an integer >= 0"),
     "evidence_threshold": (lambda v: isinstance(v, int | float) and not isinstance(v, bool)
                            and 0 < v <= 1, "a number in (0, 1]"),
 }

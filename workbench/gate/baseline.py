@@ -43,6 +43,7 @@ from workbench.io import (
     atomic_write_bytes,
     decode_json_file,
     encode_text,
+    is_int,
     read_text_stamped,
     write_unless_changed,
 )
@@ -50,9 +51,6 @@ from workbench.io import (
 #: 2: metrics carry their relevance (evidence-based since the "one ruler" change).
 SCHEMA_VERSION = 2
 
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def question_outcomes(ev: Evaluation) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
@@ -232,12 +230,12 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
     if data.get("kind", _KIND) != _KIND:
         raise InputError(where("kind"), f"must be {_KIND!r}, not {data['kind']!r:.60}; {redo}",
                          field="kind")
-    if "n" in data and (not _is_int(data["n"]) or data["n"] != len(data["questions"])):
+    if "n" in data and (not is_int(data["n"]) or data["n"] != len(data["questions"])):
         raise InputError(where("n"), f"is {data['n']!r:.40} but the file records "
                          f"{len(data['questions'])} questions; {redo}", field="n")
     check_config(data["config"], where("config"), pipeline, locate=where)
     golden = data["golden"]
-    if not isinstance(golden.get("content_hash"), str) or not _is_int(golden.get("items")) \
+    if not isinstance(golden.get("content_hash"), str) or not is_int(golden.get("items")) \
             or golden["items"] < 0:
         raise InputError(where("golden"), "must be {content_hash: text, items: integer}; "
                          f"{redo}", field="golden")
@@ -257,7 +255,7 @@ def _from_json(data: Any, text: str, path: Path, pipeline: bool) -> Baseline:
         ok = isinstance(stats, dict) and all(_fraction(stats.get(s)) for s in ("mean", "ci_low",
                                                                              "ci_high"))
         ok = ok and not set(stats) - {"mean", "n", "ci_low", "ci_high", "relevance"}
-        if not ok or not _is_int(stats.get("n")) or not 0 <= stats["n"] <= len(outcomes):
+        if not ok or not is_int(stats.get("n")) or not 0 <= stats["n"] <= len(outcomes):
             raise InputError(where(metric), "must be {mean, n, ci_low, ci_high, relevance} with "
                              "fractions and a count of at most the questions recorded; "
                              f"{redo}", field=f"metrics.{metric}")

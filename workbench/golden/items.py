@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.corpus import Chunk, Document, Span, can_read, can_read_chunk, user_groups_of
-from workbench.io import WorkbenchError, find_lone_surrogate
+from workbench.io import WorkbenchError, find_lone_surrogate, is_int
 from workbench.text import normalize_text
 
 __all__ = ["SOURCES", "Evidence", "GoldenItem", "GoldenSetError", "Problem", "can_read_item",
@@ -211,7 +211,7 @@ def _parse_evidence(value: Any, where: str, problems: list[Problem]) -> tuple[Ev
         if not isinstance(doc_id, str) or not doc_id:
             problems.append(Problem(where, f"{name}.doc_id", "must be a non-empty string"))
             continue
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
+        if not all(is_int(x) for x in (start, end)):
             problems.append(Problem(where, f"{name}.start/end", "must be integers (code points)"))
             continue
         assert isinstance(start, int) and isinstance(end, int)
@@ -291,7 +291,7 @@ def parse_item(row: Any, where: str, problems: list[Problem]) -> GoldenItem | No
         problems.append(Problem(where, "source", f"{source!r} is not one of {SOURCES}"))
     relevance = row.get("relevance") or {}
     if not isinstance(relevance, dict) or not all(
-        isinstance(g, int) and not isinstance(g, bool) for g in relevance.values()
+        is_int(g) for g in relevance.values()
     ):
         problems.append(Problem(where, "relevance", "must map chunk id -> integer grade"))
         relevance = {}

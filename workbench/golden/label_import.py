@@ -44,7 +44,7 @@ from workbench.corpus import Document
 from workbench.golden.golden_set import GoldenSet
 from workbench.golden.items import SOURCES, Evidence, GoldenItem
 from workbench.golden.tool_formats import ANSWERABLE, LABELS, TASK_DATA
-from workbench.io import InputError, decode_json_file, read_text
+from workbench.io import InputError, decode_json_file, is_int, read_text
 from workbench.text import normalize_text
 
 __all__ = ["OFFSETS", "LabelImport", "Refusal", "from_argilla", "from_label_studio"]
@@ -125,7 +125,7 @@ def _escaped(text: str) -> str:
 def _checked_span(passage: str, start: Any, end: Any, quote: Any, offsets: Offsets
                   ) -> tuple[int, int] | dict[str, tuple[int, int]]:
     """The span, or (no quote, readings that differ) the readings to decide by the file."""
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)) or \
+    if not all(is_int(x) for x in (start, end)) or \
             not 0 <= start < end:
         raise _Refused(f"span offsets [{start}, {end}) are not a range")
     readings = _readings(passage, start, end, offsets)

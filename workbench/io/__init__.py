@@ -19,6 +19,7 @@ from workbench.io.reading import (
     decode_json_file,
     decode_json_line,
     find_lone_surrogate,
+    is_int,
     iter_jsonl,
     read_text,
     read_text_stamped,
@@ -37,5 +38,5 @@ from workbench.io.writing import (
 __all__ = ["LOCK_TIMEOUT_S", "MAX_JSONL_LINE", "FileStamp", "InputError", "StaleFileError",
            "WorkbenchError", "WorkbenchWarning", "append_text", "atomic_write_bytes",
            "atomic_write_text", "decode_json_file", "decode_json_line", "encode_text",
-           "find_lone_surrogate", "iter_jsonl", "lock_path", "locked", "read_text",
+           "find_lone_surrogate", "is_int", "iter_jsonl", "lock_path", "locked", "read_text",
            "read_text_stamped", "target_path", "temp_files", "write_unless_changed"]

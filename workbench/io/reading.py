@@ -18,12 +18,18 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from workbench.io.errors import InputError
 
 __all__ = ["MAX_JSONL_LINE", "FileStamp", "decode_json_file", "decode_json_line",
-           "find_lone_surrogate", "iter_jsonl", "read_text", "read_text_stamped"]
+           "find_lone_surrogate", "is_int", "iter_jsonl", "read_text", "read_text_stamped"]
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An integer that is not a bool: a count, offset or grade read from JSON or given by a
+    caller (``True`` is an ``int`` in Python, and JSON's ``true`` must not pass as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 from workbench.corpus import Chunk, Document, LocateError, Locator, parse_acl, provenance
 from workbench.corpus.access import access_word
 from workbench.corpus.production import SOURCE_KEYS, DocIdRule
-from workbench.io import WorkbenchError
+from workbench.io import WorkbenchError, is_int
 from workbench.retrieval.base import Hit
 
 __all__ = ["DocIdRule", "Docs", "HitLocator", "ProductionHit", "UnreadableHit", "read_hits"]
@@ -65,7 +65,7 @@ class ProductionHit:
 def _offset(meta: Mapping[str, Any], keys: Sequence[str]) -> int | None:
     for key in keys:
         value = meta.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if is_int(value):
             return value
     return None
 

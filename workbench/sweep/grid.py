@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from workbench.io import InputError, WorkbenchError, read_text
+from workbench.io import InputError, WorkbenchError, is_int, read_text
 from workbench.metrics import canonical_name
 from workbench.retrieval.base import MAX_K
 
@@ -55,10 +55,10 @@ def check_value(key: str, value: Any) -> str | None:
             except ValueError as exc:
                 return str(exc)
     elif key in ("size", "k"):
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1 and (
+        ok = is_int(value) and value >= 1 and (
             key == "size" or value <= MAX_K)
     elif key == "overlap":
-        ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
+        ok = (is_int(value) and value >= 0) or (
             isinstance(value, str) and bool(PERCENT.match(value)))
     elif key == "unit":
         ok = value in ("chars", "tokens")
