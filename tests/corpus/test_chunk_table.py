@@ -12,12 +12,13 @@ from workbench.io import WorkbenchError
 IDS = st.sampled_from([f"d#{i}" for i in range(6)])
 
 
-@given(st.lists(IDS, max_size=8), st.lists(IDS, max_size=6), st.booleans())
-def test_unknown_ids_and_lookups_are_those_of_the_chunks(ids, asked, built_first):
-    """Whatever was asked before (a lookup builds the table), ``unknown`` is the asked ids no
-    chunk holds, and the mapping is id -> the last chunk of that id, as a dict of them is."""
+@given(st.lists(IDS, max_size=8), st.lists(IDS, max_size=6), st.booleans(), st.booleans())
+def test_unknown_ids_and_lookups_are_those_of_the_chunks(ids, asked, built_first, once):
+    """Whatever was asked before (a lookup builds the table), for a table kept or used once,
+    ``unknown`` is the asked ids no chunk holds, and the mapping is id -> the last chunk of
+    that id, as a dict of them is."""
     chunks = [Chunk(cid, "d", n, n + 1, text="x") for n, cid in enumerate(ids)]
-    table = ChunkTable(chunks)
+    table = ChunkTable(chunks, once=once)
     expected = dict(zip(ids, chunks, strict=True))
     if built_first and ids:
         assert table[ids[0]] is expected[ids[0]]
@@ -28,14 +29,17 @@ def test_unknown_ids_and_lookups_are_those_of_the_chunks(ids, asked, built_first
 
 
 @given(st.lists(st.sampled_from("abcd"), max_size=12),
-       st.lists(st.sampled_from("abcxy"), max_size=4))
-def test_chunks_of_documents_are_those_a_filter_keeps_in_order(docs, asked):
+       st.lists(st.sampled_from("abcxy"), max_size=4), st.booleans())
+def test_chunks_of_documents_are_those_a_filter_keeps_in_order(docs, asked, once):
     """Whatever the order (a document's chunks need not be consecutive), the chunks of some
-    documents are those a pass over all chunks keeps, in the chunking's order."""
+    documents are those a pass over all chunks keeps, in the chunking's order, asked once or
+    again after the document runs are built."""
     chunks = [Chunk(f"{d}#{n}", d, n, n + 1, text="x") for n, d in enumerate(docs)]
-    table = ChunkTable(chunks)
-    assert table.of_documents(asked) == [c for c in chunks if c.doc_id in set(asked)]
+    table = ChunkTable(chunks, once=once)
+    kept = [c for c in chunks if c.doc_id in set(asked)]
+    assert table.of_documents(asked) == kept
     assert set(table.doc_ids) == set(docs)
+    assert table.of_documents(iter(asked)) == kept
 
 
 def test_an_edit_of_the_list_after_building_never_reaches_the_table():

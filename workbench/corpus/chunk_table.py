@@ -10,6 +10,7 @@ list it was built from never makes it stale; each lookup is built in one pass ov
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, KeysView, Mapping
 from operator import attrgetter
 
@@ -25,10 +26,14 @@ class ChunkTable(Mapping[str, Chunk]):
     """Chunk id -> chunk (the last of a repeated id) of its own copy of ``chunks`` (in
     ``.chunks``, as given). Build it once per chunking and pass it wherever the chunks go
     (``evaluate(..., chunks=table)``, ``Relevance(golden, table)``): scoring against it
-    costs what the questions hold, not the corpus."""
+    costs what the questions hold, not the corpus. ``once=True`` makes a table for one use
+    (what ``evaluate`` reads a plain list into): ``unknown`` and ``of_documents`` are then
+    each one pass over the chunks that builds nothing, cheaper than building a lookup that
+    would not be asked again."""
 
-    def __init__(self, chunks: Iterable[Chunk]) -> None:
+    def __init__(self, chunks: Iterable[Chunk], *, once: bool = False) -> None:
         self.chunks: tuple[Chunk, ...] = tuple(chunks)
+        self.once = once
         if not set(map(type, self.chunks)) <= {Chunk}:  # a subclass passes; anything else is named
             bad = next((c for c in self.chunks if not isinstance(c, Chunk)), None)
             if bad is not None:
@@ -84,10 +89,17 @@ class ChunkTable(Mapping[str, Chunk]):
 
     def unknown(self, ids: Iterable[str]) -> set[str]:
         """Those of ``ids`` that are no chunk's id."""
-        return {cid for cid in set(ids) if cid not in self}
+        wanted = set(ids)
+        if self.once and wanted and not {"_table", "_ids"} & self.__dict__.keys():
+            return wanted.difference(map(attrgetter("id"), self.chunks))
+        return {cid for cid in wanted if cid not in self}
 
     def of_documents(self, doc_ids: Iterable[str]) -> list[Chunk]:
         """The chunks of the documents ``doc_ids``, in the order of ``chunks``."""
+        if self.once and "_runs" not in self.__dict__:
+            docs = frozenset(doc_ids)
+            return list(itertools.compress(self.chunks, map(
+                docs.__contains__, map(attrgetter("doc_id"), self.chunks))))
         first, bounds, after = self._runs
         runs = []
         for doc in set(doc_ids):

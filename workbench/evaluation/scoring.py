@@ -57,7 +57,8 @@ def _chunk_map(given: ChunkTable | None, run: Run) -> ChunkTable | None:
             extra.setdefault(chunk.id, chunk)
     if given is not None and not extra:
         return given
-    return ChunkTable([*(given.chunks if given is not None else ()), *extra.values()])
+    return ChunkTable([*(given.chunks if given is not None else ()), *extra.values()],
+                      once=given is None or given.once)
 
 
 def _refuse_unknown(run: Run, by_id: ChunkTable) -> None:
@@ -125,9 +126,9 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
 
     ``chunks`` is the chunking the retriever searches (evidence items need it; every id the
     run returns must be among them, or be carried by its hit). A plain sequence is read
-    into a :class:`~workbench.corpus.ChunkTable` here (a pass over the chunks at C speed,
-    each call); build ``ChunkTable(chunks)`` once and pass it to score a large corpus at a
-    cost that grows with the questions only. ``k`` is the number of
+    into a :class:`~workbench.corpus.ChunkTable` for this call (``once=True``: each lookup a
+    pass over the chunks at C speed); build ``ChunkTable(chunks)`` once and pass it to score
+    a large corpus at a cost that grows with the questions only. ``k`` is the number of
     chunks the generator receives; the default metrics are taken at k. ``level="document"``
     ranks documents where their best chunk ranks, and k then counts documents (chunks are
     retrieved until k distinct documents are ranked). Chunk-id labels that name documents
@@ -149,7 +150,8 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
                          "evidence text: pass documents=... to Relevance, not to evaluate, and "
                          "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
-    given = chunks if chunks is None or isinstance(chunks, ChunkTable) else ChunkTable(chunks)
+    given = chunks if chunks is None or isinstance(chunks, ChunkTable) \
+        else ChunkTable(chunks, once=True)
     if level == "chunk" and not isinstance(source, Run) and given is not None:
         depth = min(depth, max(len(given.chunks), 1))  # nothing lies deeper than the corpus
     if level == "chunk" and _judged_by_document(items, given):
