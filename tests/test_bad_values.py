@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
+from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -80,6 +83,34 @@ def test_one_bad_score_among_many_good_ones_is_refused_naming_its_query_and_id(d
     run[q][d] = bad
     with pytest.raises(WorkbenchError, match=rf"run\['{q}'\]\['{d}'\]: score must be a number"):
         score_queries({"q0": {"a": 1}}, run, ["recall@5"])
+
+
+#: Scores of every kind a user's code may hold, each with whether it is a real number.
+SCORE_KINDS = [(0.5, True), (-2, True), (np.float32(0.25), True), (np.int64(7), True),
+               (math.inf, True), (-math.inf, True), (Decimal("0.5"), True),
+               (Fraction(1, 3), True), (np.array(0.75), True), (None, False),
+               (math.nan, False), (np.float64("nan"), False), ("0.5", False), ("x", False),
+               (b"1", False), (True, False), (False, False), (np.bool_(True), False),
+               ([1], False), (1 + 0j, False), (np.complex128(1), False), (object(), False)]
+
+
+@FAST
+@given(picks=st.lists(st.sampled_from(range(len(SCORE_KINDS))), min_size=1, max_size=6))
+def test_a_run_is_scored_exactly_when_every_score_is_a_real_number(picks):
+    """The run is read at C speed and named in Python: both follow one rule. A run of real
+    numbers (any numeric type) scores as its floats; any other value is refused, naming the
+    first one."""
+    run = {"q": {f"d{i}": SCORE_KINDS[j][0] for i, j in enumerate(picks)}}
+    qrels = {"q": {"d0": 1, "d2": 2}}
+    bad = [i for i, j in enumerate(picks) if not SCORE_KINDS[j][1]]
+    if bad:
+        with pytest.raises(WorkbenchError, match=rf"run\['q'\]\['d{bad[0]}'\]: score must"):
+            score_queries(qrels, run, ["ndcg", "mrr"])
+        return
+    as_floats = {"q": {d: float(v) for d, v in run["q"].items()}}
+    got = score_queries(qrels, run, ["ndcg", "mrr"]).values
+    want = score_queries(qrels, as_floats, ["ndcg", "mrr"]).values
+    assert {m: v.tolist() for m, v in got.items()} == {m: v.tolist() for m, v in want.items()}
 
 
 @FAST

@@ -10,7 +10,8 @@ Inputs
         the workbench: retrievers order ties the same way, so a run scores the same as a list
         and as a dict). A repeated docid in a list keeps its first rank and its repeats
         occupy ranks of their own (k is what the generator receives). Ranks are 1-based. A
-        NaN, None, bool or string score is refused (WorkbenchError, a ValueError).
+        score is a real number of any numeric type (float, int, numpy, Decimal, Fraction); a
+        NaN, None, bool, complex or string score is refused (WorkbenchError, a ValueError).
 
 Which queries are scored
     * Queries in the run but not in the qrels are ignored (trec_eval default).
@@ -54,20 +55,25 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import struct
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any, Literal
+from itertools import chain, repeat
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from workbench.io import WorkbenchError
+from workbench.metrics.intervals import paused_gc
 from workbench.metrics.registry import Metric, parse_metric
 
 __all__ = ["PerQueryScores", "check_rankings", "mean_scores", "score_queries"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 _VALUES = operator.methodcaller("values")
+_GET = operator.attrgetter("get")
+_BLOCK = 2048  # rows compared at once: 2048 x depth 100 doubles = 1.6 MB
 #: qid -> ranked chunk ids (best first) or qid -> {chunk id: score} (ranked by score, then id).
 Rankings = Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
 
@@ -112,12 +118,16 @@ class _Scores:
         self.length = np.fromiter(map(len, scored.values()), np.int64, len(scored))
         self.start = np.cumsum(self.length) - self.length
         values = [m.values() for m in scored.values()]
-        try:  # a sum refuses str, None and anything else float + x refuses, at C speed
-            sum(chain.from_iterable(values), 0.0)
-        except TypeError:
-            check_rankings(qrels, run)
-            raise
-        self.flat = np.fromiter(chain.from_iterable(values), np.float64, int(self.length.sum()))
+        n = int(self.length.sum())
+        try:  # packed as C doubles (the rule of _as_double): refuses str, which numpy would
+            # parse ("0.5"), and None, at C speed
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", np.exceptions.ComplexWarning)
+                packed = struct.pack(f"{n}d", *chain.from_iterable(values))
+        except (struct.error, np.exceptions.ComplexWarning) as err:
+            check_rankings(qrels, run)  # names the query and id
+            raise WorkbenchError(f"run: every score must be a real number ({err})") from err
+        self.flat = np.frombuffer(packed, np.float64, n)
         if np.isnan(self.flat).any():
             check_rankings(qrels, run)
         # a bool reads as 0.0 or 1.0: only queries holding such a value are looked at
@@ -152,12 +162,15 @@ class _Scores:
         when :attr:`descending`: each value is then its row's only one)."""
         length, start = self.length[rows], self.start[rows]
         fixed = self._fixed
-        if fixed is not None:  # fixed depth: one 2-D comparison
-            cand = fixed[rows]
-            above = np.count_nonzero(cand > values[:, None], axis=1)
-            if self.descending:
-                return above, None
-            return above, np.count_nonzero(cand == values[:, None], axis=1)
+        if fixed is not None:  # fixed depth: 2-D comparisons, a block of rows at a time
+            above = np.empty(len(rows), np.int64)  # (its temporaries stay in cache)
+            equal = None if self.descending else np.empty(len(rows), np.int64)
+            for at in range(0, len(rows), _BLOCK):
+                cand, value = fixed[rows[at:at + _BLOCK]], values[at:at + _BLOCK, None]
+                above[at:at + _BLOCK] = np.count_nonzero(cand > value, axis=1)
+                if equal is not None:
+                    equal[at:at + _BLOCK] = np.count_nonzero(cand == value, axis=1)
+            return above, equal
         # otherwise one segment of the flat scores per (row, value), each at least 1 long
         ends = np.cumsum(length)
         pos = np.arange(int(ends[-1])) - np.repeat(ends - length - start, length)
@@ -175,46 +188,43 @@ def _ranked_grades(
     """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
     non-relevant or past the end of the run. Only positively judged documents are located:
     in a list by position; in a scored query by counting the scores above theirs."""
+    row_of = np.fromiter(map(scores.row.get, qids, repeat(-1)), np.int64, len(qids))
+    by_score = row_of >= 0
+    longest = int(scores.length[row_of[by_score]].max()) if by_score.any() else 0
     rows: list[int] = []  # (row, 0-based rank, grade) of each retrieved positive document
     ranks: list[int] = []
     grades: list[float] = []
-    longest = 0
-    # each retrieved positive document of a scored query: its row, score and grade, the
-    # documents of one row in the order of its positives
-    f_row: list[int] = []
-    f_score: list[float] = []
-    f_grade: list[float] = []
-    for i, (q, pos) in enumerate(zip(qids, positives, strict=True)):
-        docs = run.get(q, ())
-        if type(docs) is dict or isinstance(docs, Mapping):
-            get = docs.get
-            for d, g in pos.items():
-                if (s := get(d)) is not None:
-                    f_row.append(i)
-                    f_score.append(s)
-                    f_grade.append(g)
-            continue
+    for i in np.flatnonzero(~by_score).tolist():  # ranked lists (or absent: no documents)
+        docs = cast(Sequence[str], run.get(qids[i], ()))  # scored queries have a row
         # the first occurrence keeps its rank; repeats occupy ranks of their own
-        at = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
+        rank_of = dict(zip(reversed(docs), range(len(docs) - 1, -1, -1), strict=True))
         longest = max(longest, len(docs))
-        for d, grade in pos.items():
-            if (rank := at.get(d)) is not None:
+        for d, grade in positives[i].items():
+            if (rank := rank_of.get(d)) is not None:
                 rows.append(i)
                 ranks.append(rank)
                 grades.append(grade)
-    row_of = np.fromiter((scores.row.get(q, -1) for q in qids), np.int64, len(qids))
-    if (row_of >= 0).any():
-        longest = max(longest, int(scores.length[row_of[row_of >= 0]].max()))
     width = min(depth, max(longest, 1)) if depth else max(longest, 1)  # nothing lies deeper
     out = np.zeros((len(qids), width))
-    if f_row:
-        f_rows = np.array(f_row, dtype=np.int64)
-        values = np.array(f_score, dtype=np.float64)
-        above, equal = scores.above_and_equal(row_of[f_rows], values)
-        if equal is not None:
-            _break_ties(run, qids, positives, f_rows, values, above, equal)
-        keep = above < width
-        out[f_rows[keep], above[keep]] = np.array(f_grade, dtype=np.float64)[keep]
+    if by_score.any():
+        # every positive document of every scored query looked up at C speed, in the order
+        # of its query's positives (None, read as NaN, where the run lacks it)
+        located = np.flatnonzero(by_score)
+        pos = [positives[i] for i in located.tolist()]
+        lens = np.fromiter(map(len, pos), np.int64, len(pos))
+        n = int(lens.sum())
+        gets = map(_GET, map(run.__getitem__, map(qids.__getitem__, located.tolist())))
+        looked = np.fromiter(chain.from_iterable(map(map, gets, pos)), np.float64, n)
+        found = ~np.isnan(looked)  # the run's own scores are never NaN (refused)
+        f_rows = np.repeat(located, lens)[found]
+        values = looked[found]
+        f_grade = np.fromiter(chain.from_iterable(map(_VALUES, pos)), np.float64, n)[found]
+        if f_rows.size:
+            above, equal = scores.above_and_equal(row_of[f_rows], values)
+            if equal is not None:
+                _break_ties(run, qids, positives, f_rows, values, above, equal)
+            keep = above < width
+            out[f_rows[keep], above[keep]] = f_grade[keep]
     if rows:
         row_a, rank_a = np.array(rows, dtype=np.int64), np.array(ranks, dtype=np.int64)
         keep = rank_a < width
@@ -268,10 +278,26 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _as_double(value: Any) -> float | None:
+    """The value as a C double by Python's float protocol (``__float__`` or ``__index__``:
+    floats, ints, numpy numbers, Decimal, Fraction; never text parsed), else None. The one
+    rule of what a score or grade may be: :class:`_Scores` packs a whole run by it (a numpy
+    complex, which packs with a warning, made an error there)."""
+    if isinstance(value, complex | np.complexfloating):  # numpy's would drop the imaginary part
+        return None
+    try:
+        double: float = struct.unpack("d", struct.pack("d", value))[0]
+    except struct.error:
+        return None
+    return double
+
+
 def _number(value: Any, finite: bool = True) -> bool:
-    """A real number (not a bool), not NaN; finite unless ``finite=False``."""
-    return (not isinstance(value, bool) and isinstance(value, int | float | np.number)
-            and not math.isnan(float(value)) and (not finite or math.isfinite(float(value))))
+    """A real number by :func:`_as_double` (not a bool), not NaN; finite unless
+    ``finite=False``."""
+    if isinstance(value, bool | np.bool_) or (x := _as_double(value)) is None:
+        return False
+    return not math.isnan(x) and (not finite or math.isfinite(x))
 
 
 def check_rankings(qrels: Any, run: Any) -> None:
@@ -304,6 +330,7 @@ def check_rankings(qrels: Any, run: Any) -> None:
                                  f"-> score), not {type(ranked).__name__} {ranked!r:.40}")
 
 
+@paused_gc()  # its many small objects would trigger full collections of the caller's heap
 def score_queries(
     qrels: Qrels,
     run: Rankings,
