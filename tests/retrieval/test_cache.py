@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -12,11 +13,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workbench.corpus import Chunk
-from workbench.io import temp_files
+from workbench.io import WorkbenchError, temp_files
 from workbench.retrieval import cache as cache_module
-from workbench.retrieval.cache import CorruptCacheWarning, EmbeddingCache, text_hash
+from workbench.retrieval.cache import (
+    CorruptCacheWarning,
+    EmbeddingCache,
+    embed_uncached,
+    text_hash,
+)
+from workbench.retrieval.dense import DenseRetriever
 from workbench.retrieval.shards import is_temp_file
 from workbench.runtime import CACHE_MANIFEST, cache_dir
 
@@ -414,3 +423,99 @@ def test_stale_temp_files_of_the_shared_atomic_write_are_removed(tmp_path: Path)
     assert not stale_tmp.exists() and fresh_tmp.exists() and other.exists()
     # the new shard went through the same write, and left no temp file of its own
     assert [p for p in folder.iterdir() if is_temp_file(p)] == [fresh_tmp]
+
+
+# -- the one batch loop: with a cache and without one --------------------------------------
+
+
+class ShortEncoder(CountingEncoder):
+    """One row short."""
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return super().encode_documents(texts)[:-1]
+
+
+class NumberEncoder(CountingEncoder):
+    """One number per text (1-D): concatenated, it looks like a vector per text."""
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return super().encode_documents(texts)[:, 0]
+
+
+class FlatEncoder(CountingEncoder):
+    """Every vector of the batch in one 1-D row."""
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return super().encode_documents(texts).ravel()
+
+
+class DriftEncoder(CountingEncoder):
+    """8 dimensions for the first batch, 4 after."""
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = super().encode_documents(texts)
+        return vecs if self.calls == 1 else vecs[:, :4]
+
+
+def _cached(encoder, texts: list[str], root: Path, batch_size: int = 256) -> np.ndarray:
+    return EmbeddingCache(root, batch_size=batch_size).embed(encoder, texts, progress=False)
+
+
+def _uncached(encoder, texts: list[str], root: Path, batch_size: int = 256) -> np.ndarray:
+    return embed_uncached(encoder, texts, progress=False, batch_size=batch_size)
+
+
+def _dense(encoder, texts: list[str], root: Path) -> np.ndarray:
+    chunks = [Chunk(f"d#{i}", "d", 0, len(t), text=t) for i, t in enumerate(texts)]
+    return DenseRetriever(chunks, encoder, progress=False).vectors
+
+
+SHAPE = "returned shape {} for 8 texts: it must return one vector per text, shape (8, dimension)"
+
+
+@pytest.mark.parametrize("embed", [_cached, _uncached, _dense],
+                         ids=["cache", "no cache", "dense retriever, no cache"])
+@pytest.mark.parametrize(("encoder", "says"), [
+    (ShortEncoder, SHAPE.format("(7, 8)")),
+    (NumberEncoder, SHAPE.format("(8,)")),
+    (FlatEncoder, SHAPE.format("(64,)")),
+    (DriftEncoder, "returned vectors of dimension 4 after 8 for the texts before: "
+                   "it must return one dimension"),
+], ids=["a row short", "1-D, a number per text", "1-D, flattened", "dimension changes"])
+def test_an_encoder_returning_the_wrong_shape_is_refused_alike_with_and_without_cache(
+    tmp_path: Path, embed, encoder, says
+):
+    """The same batches (a first one of 8 texts) and the same one-line error on every path;
+    20 texts, so the drifting encoder is asked a second time."""
+    with pytest.raises(WorkbenchError) as refused:
+        embed(encoder(), TEXTS, tmp_path)
+    assert str(refused.value) == f"encoder fake/counting {says}"
+
+
+@given(texts=st.lists(st.text(alphabet="ab ", max_size=12), max_size=40),
+       batch_size=st.integers(1, 12))
+def test_without_a_cache_the_same_vectors_in_input_order(texts: list[str], batch_size: int):
+    """Row i is the encoder's vector of texts[i], with a cache or without; both paths send
+    the encoder each distinct text once, longest first, in batches of the one rule (a first
+    of min(batch_size, 8), none above batch_size)."""
+    with tempfile.TemporaryDirectory() as root:
+        cached_enc, uncached_enc = SlowEncoder(), SlowEncoder()
+        cached = _cached(cached_enc, texts, Path(root), batch_size)
+        uncached = _uncached(uncached_enc, texts, Path(root), batch_size)
+    assert uncached.dtype == np.float32 and uncached.shape == cached.shape
+    if texts:
+        alone = np.stack([CountingEncoder().encode_documents([t])[0] for t in texts])
+        np.testing.assert_array_equal(uncached, alone)
+        np.testing.assert_array_equal(cached, alone)
+    assert uncached_enc.embedded == cached_enc.embedded
+    assert uncached_enc.embedded == sorted(dict.fromkeys(texts), key=len, reverse=True)
+    for enc in (cached_enc, uncached_enc):
+        assert enc.batches[:1] == ([min(batch_size, 8, len(set(texts)))] if texts else [])
+        assert max(enc.batches, default=0) <= batch_size
+
+
+def test_batch_size_below_one_is_refused_on_both_paths(tmp_path: Path):
+    with pytest.raises(WorkbenchError, match="batch_size must be >= 1, not 0"):
+        EmbeddingCache(tmp_path, batch_size=0)
+    with pytest.raises(WorkbenchError, match="batch_size must be >= 1, not 0"):
+        embed_uncached(CountingEncoder(), TEXTS, batch_size=0)

@@ -20,7 +20,8 @@ the run ends or is interrupted (Ctrl-C, an exception). A process killed outright
 most the last ``checkpoint_s`` seconds plus the batch in flight; running again reuses the
 rest. Texts are embedded longest first, in batches sized to take about two seconds each, so
 the progress bar (shown once a step takes more than a second) moves smoothly and similar
-lengths are batched together.
+lengths are batched together; :func:`embed_uncached` (no cache) encodes in the same batches,
+with the same checks of what the encoder returns.
 
 ``kind`` ("document" or "query") is part of the key: e5-style models embed a passage and
 a query differently, so a cached passage vector is never reused for a query.
@@ -31,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 
 Kind = Literal["document", "query"]
 KINDS: tuple[str, ...] = ("document", "query")
+_BATCH_SIZE = 256  # the most texts sent to the encoder at once, unless told otherwise
 _BATCH_SECONDS = 2.0  # batches are sized to take about this long
 _FIRST_BATCH = 8
 
@@ -115,17 +117,17 @@ class EmbeddingCache:
         self,
         root: str | Path | None = None,
         *,
-        batch_size: int = 256,
+        batch_size: int = _BATCH_SIZE,
         shard_size: int = 4096,
         compact_above: int = 64,
         checkpoint_s: float = 30.0,
     ):
-        if batch_size < 1 or shard_size < 1:
-            raise WorkbenchError("batch_size and shard_size must be >= 1")
+        if shard_size < 1:
+            raise WorkbenchError(f"shard_size must be >= 1, not {shard_size!r}")
         if not checkpoint_s > 0:
             raise WorkbenchError(f"checkpoint_s must be > 0 seconds, not {checkpoint_s!r}")
         self.root = Path(root).expanduser() if root is not None else cache_dir() / "embeddings"
-        self.batch_size = batch_size
+        self.batch_size = _batch_size(batch_size)
         self.shard_size = shard_size
         self.compact_above = compact_above
         self.checkpoint_s = float(checkpoint_s)
@@ -163,18 +165,18 @@ class EmbeddingCache:
         n_miss = sum(1 for h in hashes if h in missing)
 
         if missing:
-            new = self._embed_missing(encoder, store, kind, missing, progress)
-            if store.dim is not None and new.shape[1] != store.dim:
+            dim = self._embed_missing(encoder, store, kind, missing, progress)
+            if store.dim is not None and dim != store.dim:
                 warnings.warn(
                     f"embedding cache {store.folder}: cached vectors have dimension "
-                    f"{store.dim} but {encoder.model_id} now returns {new.shape[1]}; "
+                    f"{store.dim} but {encoder.model_id} now returns {dim}; "
                     "discarding the cached vectors and embedding everything again",
                     CorruptCacheWarning,
                     stacklevel=2,
                 )
                 self._discard_all(store)
                 return self.embed(encoder, texts, kind, progress)
-            store.dim = int(new.shape[1])
+            store.dim = dim
 
         self.stats.hits += len(texts) - n_miss
         self.stats.misses += n_miss
@@ -318,51 +320,40 @@ class EmbeddingCache:
         kind: str,
         missing: dict[str, str],
         progress: bool,
-    ) -> np.ndarray:
-        # longest first: batches of similar length, and the slowest texts before the estimate
-        items = sorted(missing.items(), key=lambda item: -len(item[1]))
-        encode = encoder.encode_queries if kind == "query" else encoder.encode_documents
-        bar = _progress_bar(len(items), f"embedding {kind}s ({encoder.model_id})", progress)
+    ) -> int:
+        """Embed ``missing`` (hash -> text) into ``store`` through :func:`_encode_batches`,
+        writing shards as the module docstring says; returns the encoder's dimension. When
+        that differs from the store's, only the first batch is embedded and nothing is
+        stored: the caller discards the cache and starts again."""
+        hashes, texts = list(missing), list(missing.values())
         pending_h: list[str] = []
         pending_v: list[np.ndarray] = []
-        first: np.ndarray | None = None
+        dim: int | None = None
         last_write = time.monotonic()
-        done, size = 0, min(self.batch_size, _FIRST_BATCH)
         try:
-            while done < len(items):
-                batch = items[done : done + size]
-                started = time.monotonic()
-                vecs = np.asarray(encode([t for _, t in batch]), dtype=np.float32)
-                elapsed = time.monotonic() - started
-                if vecs.ndim != 2 or len(vecs) != len(batch):
-                    raise WorkbenchError(
-                        f"encoder {encoder.model_id} returned shape {vecs.shape} "
-                        f"for {len(batch)} texts"
-                    )
-                if first is None:
-                    first = vecs
-                    if store.dim is not None and vecs.shape[1] != store.dim:
-                        return vecs  # caller discards the cache and starts again
-                for (h, _), v in zip(batch, vecs, strict=True):
-                    store.vectors[h] = v
-                pending_h.extend(h for h, _ in batch)
-                pending_v.append(vecs)
-                done += len(batch)
-                bar.update(len(batch))
-                now = time.monotonic()
-                if len(pending_h) >= self.shard_size or now - last_write >= self.checkpoint_s:
-                    self._write_shard(store, pending_h, np.concatenate(pending_v), encoder)
-                    pending_h, pending_v, last_write = [], [], now
-                rate = len(batch) / max(elapsed, 1e-6)
-                size = max(1, min(self.batch_size, int(rate * _BATCH_SECONDS)))
+            batches = _encode_batches(encoder, texts, kind, self.batch_size, progress)
+            with contextlib.closing(batches):
+                for positions, vecs in batches:
+                    if dim is None:
+                        dim = int(vecs.shape[1])
+                        if store.dim is not None and dim != store.dim:
+                            return dim
+                    batch_h = [hashes[i] for i in positions]
+                    for h, v in zip(batch_h, vecs, strict=True):
+                        store.vectors[h] = v
+                    pending_h.extend(batch_h)
+                    pending_v.append(vecs)
+                    now = time.monotonic()
+                    if len(pending_h) >= self.shard_size or now - last_write >= self.checkpoint_s:
+                        self._write_shard(store, pending_h, np.concatenate(pending_v), encoder)
+                        pending_h, pending_v, last_write = [], [], now
         finally:
-            bar.close()
             if pending_h:  # finished, or interrupted: keep what was embedded
                 self._write_shard(store, pending_h, np.concatenate(pending_v), encoder)
         if len(store.loaded) > self.compact_above:
             self._compact(store)
-        assert first is not None
-        return first
+        assert dim is not None  # missing is not empty
+        return dim
 
     def _compact(self, store: _Store, rows: int = 100_000) -> int:
         old = set(store.loaded)
@@ -397,19 +388,71 @@ class EmbeddingCache:
 
 
 def embed_uncached(encoder: Encoder, texts: Sequence[str], *, progress: bool = True,
-                   batch_size: int = 64) -> np.ndarray:
-    """Document vectors of ``texts`` with no cache, in their order: encoded in batches under
-    the cache's progress bar (shown once the step has run for a second)."""
-    bar = _progress_bar(len(texts), f"embedding documents ({encoder.model_id})", progress)
-    parts = []
+                   batch_size: int = _BATCH_SIZE) -> np.ndarray:
+    """Document vectors of ``texts`` with no cache, in their order (float32, shape
+    ``(len(texts), d)``): each distinct text encoded once, in the cache's batches, checks and
+    progress bar (:func:`_encode_batches`)."""
+    texts = list(texts)
+    distinct = list(dict.fromkeys(texts))
+    vectors: np.ndarray | None = None
+    batches = _encode_batches(encoder, distinct, "document", _batch_size(batch_size), progress)
+    for positions, vecs in batches:
+        if vectors is None:
+            vectors = np.empty((len(distinct), vecs.shape[1]), dtype=np.float32)
+        vectors[positions] = vecs
+    if vectors is None:
+        return np.zeros((0, 0), dtype=np.float32)
+    if len(distinct) == len(texts):
+        return vectors
+    row = {t: i for i, t in enumerate(distinct)}
+    return vectors[[row[t] for t in texts]]
+
+
+def _encode_batches(
+    encoder: Encoder, texts: Sequence[str], kind: str, batch_size: int, progress: bool
+) -> Generator[tuple[list[int], np.ndarray], None, None]:
+    """The one batch loop: encode ``texts`` and yield each batch's positions in ``texts``
+    with its float32 vectors. Longest first (batches of similar length, the slowest texts
+    before the size estimate); the first batch holds ``min(batch_size, 8)`` texts, later ones
+    are sized to take about two seconds, never more than ``batch_size``. Every batch must come
+    back with one row per text and the first batch's dimension (a WorkbenchError otherwise).
+    Drives the progress bar; a batch counts as done once the consumer asks for the next."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    encode = encoder.encode_queries if kind == "query" else encoder.encode_documents
+    bar = _progress_bar(len(texts), f"embedding {kind}s ({encoder.model_id})", progress)
+    dim: int | None = None
+    done, size = 0, min(batch_size, _FIRST_BATCH)
     try:
-        for start in range(0, len(texts), batch_size):
-            batch = list(texts[start : start + batch_size])
-            parts.append(np.asarray(encoder.encode_documents(batch), dtype=np.float32))
-            bar.update(len(batch))
+        while done < len(order):
+            positions = order[done : done + size]
+            started = time.monotonic()
+            vecs = np.asarray(encode([texts[i] for i in positions]), dtype=np.float32)
+            elapsed = time.monotonic() - started
+            if vecs.ndim != 2 or len(vecs) != len(positions):
+                raise WorkbenchError(
+                    f"encoder {encoder.model_id} returned shape {vecs.shape} for "
+                    f"{len(positions)} texts: it must return one vector per text, shape "
+                    f"({len(positions)}, dimension)"
+                )
+            if dim is not None and vecs.shape[1] != dim:
+                raise WorkbenchError(
+                    f"encoder {encoder.model_id} returned vectors of dimension {vecs.shape[1]} "
+                    f"after {dim} for the texts before: it must return one dimension"
+                )
+            dim = int(vecs.shape[1])
+            yield positions, vecs
+            done += len(positions)
+            bar.update(len(positions))
+            rate = len(positions) / max(elapsed, 1e-6)
+            size = max(1, min(batch_size, int(rate * _BATCH_SECONDS)))
     finally:
         bar.close()
-    return np.concatenate(parts)
+
+
+def _batch_size(batch_size: int) -> int:
+    if batch_size < 1:
+        raise WorkbenchError(f"batch_size must be >= 1, not {batch_size!r}")
+    return batch_size
 
 
 def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
