@@ -51,7 +51,7 @@ def cases(corpus_docs: Sequence, golden: GoldenSet, chunkings: Iterable[str],
     out = []
     for spec in chunkings:
         chunks = chunk_corpus(parse_chunker(spec), corpus_docs)
-        index = ChunkIndex((c.id, c) for c in chunks)
+        index = ChunkIndex(chunks)
         bm25 = BM25Retriever(chunks)
         for item in golden:
             if not (item.answerable and item.evidence):

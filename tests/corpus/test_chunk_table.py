@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.corpus import Chunk, ChunkTable
+from workbench.corpus import Chunk, ChunkList, ChunkTable
 from workbench.io import WorkbenchError
 
 IDS = st.sampled_from([f"d#{i}" for i in range(6)])
@@ -54,3 +54,75 @@ def test_an_edit_of_the_list_after_building_never_reaches_the_table():
 def test_what_is_not_a_chunk_is_named():
     with pytest.raises(WorkbenchError, match=r"chunks must be Chunk objects.*not dict"):
         ChunkTable([Chunk("d#0", "d", 0, 1, text="x"), {"id": "d#1"}])  # type: ignore[list-item]
+
+
+# ----- ChunkList: the list that keeps its table ------------------------------------------------
+
+_POOL = [Chunk(f"d#{n}", "d", n, n + 1, text="x") for n in range(6)]
+#: Arguments to try on each list method: whatever it accepts and changes the list with.
+_ARGS = [((), {}), ((0,), {}), ((1,), {}), ((-1,), {}), ((0, _POOL[5]), {}),
+         (([_POOL[4]],), {}), ((_POOL[0],), {}), ((2,), {}), ((slice(0, 2),), {}),
+         ((slice(0, 1), [_POOL[5]]), {}), ((1, _POOL[5]), {}),
+         ((), {"key": lambda c: -c.start})]
+
+
+def _mutators() -> dict[str, tuple[tuple, dict]]:
+    """Every method of ``list`` that changes a list in place, found by calling each on a
+    plain list with the arguments above (the oracle is list itself, not a list of names)."""
+    found = {}
+    for name in dir(list):
+        method = getattr(list, name)
+        if not callable(method) or name in ("__new__", "__init_subclass__", "__class__"):
+            continue
+        for args, kwargs in _ARGS:
+            plain = list(_POOL[:3])
+            try:
+                method(plain, *args, **kwargs)
+            except Exception:  # noqa: BLE001 - not these arguments
+                continue
+            if plain != _POOL[:3] and all(isinstance(c, Chunk) for c in plain):
+                found[name] = args, kwargs
+                break
+    return found
+
+
+def test_every_method_that_changes_a_list_drops_the_kept_table():
+    """Whatever list method changes a ChunkList in place, its table afterwards holds exactly
+    its chunks (found by behaviour: a method list adds to Python is caught)."""
+    mutators = _mutators()
+    assert {"append", "__setitem__", "__iadd__", "sort", "__init__"} <= mutators.keys()
+    for name, (args, kwargs) in mutators.items():
+        kept = ChunkList(_POOL[:3])
+        assert kept.table.unknown(["d#0"]) == set()  # built
+        getattr(kept, name)(*args, **kwargs)
+        assert list(kept.table.chunks) == list(kept), name
+        assert kept.table.unknown(c.id for c in _POOL) == {c.id for c in _POOL} - {
+            c.id for c in kept}, name
+
+
+def test_what_scoring_reads_chunks_as():
+    """ChunkTable.of: a table as it is; a ChunkList's kept table (the same until edited); any
+    other sequence a table of its own for one use. chunk_corpus and a reader's view return a
+    ChunkList; a slice, a sum, a copy or a pickle holds the chunks and no table."""
+    import copy
+    import pickle
+
+    from workbench.chunking import FixedChunker, chunk_corpus
+    from workbench.corpus import UNRESTRICTED, Document
+
+    table = ChunkTable(_POOL)
+    assert ChunkTable.of(table) is table
+    kept = ChunkList(_POOL)
+    assert ChunkTable.of(kept) is ChunkTable.of(kept) is kept.table and not kept.table.once
+    plain = ChunkTable.of(list(_POOL))
+    assert plain.once and plain is not ChunkTable.of(list(_POOL))
+    docs = [Document("a", "alpha beta gamma delta " * 20), Document("b", "one two three " * 20)]
+    chunks = chunk_corpus(FixedChunker(size=50, overlap=10), docs)
+    assert type(chunks) is ChunkList and len(chunks) > 2
+    view = UNRESTRICTED.chunks(chunks, {d.id: d for d in docs})
+    assert type(view) is ChunkList and view == chunks
+    for made in (chunks[:2], chunks + chunks, list(chunks)):
+        assert type(made) is list
+    assert kept.table is not None
+    for made in (copy.copy(kept), copy.deepcopy(kept), pickle.loads(pickle.dumps(kept))):
+        assert type(made) is ChunkList and made == kept and made._kept is None

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.chunking import FixedChunker, chunk_corpus
-from workbench.corpus import Chunk, ChunkTable, Document
+from workbench.corpus import Chunk, ChunkList, ChunkTable, Document
 from workbench.evaluation import Evaluation, Run, evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
 from workbench.io import WorkbenchError
@@ -366,3 +366,35 @@ def test_editing_the_list_after_building_the_table_changes_no_number():
     after = evaluate(run, golden, table, relevance=relevance).frame
     assert after.equals(before)
     assert not evaluate(run, golden, chunks).frame.equals(before)  # the edit itself matters
+
+
+_EDITS = {
+    "append": lambda kept, draw: kept.append(draw(st.sampled_from(_UNRELATED))),
+    "extend": lambda kept, draw: kept.extend(_UNRELATED[:draw(st.integers(0, 4))]),
+    "+=": lambda kept, draw: kept.__iadd__(_UNRELATED[4:6]),
+    "insert": lambda kept, draw: kept.insert(draw(st.integers(-3, 3)), _UNRELATED[7]),
+    "pop": lambda kept, draw: kept.pop(draw(st.integers(-len(kept), len(kept) - 1)))
+    if kept else None,
+    "del": lambda kept, draw: kept.__delitem__(slice(draw(st.integers(0, 3)), None, 2)),
+    "set": lambda kept, draw: kept.__setitem__(slice(0, 1), _UNRELATED[8:10]),
+    "reverse": lambda kept, draw: kept.reverse(),
+    "sort": lambda kept, draw: kept.sort(key=lambda c: (c.doc_id, -c.start)),
+    "*=": lambda kept, draw: kept.__imul__(draw(st.integers(0, 2))),
+    "clear": lambda kept, draw: kept.clear(),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(_corpora(), st.data(),
+       st.sampled_from([{}, {"level": "document"}, {"metrics": ["recall@3", "span_iou@3"]}]))
+def test_a_chunk_list_scores_as_a_plain_list_of_its_chunks_at_every_moment(corpus, data, kw):
+    """The list chunk_corpus returns keeps its table between calls: scored, edited in place
+    by any list method (removing chunks the run returns, adding others, repeating them,
+    reordering), and scored again, it gives what a plain list of the same chunks gives."""
+    chunks, golden, run = corpus
+    kept = ChunkList(chunks)
+    assert _outcome(run, golden, kept, **kw) == _outcome(run, golden, list(kept), **kw)
+    assert _outcome(run, golden, kept, **kw) == _outcome(run, golden, list(kept), **kw)
+    for _ in range(data.draw(st.integers(1, 3))):
+        data.draw(st.sampled_from(sorted(_EDITS)).map(_EDITS.get))(kept, data.draw)
+        assert _outcome(run, golden, kept, **kw) == _outcome(run, golden, list(kept), **kw)

@@ -370,7 +370,7 @@ def test_coverage_is_chromas_recall_counted_by_brute_force(case, k):
 def test_ideal_ranks_are_kept_per_threshold():
     """The ideal of one threshold is never answered for another (the cache is keyed by it)."""
     doc = _doc("abcdefgh")
-    index = ChunkIndex((c.id, c) for c in (_chunk(doc, 0, 0, 4), _chunk(doc, 1, 4, 8)))
+    index = ChunkIndex([_chunk(doc, 0, 0, 4), _chunk(doc, 1, 4, 8)])
     item = index.item([EvidenceSpan.of("d", 0, 8, doc.text)])
     assert item.ideal_ranks(0.5) == [1.0]  # half the span: one chunk
     assert item.ideal_ranks(1.0) == [2.0]  # the whole span: both chunks
@@ -469,7 +469,7 @@ def test_vectorised_judging_equals_brute_force(case):
     character-by-character search gives: the same pieces in the same order (so every
     metric downstream is the same number)."""
     chunks, items = case
-    index = ChunkIndex((c.id, c) for c in chunks)
+    index = ChunkIndex(chunks)
     got = index.items(items)
     for spans, item in zip(items, got, strict=True):
         want = _brute_item(spans, chunks)

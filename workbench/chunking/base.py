@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from workbench.corpus import Chunk, Document
+from workbench.corpus import Chunk, ChunkList, Document
 from workbench.io import WorkbenchError
 
 __all__ = ["DEFAULT_COUNTER", "UNITS", "Chunker", "ChunkerBase", "Docs", "check_budget",
@@ -40,10 +40,11 @@ class Chunker(Protocol):
     def chunk(self, document: Document) -> list[Chunk]: ...
 
 
-def chunk_corpus(chunker: Chunker, docs: Docs) -> list[Chunk]:
-    """Chunks of every document, documents in order (a Corpus or any iterable of them)."""
+def chunk_corpus(chunker: Chunker, docs: Docs) -> ChunkList:
+    """Chunks of every document, documents in order (a Corpus or any iterable of them), as a
+    list that keeps its index for scoring (:class:`~workbench.corpus.ChunkList`)."""
     documents = docs.values() if isinstance(docs, Mapping) else docs
-    return [c for doc in documents for c in chunker.chunk(doc)]
+    return ChunkList(c for doc in documents for c in chunker.chunk(doc))
 
 
 def check_budget(kind: str, size: int, unit: str, counter: str) -> None:
@@ -87,7 +88,7 @@ class ChunkerBase(ABC):
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks of one document, in document order."""
 
-    def chunk_corpus(self, docs: Docs) -> list[Chunk]:
+    def chunk_corpus(self, docs: Docs) -> ChunkList:
         """Chunks of every document, documents in order."""
         return chunk_corpus(self, docs)
 

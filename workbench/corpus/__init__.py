@@ -39,7 +39,7 @@ from workbench.corpus.admission import (
     FrontMatterWarning,
     admit,
 )
-from workbench.corpus.chunk_table import ChunkTable
+from workbench.corpus.chunk_table import ChunkList, ChunkTable
 from workbench.corpus.extract import (
     EXTRACTED_SUFFIXES,
     ExtractionWarning,
@@ -73,6 +73,7 @@ __all__ = [
     "STATUSES",
     "UNRESTRICTED",
     "Chunk",
+    "ChunkList",
     "ChunkTable",
     "Corpus",
     "Declaration",

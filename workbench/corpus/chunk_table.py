@@ -1,25 +1,31 @@
-"""The chunking as an index, built once: :class:`ChunkTable`.
+"""The chunking as an index, built once: :class:`ChunkTable`, and the list that keeps it,
+:class:`ChunkList`.
 
 Like a retriever's index, a ChunkTable is built from the chunks once, and what scoring then
 asks of it costs what is asked, not the corpus: which of some ids are no chunk's, a chunk by
 its id, the chunks of some documents. It holds its own tuple of the chunks, so an edit of the
 list it was built from never makes it stale; each lookup is built in one pass over the chunks
 (at C speed) the first time it is asked for, and kept.
+
+:meth:`ChunkTable.of` is the one rule for what scoring reads chunks as: a table as it is, a
+:class:`ChunkList` (what ``chunk_corpus`` and a reader's view return) as the table it keeps,
+any other sequence as a table for that one call.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Iterator, KeysView, Mapping
+from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence
 from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
 from workbench.corpus.types import Chunk
 from workbench.io import WorkbenchError
 
-__all__ = ["ChunkTable"]
+__all__ = ["ChunkList", "ChunkTable"]
 
 
 class ChunkTable(Mapping[str, Chunk]):
@@ -27,7 +33,7 @@ class ChunkTable(Mapping[str, Chunk]):
     ``.chunks``, as given). Build it once per chunking and pass it wherever the chunks go
     (``evaluate(..., chunks=table)``, ``Relevance(golden, table)``): scoring against it
     costs what the questions hold, not the corpus. ``once=True`` makes a table for one use
-    (what ``evaluate`` reads a plain list into): ``unknown`` and ``of_documents`` are then
+    (what :meth:`of` reads a plain sequence into): ``unknown`` and ``of_documents`` are then
     each one pass over the chunks that builds nothing, cheaper than building a lookup that
     would not be asked again."""
 
@@ -39,6 +45,16 @@ class ChunkTable(Mapping[str, Chunk]):
             if bad is not None:
                 raise WorkbenchError(f"chunks must be Chunk objects (chunk_corpus(...)), "
                                      f"not {type(bad).__name__}")
+
+    @classmethod
+    def of(cls, chunks: Sequence[Chunk] | ChunkTable) -> ChunkTable:
+        """What scoring reads ``chunks`` as (the module's rule): a table itself, a
+        :class:`ChunkList`'s kept table, or a table of any other sequence for one use."""
+        if isinstance(chunks, ChunkTable):
+            return chunks
+        if isinstance(chunks, ChunkList):
+            return chunks.table
+        return cls(chunks, once=True)
 
     @functools.cached_property
     def _table(self) -> dict[str, Chunk]:
@@ -109,3 +125,49 @@ class ChunkTable(Mapping[str, Chunk]):
                 r = int(after[r])
         runs.sort()
         return [c for r in runs for c in self.chunks[int(bounds[r]):int(bounds[r + 1])]]
+
+
+def _edits(method: Any) -> Any:
+    """The list method ``method``, dropping the kept table first."""
+    @functools.wraps(method)
+    def edit(self: ChunkList, *args: Any, **kwargs: Any) -> Any:
+        self._kept = None
+        return method(self, *args, **kwargs)
+    return edit
+
+
+class ChunkList(list[Chunk]):
+    """A list of chunks that keeps its :class:`ChunkTable` (``.table``): what
+    ``chunk_corpus`` and a reader's view return, so scoring the same chunking again costs what
+    the questions hold, not the corpus. The table is built on first use; every method that
+    changes the list in place drops it (chunks are frozen, so the table is never stale).
+    Anything that makes a new list (a slice, ``+``, ``list(...)``) makes a plain one."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self, chunks: Iterable[Chunk] = ()) -> None:
+        super().__init__(chunks)
+        self._kept: ChunkTable | None = None
+
+    @property
+    def table(self) -> ChunkTable:
+        """The ChunkTable of these chunks, built once and kept until the list is changed."""
+        if self._kept is None:
+            self._kept = ChunkTable(self)
+        return self._kept
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy or a pickle holds the chunks, no table
+        return ChunkList, (list(self),)
+
+    __setitem__ = _edits(list.__setitem__)
+    __delitem__ = _edits(list.__delitem__)
+    __iadd__ = _edits(list.__iadd__)
+    __imul__ = _edits(list.__imul__)
+    append = _edits(list.append)
+    extend = _edits(list.extend)
+    insert = _edits(list.insert)
+    pop = _edits(list.pop)
+    remove = _edits(list.remove)
+    clear = _edits(list.clear)
+    sort = _edits(list.sort)
+    reverse = _edits(list.reverse)

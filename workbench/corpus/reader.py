@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from workbench.corpus.access import EVERYONE, acl_of, can_read, can_read_chunk, user_groups_of
+from workbench.corpus.chunk_table import ChunkList
 from workbench.corpus.types import Chunk, Document
 from workbench.io import WorkbenchError
 
@@ -62,9 +63,10 @@ class Reader:
         return {i: d for i, d in documents.items() if self.can_read(d)}
 
     def chunks(self, chunks: Iterable[Chunk],
-               documents: Mapping[str, Document]) -> list[Chunk]:
-        """The chunks this reader may read (document and chunk ACL), in order."""
-        return [c for c in chunks if self.can_read_chunk(c, documents.get(c.doc_id))]
+               documents: Mapping[str, Document]) -> ChunkList:
+        """The chunks this reader may read (document and chunk ACL), in order (a list that
+        keeps its index for scoring)."""
+        return ChunkList(c for c in chunks if self.can_read_chunk(c, documents.get(c.doc_id)))
 
 
 #: The unrestricted evaluation view, named: every document, whatever its ``acl``.
@@ -216,8 +218,8 @@ NOT_SURFACES: dict[str, str] = {
         "workbench.chunking.diagnostics:split_spans", "workbench.chunking.diagnostics:split_rate",
         "workbench.chunking.diagnostics:near_duplicate_pairs",
         "workbench.chunking.diagnostics:diagnose_chunking",
-        "workbench.metrics.evidence:ChunkIndex", "workbench.metrics.evidence:ChunkIndex.of",
-        "workbench.corpus.chunk_table:ChunkTable",
+        "workbench.metrics.evidence:ChunkIndex", "workbench.corpus.chunk_table:ChunkTable",
+        "workbench.corpus.chunk_table:ChunkTable.of", "workbench.corpus.chunk_table:ChunkList",
         "workbench.metrics.relevance:Relevance", "workbench.widgets.labeller:propose_span",
         "workbench.metrics.spans:span_precision_omega", "workbench.metrics.spans:RangeIndex",
         "workbench.golden.golden_set:GoldenSet.problems",

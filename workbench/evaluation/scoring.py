@@ -124,20 +124,19 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
              relevance: Relevance | None = None) -> Evaluation:
     """Score a retriever (searched here) or a ready Run against a golden set.
 
-    ``chunks`` is the chunking the retriever searches (evidence items need it; every id the
-    run returns must be among them, or be carried by its hit). A plain sequence is read
-    into a :class:`~workbench.corpus.ChunkTable` for this call (``once=True``: each lookup a
-    pass over the chunks at C speed); build ``ChunkTable(chunks)`` once and pass it to score
-    a large corpus at a cost that grows with the questions only. ``k`` is the number of
-    chunks the generator receives; the default metrics are taken at k. ``level="document"``
-    ranks documents where their best chunk ranks, and k then counts documents (chunks are
-    retrieved until k distinct documents are ranked). Chunk-id labels that name documents
-    (BEIR qrels) are scored at document level automatically, with a warning.
-    ``grade_threshold`` is the lowest relevant grade of chunk-id labels;
-    ``evidence_threshold``
-    the share of a span's non-blank characters that makes it found. ``relevance`` reuses
-    judgments already made for this golden set, chunking and thresholds (a sweep scores many
-    configurations of one chunking); one made otherwise is refused.
+    ``chunks`` is the chunking the retriever searches (evidence items need it; every id the run
+    returns must be among them, or be carried by its hit). It is read by :meth:`ChunkTable.of
+    <workbench.corpus.ChunkTable.of>`: the list ``chunk_corpus`` returns keeps its table, so
+    scoring it again costs what the questions hold, not the corpus; any other sequence is read
+    for this call (each lookup a pass over the chunks at C speed). ``k`` is the number of chunks
+    the generator receives; the default metrics are taken at k. ``level="document"`` ranks
+    documents where their best chunk ranks, and k then counts documents (chunks are retrieved
+    until k distinct documents are ranked). Chunk-id labels that name documents (BEIR qrels) are
+    scored at document level automatically, with a warning. ``grade_threshold`` is the lowest
+    relevant grade of chunk-id labels; ``evidence_threshold`` the share of a span's non-blank
+    characters that makes it found. ``relevance`` reuses judgments already made for this golden
+    set, chunking and thresholds (a sweep scores many configurations of one chunking); one made
+    otherwise is refused.
     """
     k = _check_k(k)
     items = golden_items(golden)
@@ -150,8 +149,7 @@ def evaluate(source: Retriever | Run, golden: GoldenSet | Iterable[GoldenItem],
                          "evidence text: pass documents=... to Relevance, not to evaluate, and "
                          "leave relevance out at level='document'")
     depth = max([k, *[m.k or 0 for m in parsed]])
-    given = chunks if chunks is None or isinstance(chunks, ChunkTable) \
-        else ChunkTable(chunks, once=True)
+    given = None if chunks is None else ChunkTable.of(chunks)
     if level == "chunk" and not isinstance(source, Run) and given is not None:
         depth = min(depth, max(len(given.chunks), 1))  # nothing lies deeper than the corpus
     if level == "chunk" and _judged_by_document(items, given):

@@ -58,7 +58,7 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
-from workbench.corpus import Chunk, ChunkTable, Located
+from workbench.corpus import Chunk, ChunkTable
 from workbench.io import WorkbenchError
 from workbench.metrics.intervals import WHITESPACE, Intervals, Met
 
@@ -123,63 +123,38 @@ def _blank_count(text: str, blank_chars: str) -> int:
 
 
 class ChunkIndex:
-    """The chunking: offsets by chunk id (``where``), and the chunks in document order as
-    arrays (:class:`~workbench.metrics.intervals.Intervals`), so many spans are located at
-    once. With ``documents``, only the chunks of those documents are arrayed (spans of other
+    """The chunking, read by :meth:`ChunkTable.of <workbench.corpus.ChunkTable.of>`
+    (``.table``): offsets by chunk id (``where``), and the chunks in document order as arrays
+    (:class:`~workbench.metrics.intervals.Intervals`), so many spans are located at once. With
+    ``documents``, only the table's chunks of those documents are arrayed (spans of other
     documents are refused): judging then costs what the judged documents hold, not the
     corpus. Each is built when first used; nothing is built per chunk of the whole chunking
-    unless asked for by id (``where``, ``in``). Built :meth:`of` a
-    :class:`~workbench.corpus.ChunkTable`, the table's lookups serve (its chunks of the
-    documents, its ids), and nothing is built per chunk of the chunking but ``where``."""
+    unless asked for by id (``where``)."""
 
-    def __init__(self, chunks: Iterable[tuple[str, Located]],
+    def __init__(self, chunks: Sequence[Chunk] | ChunkTable,
                  documents: Collection[str] | None = None):
-        pairs = list(chunks)
-        self._init([c for _, c in pairs], documents)
-        self._ids = [cid for cid, _ in pairs]
-
-    @classmethod
-    def of(cls, chunks: Sequence[Chunk] | ChunkTable, documents: Collection[str] | None = None
-           ) -> ChunkIndex:
-        """The index of chunks keyed by their own ids (read at C speed when first needed)."""
-        index = cls.__new__(cls)
-        if isinstance(chunks, ChunkTable):
-            index._init(chunks.chunks, documents, chunks)
-        else:
-            index._init(chunks, documents)
-        return index
-
-    def _init(self, located: Sequence[Located], documents: Collection[str] | None,
-              table: ChunkTable | None = None) -> None:
-        self._chunks = located
+        self.table = ChunkTable.of(chunks)
         self._documents = None if documents is None else frozenset(documents)
-        self.table = table  # the ChunkTable it was built of, if any
 
     @functools.cached_property
     def _ids(self) -> list[str]:
-        return list(map(operator.attrgetter("id"), self._chunks))
+        return list(map(operator.attrgetter("id"), self.table.chunks))
 
     @functools.cached_property
     def where(self) -> dict[str, tuple[str, int, int]]:
         """Chunk id -> (document id, start, end), every chunk of the chunking."""
         return {cid: (c.doc_id, c.start, c.end)
-                for cid, c in zip(self._ids, self._chunks, strict=True)}
+                for cid, c in zip(self._ids, self.table.chunks, strict=True)}
 
     @functools.cached_property
     def _arrayed(self) -> tuple[Intervals, dict[str, tuple[str, int, int]]]:
         """The Intervals of the chunks of ``documents`` (all without), and their ``where``."""
-        located = self._chunks
         if self._documents is None:
+            located: Sequence[Chunk] = self.table.chunks
             ids = self._ids
-        elif self.table is not None:  # the table's chunks of those documents
+        else:
             located = self.table.of_documents(self._documents)
             ids = list(map(operator.attrgetter("id"), located))
-        else:  # one pass at C speed over the chunking's document ids
-            located = list(itertools.compress(located, map(
-                self._documents.__contains__, map(operator.attrgetter("doc_id"), located))))
-            ids = [cid for cid, c in zip(self._ids, self._chunks, strict=True)
-                   if c.doc_id in self._documents] if "_ids" in self.__dict__ else list(
-                map(operator.attrgetter("id"), located))
         rows = Intervals(ids, [c.doc_id for c in located], [c.start for c in located],
                          [c.end for c in located])
         if self._documents is None:
@@ -191,28 +166,13 @@ class ChunkIndex:
     def _rows(self) -> Intervals:
         return self._arrayed[0]
 
-    @functools.cached_property
-    def _id_set(self) -> frozenset[str]:
-        return frozenset(self._ids)
-
     def __contains__(self, cid: object) -> bool:
-        if self.table is not None:
-            return cid in self.table
-        return cid in self._id_set
+        return cid in self.table
 
     def unknown(self, ids: Iterable[str]) -> set[str]:
-        """Those of ``ids`` that are no chunk of the chunking: one pass at C speed over its
-        ids (or the set of them, once built), no table per chunk."""
-        if self.table is not None:
-            return self.table.unknown(ids)
-        wanted = set(ids)
-        if not wanted:
-            return wanted
-        if "_id_set" in self.__dict__:
-            return wanted - self._id_set
-        if "_ids" in self.__dict__:
-            return wanted.difference(self._ids)
-        return wanted.difference(map(operator.attrgetter("id"), self._chunks))
+        """Those of ``ids`` that are no chunk of the chunking (:meth:`ChunkTable.unknown
+        <workbench.corpus.ChunkTable.unknown>`)."""
+        return self.table.unknown(ids)
 
     def meeting(self, span: EvidenceSpan) -> list[str]:
         """Ids of chunks sharing at least one non-whitespace character with ``span``."""

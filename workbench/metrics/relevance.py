@@ -114,7 +114,7 @@ class Relevance:
                     self.excluded["no_relevant_at_threshold"].append(item.qid)
         # only the chunks of documents holding evidence are arrayed: judging costs what
         # they hold, not the corpus
-        self.index = None if chunks is None else ChunkIndex.of(
+        self.index = None if chunks is None else ChunkIndex(
             chunks, documents={ev.doc_id for q in needs_chunks for ev in self.items[q].evidence})
         if self.index is not None and chunking_complete:
             self._warn_unknown_labels(self.index)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.corpus import FACT_KEYS, ChunkTable, Document, admit
+from workbench.corpus import FACT_KEYS, Document, admit
 from workbench.evaluation import Run
 from workbench.golden import GoldenSet, Problem, parse_item
 from workbench.io import WorkbenchError
@@ -118,7 +118,7 @@ def run_group(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
         cost = index_tokens / base if base else 1.0
     spans = [ev for item in golden for ev in item.evidence]
     split = float(split_rate(chunks, spans))  # a property of the chunking alone
-    table = ChunkTable(chunks)  # the chunking's index, built once for every configuration
+    table = chunks.table  # the chunking's index, built once for every configuration
     relevance = Relevance(golden, table, evidence_threshold=task["evidence_threshold"])
     questions = [item.question for item in golden]
     qids = [item.qid for item in golden]
