@@ -78,7 +78,7 @@ def _mutators() -> dict[str, tuple[tuple, dict]]:
             plain = list(_POOL[:3])
             try:
                 method(plain, *args, **kwargs)
-            except Exception:  # noqa: BLE001 - not these arguments
+            except Exception:  # not these arguments
                 continue
             if plain != _POOL[:3] and all(isinstance(c, Chunk) for c in plain):
                 found[name] = args, kwargs

@@ -16,6 +16,7 @@ from workbench.chunking import FixedChunker, chunk_corpus
 from workbench.corpus import Chunk, Document
 from workbench.evaluation import Run, evaluate
 from workbench.golden import Evidence, GoldenItem, GoldenSet
+from workbench.io import WorkbenchError
 from workbench.metrics import DEFAULT_EVIDENCE_THRESHOLD
 from workbench.metrics.evidence import ChunkIndex, EvidenceSpan
 
@@ -345,14 +346,15 @@ def test_coverage_is_chromas_recall_counted_by_brute_force(case, k):
     aside) inside the union of the top k chunks, summed over the spans, over the spans'
     evidence characters: the length-weighted mean of the spans' coverage, which is Chroma's
     token-level recall when the spans do not overlap. Repeats in the ranking, overlapping
-    chunks and two documents change nothing; labelling a span twice changes no metric."""
+    chunks and two documents change nothing; a span labelled twice is one span (so labelling
+    a span twice changes no metric)."""
     docs, chunks, spans, ranking = case
     by_id = {c.id: c for c in chunks}
     text = {d.id: d.text for d in docs}
     retrieved = {(by_id[c].doc_id, i) for c in ranking[:k]
                  for i in range(by_id[c].start, by_id[c].end)}
-    per_span = [{(e.doc_id, i) for i in range(e.start, e.end) if not text[e.doc_id][i].isspace()}
-                for e in spans]
+    per_span = [{(d, i) for i in range(start, end) if not text[d][i].isspace()}
+                for d, start, end in dict.fromkeys((e.doc_id, e.start, e.end) for e in spans)]
     expected = sum(len(chars & retrieved) for chars in per_span) / sum(map(len, per_span))
     metrics = [f"coverage@{k}", f"recall@{k}", f"hit_rate@{k}", f"mrr@{k}", f"precision@{k}"]
     once = evaluate(Run.from_ranked({"q": ranking}), GoldenSet([GoldenItem(
@@ -365,6 +367,18 @@ def test_coverage_is_chromas_recall_counted_by_brute_force(case, k):
         "q", "?", evidence=(*spans, *spans))]), chunks, metrics=metrics, k=k)
     for metric in metrics:
         assert _values(twice, metric)["q"] == pytest.approx(_values(once, metric)["q"]), metric
+
+
+def test_a_span_labelled_twice_is_one_span_beside_a_longer_one():
+    """Spans (0, 1), (0, 1) again and (0, 2), the top chunk holding [0, 1): two distinct
+    spans, 1 + 1 of their 1 + 2 characters found (2/3), not 3 of 4 (found by the property
+    test above, whose oracle first counted the repeat)."""
+    doc = _doc("re try")
+    spans = (_evidence(doc, 0, 1), _evidence(doc, 0, 1), _evidence(doc, 0, 2))
+    ev = evaluate(Run.from_ranked({"q": ["d#0"]}), GoldenSet([GoldenItem("q", "?",
+                  evidence=spans)]), [_chunk(doc, 0, 0, 1), _chunk(doc, 1, 1, 6)],
+                  metrics=["coverage@1"], k=1)
+    assert _values(ev, "coverage@1") == {"q": pytest.approx(2 / 3, abs=1e-12)}
 
 
 def test_ideal_ranks_are_kept_per_threshold():
@@ -599,3 +613,24 @@ def test_ideal_ranks_equal_brute_force_over_every_set_of_chunks():
         assert ideal == brute, (text, chunks, spans, threshold)
         tried, widest = tried + 1, max(widest, n)
     assert widest >= 35
+
+
+def test_span_metrics_read_only_the_ranked_chunks_and_name_one_they_cannot_place():
+    """Span metrics place the ranked chunks by id (of any document) and index the chunks of
+    the judged documents only; a ranked id that is no chunk is named, not a KeyError."""
+    from workbench.metrics import Relevance, parse_metric
+
+    judged, other = _doc("alpha beta", "a"), _doc("gamma delta", "b")
+    chunks = [_chunk(judged, 0, 0, 5), _chunk(judged, 1, 5, 10), _chunk(other, 0, 0, 11)]
+    relevance = Relevance(GoldenSet([GoldenItem("q", "?", evidence=(
+        _evidence(judged, 0, 5),))]), chunks)
+    metrics = [parse_metric(m) for m in ("span_precision@2", "span_iou@2",
+                                         "span_precision_omega")]
+    values = relevance.score({"q": ["b#0", "a#0"]}, metrics).values
+    assert values["span_precision@2"]["q"] == pytest.approx(5 / 16)
+    assert values["span_iou@2"]["q"] == pytest.approx(5 / 16)
+    # a#1 touches the span ([5, 10) against [0, 5)): it meets it, as in the report's code
+    assert values["span_precision_omega"]["q"] == pytest.approx(5 / 10)
+    assert set(relevance.index.places) == {"a#0", "a#1"}
+    with pytest.raises(WorkbenchError, match=r"ranking of 'q' holds 'gone#0', which is no chunk"):
+        relevance.score({"q": ["gone#0"]}, metrics)

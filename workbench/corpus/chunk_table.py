@@ -110,6 +110,15 @@ class ChunkTable(Mapping[str, Chunk]):
             return wanted.difference(map(attrgetter("id"), self.chunks))
         return {cid for cid in wanted if cid not in self}
 
+    def chunks_of(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        """Id -> chunk for those of ``ids`` that are chunks' ids (the last of a repeated id)."""
+        wanted = set(ids)
+        if self.once and wanted and "_table" not in self.__dict__:
+            return {c.id: c for c in itertools.compress(self.chunks, map(
+                wanted.__contains__, map(attrgetter("id"), self.chunks)))}
+        table = self._table
+        return {cid: table[cid] for cid in wanted if cid in table}
+
     def of_documents(self, doc_ids: Iterable[str]) -> list[Chunk]:
         """The chunks of the documents ``doc_ids``, in the order of ``chunks``."""
         if self.once and "_runs" not in self.__dict__:

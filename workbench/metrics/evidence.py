@@ -166,6 +166,12 @@ class ChunkIndex:
     def _rows(self) -> Intervals:
         return self._arrayed[0]
 
+    @property
+    def places(self) -> dict[str, tuple[str, int, int]]:
+        """Chunk id -> (document id, start, end) of the chunks of ``documents`` (every chunk
+        without): what span metrics of the judged spans read."""
+        return self._arrayed[1]
+
     def __contains__(self, cid: object) -> bool:
         return cid in self.table
 

@@ -91,7 +91,6 @@ class Relevance:
         self._evidence: Mapping[str, ItemEvidence] = {}
         self._batch: EvidenceBatch | None = None  # the same judgments, as arrays
         self._qrels: dict[str, dict[str, int]] = {}
-        self._chunks = chunks.chunks if isinstance(chunks, ChunkTable) else chunks
         self._ranges: RangeIndex | None = None
         needs_chunks = []
         for item in golden:
@@ -139,13 +138,12 @@ class Relevance:
                    if g > 0 and cid in absent]
         if not unknown:
             return
-        docs = index.table.doc_ids if index.table is not None \
-            else {doc for doc, _, _ in index.where.values()}
+        docs = index.table.doc_ids
         if all(cid in docs for _, cid in unknown):
             return  # document qrels read as chunk ids: evaluate scores them at document level
         qid, cid = unknown[0]
         warnings.warn(
-            f"{len(unknown)} chunk-id label(s) are not among the {len(index.where)} chunks "
+            f"{len(unknown)} chunk-id label(s) are not among the {len(index.table)} chunks "
             f"given (e.g. golden item {qid!r}, label {cid!r}): they can never be retrieved "
             "and score as misses. Re-label against this chunking, or anchor the labels on "
             "the chunking they were made on (GoldenSet.anchor(old_chunks)) to score any "
@@ -184,7 +182,8 @@ class Relevance:
     @functools.cached_property
     def _order(self) -> dict[str, int]:
         """Chunk id -> its position in the chunking (the order of chunk-id gold)."""
-        return {c.id: i for i, c in enumerate(self._chunks or ())}
+        chunks = self.index.table.chunks if self.index is not None else ()
+        return {c.id: i for i, c in enumerate(chunks)}
 
     # ----- what each item is judged by -------------------------------------------------------
 
@@ -293,9 +292,9 @@ class Relevance:
             if not m.defined_for("evidence") and self._evidence:
                 excluded[f"not defined for evidence ({m.name})"] = list(self._evidence)
         if by_spans and self._evidence:
-            assert self._chunks is not None
-            if self._ranges is None:
-                self._ranges = RangeIndex(self._chunks)
+            assert self.index is not None
+            if self._ranges is None:  # the chunks of the judged spans' documents
+                self._ranges = RangeIndex(self.index.places.values())
         rankings = []
         for qid in self._evidence:
             got = ranked.get(qid, ())
@@ -310,13 +309,24 @@ class Relevance:
                 values[m.name].update(zip(qids, v.tolist(), strict=True))
         if by_spans:
             assert self.index is not None
+            deepest = max(m.k or 0 for m in by_spans)
+            placed = self.index.table.chunks_of(c for r in rankings for c in r[:deepest])
             for (qid, item), ranking in zip(self._evidence.items(), rankings, strict=True):
                 refs = [(sp.doc_id, sp.start, sp.end) for sp in item.spans]
                 for m in by_spans:
-                    cut = [self.index.where[c] for c in ranking[: m.k or 0]]
+                    cut = [_place(placed, qid, c) for c in ranking[: m.k or 0]]
                     values[m.name][qid] = span_value(m.kind, cut, refs, self._ranges)
         values = {name: {q: v[q] for q in self.items if q in v} for name, v in values.items()}
         return Scores(values, {r: tuple(q) for r, q in excluded.items()})
+
+
+def _place(placed: Mapping[str, Chunk], qid: str, cid: str) -> tuple[str, int, int]:
+    """(document id, start, end) of chunk ``cid`` ranked for ``qid``; an unknown id named."""
+    chunk = placed.get(cid)
+    if chunk is None:
+        raise WorkbenchError(f"the ranking of {qid!r} holds {cid!r}, which is no chunk of the "
+                             "chunking judged: rank the chunks Relevance was built of")
+    return chunk.doc_id, chunk.start, chunk.end
 
 
 def _where(item: GoldenItem, n: int) -> str:
