@@ -126,3 +126,30 @@ def test_what_scoring_reads_chunks_as():
     assert kept.table is not None
     for made in (copy.copy(kept), copy.deepcopy(kept), pickle.loads(pickle.dumps(kept))):
         assert type(made) is ChunkList and made == kept and made._kept is None
+
+
+@given(st.lists(st.tuples(IDS, st.sampled_from("abc")), max_size=8),
+       st.lists(st.tuples(st.sampled_from([f"d#{i}" for i in range(3, 9)]),
+                          st.sampled_from("bcz")), max_size=6),
+       st.lists(st.sampled_from([f"d#{i}" for i in range(9)]), max_size=6),
+       st.lists(st.sampled_from("abcz"), max_size=3), st.booleans())
+def test_a_table_with_carried_chunks_answers_as_one_table_of_them_all(base, carried, asked,
+                                                                      docs, once):
+    """The oracle is one table built of the base's chunks then the carried ones it lacks
+    (the first of each id): every lookup answers alike, nothing of the base rebuilt."""
+    chunks = [Chunk(cid, d, n, n + 1, text="x") for n, (cid, d) in enumerate(base)]
+    extra = [Chunk(cid, d, 50 + n, 51 + n, text="y") for n, (cid, d) in enumerate(carried)]
+    table = ChunkTable(chunks, once=once)
+    merged = table.with_carried(extra)
+    lacking: dict[str, Chunk] = {}
+    for c in extra:
+        if c.id not in {b.id for b in chunks}:
+            lacking.setdefault(c.id, c)
+    oracle = ChunkTable([*chunks, *lacking.values()])
+    assert merged.chunks == oracle.chunks and (merged is table) == (not lacking)
+    assert merged.unknown(asked) == oracle.unknown(asked)
+    assert merged.chunks_of(asked) == oracle.chunks_of(asked)
+    assert merged.of_documents(docs) == oracle.of_documents(docs)
+    assert set(merged.doc_ids) == set(oracle.doc_ids) and len(merged) == len(oracle)
+    assert dict(merged) == dict(oracle)
+    assert all((cid in merged) == (cid in oracle) for cid in asked)

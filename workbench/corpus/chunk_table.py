@@ -135,6 +135,59 @@ class ChunkTable(Mapping[str, Chunk]):
         runs.sort()
         return [c for r in runs for c in self.chunks[int(bounds[r]):int(bounds[r + 1])]]
 
+    def with_carried(self, carried: Iterable[Chunk]) -> ChunkTable:
+        """This table and those of ``carried`` (chunks a run's hits carry) whose ids it lacks,
+        the first of each id, as one table: its lookups serve its chunks, the carried few are
+        looked up apart (nothing of it is rebuilt; ``chunks`` is its chunks, then those)."""
+        extra: dict[str, Chunk] = {}
+        for chunk in carried:
+            if not isinstance(chunk, Chunk):
+                raise WorkbenchError(f"a carried chunk must be a Chunk, not "
+                                     f"{type(chunk).__name__}")
+            extra.setdefault(chunk.id, chunk)
+        lacking = self.unknown(extra)
+        extra = {cid: c for cid, c in extra.items() if cid in lacking}
+        return _Carried(self, extra) if extra else self
+
+
+class _Carried(ChunkTable):
+    """A table and some chunks it lacks (see :meth:`ChunkTable.with_carried`)."""
+
+    def __init__(self, base: ChunkTable, carried: dict[str, Chunk]) -> None:
+        super().__init__((), once=base.once)
+        self.base, self.carried = base, carried
+        self.chunks = (*base.chunks, *carried.values())
+
+    def __getitem__(self, cid: str) -> Chunk:
+        return self.carried[cid] if cid in self.carried else self.base[cid]
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self.base, self.carried)
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.carried)
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.carried or cid in self.base
+
+    @property
+    def doc_ids(self) -> KeysView[str]:
+        return {**dict.fromkeys(self.base.doc_ids),
+                **dict.fromkeys(c.doc_id for c in self.carried.values())}.keys()
+
+    def unknown(self, ids: Iterable[str]) -> set[str]:
+        return self.base.unknown(ids) - self.carried.keys()
+
+    def chunks_of(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        wanted = set(ids)
+        return {**self.base.chunks_of(wanted),
+                **{cid: self.carried[cid] for cid in wanted & self.carried.keys()}}
+
+    def of_documents(self, doc_ids: Iterable[str]) -> list[Chunk]:
+        docs = set(doc_ids)
+        return [*self.base.of_documents(docs),
+                *(c for c in self.carried.values() if c.doc_id in docs)]
+
 
 def _edits(method: Any) -> Any:
     """The list method ``method``, dropping the kept table first."""

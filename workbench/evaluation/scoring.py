@@ -50,15 +50,7 @@ def _chunk_map(given: ChunkTable | None, run: Run) -> ChunkTable | None:
     carried = [h.chunk for hs in run.hits.values() for h in hs if h.chunk is not None]
     if not carried:
         return given
-    new = given.unknown(c.id for c in carried) if given is not None else None
-    extra: dict[str, Chunk] = {}
-    for chunk in carried:
-        if new is None or chunk.id in new:
-            extra.setdefault(chunk.id, chunk)
-    if given is not None and not extra:
-        return given
-    return ChunkTable([*(given.chunks if given is not None else ()), *extra.values()],
-                      once=given is None or given.once)
+    return (given if given is not None else ChunkTable((), once=True)).with_carried(carried)
 
 
 def _refuse_unknown(run: Run, by_id: ChunkTable) -> None:
