@@ -23,6 +23,7 @@ Used by :mod:`~workbench.golden.reanchor` (drifted evidence quotes) and by the l
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,8 @@ __all__ = ["ALIGN_THRESHOLD", "MIN_ALIGN_CHARS", "Alignment", "align", "edges", 
 ALIGN_THRESHOLD = 90.0
 #: Needles shorter than this are never aligned (too easy to match by chance).
 MIN_ALIGN_CHARS = 20
+#: Above ``4 * _GRID`` starts left to look at, every ``_GRID``-th is looked at first.
+_GRID = 8
 
 
 @dataclass(frozen=True)
@@ -92,19 +95,23 @@ def _best(quote: str, text: str, lo: int, hi: int, near: int) -> tuple[int, int]
     after = _row(quote[::-1], _masks(quote, window[::-1]), 0, hi - lo)  # L(hi - k, hi)
     upto = _row(quote, masks, 0, hi - lo)  # L(lo, lo + k)
     best, key = -1.0, (0, 0)
+    rows: dict[int, np.ndarray] = {}  # start index -> LCS with each end's passage (0 before)
 
-    def look(i: int) -> None:
+    def look(i: int, keep: bool = False) -> None:
         nonlocal best, key
         s = int(starts[i])
         lengths = ends[i:] - s
-        ratios = 2 * _row(quote, masks, s - lo, hi - s)[lengths] / (m + lengths)
+        common = _row(quote, masks, s - lo, hi - s)[lengths]
+        if keep:
+            rows[i] = np.concatenate([np.zeros(i, np.int64), common])
+        ratios = 2 * common / (m + lengths)
         j = int(np.argmax(ratios))  # the first of the best: the shortest
         here = (int(lengths[j]), s)
         if ratios[j] > best or (ratios[j] == best and here < key):
             best, key = float(ratios[j]), here
 
     first = int(np.argmin(np.abs(starts - near)))
-    look(first)
+    look(first, keep=True)
     cap = np.minimum(after[hi - starts], m)
     low = np.searchsorted(ends, starts + best * m / (2 - best), "left")
     longest = 2 * cap / best - m if best > 0 else np.full(len(starts), hi - lo)
@@ -122,10 +129,30 @@ def _best(quote: str, text: str, lo: int, hi: int, near: int) -> tuple[int, int]
         common = np.minimum(np.minimum(cap[part, None], upto[e - lo]), length)
         bound[part] = np.where(inside, 2 * common / (m + length), -1.0).max(axis=1)
     bound[first] = -1.0
-    for i in np.argsort(-bound, kind="stable"):
-        if bound[i] < best:
-            break
-        look(int(i))
+    left = [int(i) for i in np.flatnonzero(bound >= best)]
+    if len(left) <= _GRID * 4:
+        for i in sorted(left, key=lambda i: -bound[i]):
+            if bound[i] < best:
+                break
+            look(i)
+        return key[1], key[1] + key[0]
+    # Many starts left (a low best: nothing aligns well): every _GRID-th first; a start
+    # between two looked at gets nothing more in common than the passage from the one
+    # before it, nor more than the one after it plus the characters between.
+    for i in left[::_GRID] + left[-1:]:
+        look(i, keep=True)
+    known = sorted(rows)
+    for i in left:
+        if i in rows:
+            continue
+        place = bisect.bisect(known, i)
+        earlier, later = known[place - 1], known[place]
+        lengths = ends[i:] - starts[i]
+        common = np.minimum(rows[earlier][i:],
+                            rows[later][i:] + int(starts[later] - starts[i]))
+        common = np.minimum(np.minimum(common, lengths), cap[i])
+        if (2 * common / (m + lengths)).max() >= best:
+            look(i)
     return key[1], key[1] + key[0]
 
 
