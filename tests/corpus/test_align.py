@@ -1,7 +1,10 @@
 """Fuzzy alignment (corpus/align.py) against exhaustive search over every passage of small
 texts: the needle's words from a small alphabet (so windows tie), filler from letters the
 needle never uses, copies touching the text's start and end (the end range), and a second
-copy, exact or scoring exactly the threshold (ties in the ambiguity rule)."""
+copy, exact or scoring exactly the threshold (ties in the ambiguity rule). The module doc's
+rule (reach, best ratio, shortest, earliest, final punctuation) is stated once here by brute
+force (:func:`_rule`) and held for refine from any window and for align around rapidfuzz's
+partial alignment, in texts of two letters where passages tie."""
 
 from __future__ import annotations
 
