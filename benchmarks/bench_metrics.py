@@ -196,11 +196,12 @@ def main() -> None:
         contenders.append(("pytrec_eval", trec))
     except ImportError:
         print("pytrec_eval not installed: skipped")
-    # interleaved, in CPU seconds: a busy shared machine slows each alike
+    # interleaved, in CPU seconds: a busy shared machine slows each alike; each round starts
+    # with another tool, so none always runs on the caches another left cold or warm
     best = {name: float("inf") for name, _ in contenders}
     got: dict[str, dict[str, float]] = {}
-    for _ in range(args.repeat):
-        for name, fn in contenders:
+    for r in range(args.repeat):
+        for name, fn in contenders[r % len(contenders):] + contenders[:r % len(contenders)]:
             secs, got[name] = best_of(fn, 1, cpu=True)
             best[name] = min(best[name], secs)
     rows += [(name, best[name], got[name]) for name, _ in contenders]

@@ -424,3 +424,27 @@ def test_properties(data: tuple[dict, dict, int]) -> None:
         top = ranked[q][:3]
         hits = sum(qrels[q].get(d, 0) >= threshold for j, d in enumerate(top) if d not in top[:j])
         assert s.values["precision@3"][i] * 3 == pytest.approx(hits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(qrels_and_runs(), st.sets(st.sampled_from([f"q{q}" for q in range(6)])),
+       st.sampled_from(["exclude", "zero"]))
+def test_a_query_missing_from_the_run_scores_zero_or_is_left_out(data, dropped, no_relevant):
+    """missing="zero" (trec_eval -c) scores every qrels query the run lacks 0 on every metric
+    and every other query as missing="ignore" does; which queries are excluded for having
+    nothing relevant follows the same threshold either way."""
+    qrels, run, threshold = data
+    run = {q: r for q, r in run.items() if q not in dropped}
+    kw = {"grade_threshold": threshold, "no_relevant": no_relevant}
+    ignore = score_queries(qrels, run, ALL_METRICS, **kw)
+    zero = score_queries(qrels, run, ALL_METRICS, missing="zero", **kw)
+    relevant = {q for q in qrels if any(g >= threshold for g in qrels[q].values())}
+    scored = relevant if no_relevant == "exclude" else set(qrels)
+    assert ignore.qids == sorted(scored & set(run)) and zero.qids == sorted(scored)
+    assert zero.missing_from_run == ignore.missing_from_run == sorted(set(qrels) - set(run))
+    assert zero.excluded_no_relevant == sorted(set(qrels) - scored)
+    for m in ALL_METRICS:
+        got = dict(zip(zero.qids, zero.values[m].tolist(), strict=True))
+        want = dict(zip(ignore.qids, ignore.values[m].tolist(), strict=True))
+        for q in zero.qids:
+            assert got[q] == (want[q] if q in run else 0.0), m

@@ -181,13 +181,54 @@ class _Scores:
         return above, np.add.reduceat(cand == ref, ends - length)
 
 
-def _ranked_grades(
-    run: Rankings, scores: _Scores, qids: list[str], positives: list[Mapping[str, int]],
-    depth: int | None,
-) -> np.ndarray:
+class _Positives:
+    """The scored queries' positive judgments (grade > 0), read once: ``qids`` (sorted by
+    their text), ``positives`` (each query's doc -> grade, in the qrels' order), ``lens`` and
+    ``grades`` (those grades flat, query after query), ``n_rel`` (relevant documents at the
+    threshold), and ``excluded`` (sorted: queries with nothing relevant at the threshold,
+    unless ``no_relevant="zero"``). Per-query counts are taken from the flat grades at C
+    speed; a dict is rebuilt only for a query that judges some document <= 0."""
+
+    def __init__(self, qrels: Qrels, run: Rankings, *, missing: str, no_relevant: str,
+                 grade_threshold: int) -> None:
+        asked = list(qrels) if missing == "zero" else [q for q in qrels if q in run]
+        judged = list(map(qrels.__getitem__, asked))
+        lens = np.fromiter(map(len, judged), np.int64, len(judged))
+        grades = np.fromiter(chain.from_iterable(map(_VALUES, judged)), np.float64,
+                             int(lens.sum()))
+        ends = np.cumsum(lens)
+
+        def per_query(mask: np.ndarray) -> np.ndarray:
+            running = np.concatenate([[0], np.cumsum(mask)])
+            counted: np.ndarray = running[ends] - running[ends - lens]
+            return counted
+
+        non_positive = per_query(grades <= 0)
+        relevant = per_query(grades >= grade_threshold)
+        keep = relevant > 0 if no_relevant == "exclude" else np.ones(len(asked), bool)
+        kept = [q for q, k in zip(asked, keep.tolist(), strict=True) if k]
+        self.excluded = sorted((q for q, k in zip(asked, keep.tolist(), strict=True)
+                                if not k), key=str)
+        self.qids = sorted(kept, key=str)
+        at = dict(zip(asked, range(len(asked)), strict=True))
+        order = np.fromiter(map(at.__getitem__, self.qids), np.int64, len(self.qids))
+        self.positives: list[Mapping[str, int]] = [
+            judged[i] if not non_positive[i]  # qrels often list only relevant documents
+            else {d: g for d, g in judged[i].items() if g > 0} for i in order.tolist()]
+        taken = lens[order]  # the grades of the kept queries, in their sorted order
+        grades = grades[np.repeat(ends[order] - taken - np.cumsum(taken) + taken, taken)
+                        + np.arange(int(taken.sum()))]
+        self.grades = grades[grades > 0]
+        self.lens = taken - non_positive[order]
+        self.n_rel = relevant[order].astype(np.float64)
+
+
+def _ranked_grades(run: Rankings, scores: _Scores, judged: _Positives,
+                   depth: int | None) -> np.ndarray:
     """(len(qids) x width) matrix of grades by rank (column 0 = rank 1), 0 where unjudged,
     non-relevant or past the end of the run. Only positively judged documents are located:
     in a list by position; in a scored query by counting the scores above theirs."""
+    qids, positives = judged.qids, judged.positives
     row_of = np.fromiter(map(scores.row.get, qids, repeat(-1)), np.int64, len(qids))
     by_score = row_of >= 0
     longest = int(scores.length[row_of[by_score]].max()) if by_score.any() else 0
@@ -211,14 +252,14 @@ def _ranked_grades(
         # of its query's positives (None, read as NaN, where the run lacks it)
         located = np.flatnonzero(by_score)
         pos = [positives[i] for i in located.tolist()]
-        lens = np.fromiter(map(len, pos), np.int64, len(pos))
-        n = int(lens.sum())
+        lens = judged.lens[located]
         gets = map(_GET, map(run.__getitem__, map(qids.__getitem__, located.tolist())))
-        looked = np.fromiter(chain.from_iterable(map(map, gets, pos)), np.float64, n)
+        looked = np.fromiter(chain.from_iterable(map(map, gets, pos)), np.float64,
+                             int(lens.sum()))
         found = ~np.isnan(looked)  # the run's own scores are never NaN (refused)
         f_rows = np.repeat(located, lens)[found]
         values = looked[found]
-        f_grade = np.fromiter(chain.from_iterable(map(_VALUES, pos)), np.float64, n)[found]
+        f_grade = judged.grades[np.repeat(by_score, judged.lens)][found]
         if f_rows.size:
             above, equal = scores.above_and_equal(row_of[f_rows], values)
             if equal is not None:
@@ -251,12 +292,11 @@ def _break_ties(run: Rankings, qids: list[str], positives: list[Mapping[str, int
         above[t] += sum(s == score and d2 > d for d2, s in scored.items())
 
 
-def _ideal_gains(positives: list[Mapping[str, int]], depth: int | None) -> np.ndarray:
+def _ideal_gains(judged: _Positives, depth: int | None) -> np.ndarray:
     """(queries x depth) matrix of each query's positive judged grades, sorted descending."""
-    lens = np.fromiter(map(len, positives), dtype=np.int64, count=len(positives))
-    flat = np.fromiter(chain.from_iterable(p.values() for p in positives), np.float64)
-    mat = np.zeros((len(positives), max(int(lens.max(initial=0)), 1)))  # zeros beyond
-    mat[np.repeat(np.arange(len(positives)), lens),
+    lens, flat = judged.lens, judged.grades
+    mat = np.zeros((len(lens), max(int(lens.max(initial=0)), 1)))  # zeros beyond
+    mat[np.repeat(np.arange(len(lens)), lens),
         np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)] = flat
     return -np.sort(-mat, axis=1)[:, :depth]
 
@@ -367,43 +407,23 @@ def score_queries(
                              "relevance define it nowhere (score it with evaluate())")
 
     absent = sorted(qrels.keys() - run.keys(), key=str)
-    positive: dict[str, Mapping[str, int]] = {}
-    excluded: list[str] = []
-    for q, judged in qrels.items():
-        if missing == "zero" or q in run:
-            # qrels often list only relevant documents: then keep the dict as it is
-            if judged and min(judged.values()) > 0:
-                pos = judged
-            else:
-                pos = {d: g for d, g in judged.items() if g > 0}
-            if (grade_threshold == 1 and pos) \
-                    or any(g >= grade_threshold for g in pos.values()) \
-                    or no_relevant == "zero":
-                positive[q] = pos  # nDCG's gains ignore the threshold, as in trec_eval
-            else:
-                excluded.append(q)
-    qids = sorted(positive, key=str)
-    excluded.sort(key=str)
-    positives = [positive[q] for q in qids]
-    if grade_threshold == 1:
-        n_rel = np.fromiter(map(len, positives), dtype=np.float64, count=len(positives))
-    else:
-        n_rel = np.array([sum(g >= grade_threshold for g in p.values()) for p in positives],
-                         float)
+    judged = _Positives(qrels, run, missing=missing, no_relevant=no_relevant,
+                        grade_threshold=grade_threshold)
+    qids = judged.qids
     # with no_relevant="zero", a query with nothing relevant at the threshold scores 0 on
     # every thresholded metric by construction; nDCG keeps its graded gains
-    n_rel = np.maximum(n_rel, 1.0)
+    n_rel = np.maximum(judged.n_rel, 1.0)
 
     cuts = [m.k for m in parsed.values() if m.k is not None]
     uncut = any(m.k is None for m in parsed.values())
     depth = None if uncut else max(cuts, default=1)
-    grades = _ranked_grades(run, scores, qids, positives, depth)
+    grades = _ranked_grades(run, scores, judged, depth)
     width = grades.shape[1]
     rel = grades >= grade_threshold
     gains = grades  # only grades > 0 are ever placed in the matrix
     ideal = None
     if any(m.kind == "ndcg" for m in parsed.values()):
-        ideal = _ideal_gains(positives, None if uncut else depth)
+        ideal = _ideal_gains(judged, None if uncut else depth)
 
     def hits_at(k: int) -> np.ndarray:
         within: np.ndarray = np.count_nonzero(rel[:, :min(k, width)], axis=1)
@@ -446,7 +466,8 @@ def score_queries(
         values[key] = v
 
     return PerQueryScores(
-        qids=qids, values=values, excluded_no_relevant=excluded, missing_from_run=absent
+        qids=qids, values=values, excluded_no_relevant=judged.excluded,
+        missing_from_run=absent
     )
 
 
