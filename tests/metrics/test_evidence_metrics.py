@@ -634,3 +634,19 @@ def test_span_metrics_read_only_the_ranked_chunks_and_name_one_they_cannot_place
     assert set(relevance.index.places) == {"a#0", "a#1"}
     with pytest.raises(WorkbenchError, match=r"ranking of 'q' holds 'gone#0', which is no chunk"):
         relevance.score({"q": ["gone#0"]}, metrics)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", "\t", "\u3000", "\xa0",
+                                         "\u2028", "é", "𝔸"]), min_size=1, max_size=30))
+def test_an_evidence_span_counts_its_non_blank_characters_by_the_rule(text):
+    """The rule itself: the blank characters are those str.isspace() holds (WHITESPACE), the
+    size is the count of the others, and the blanks a span holds are listed once, sorted."""
+    size = sum(not ch.isspace() for ch in text)
+    if size == 0:
+        with pytest.raises(WorkbenchError, match="holds only whitespace"):
+            EvidenceSpan.of("d", 0, len(text), text)
+        return
+    span = EvidenceSpan.of("d", 5, 5 + len(text), text)
+    assert span.size == size
+    assert span.blank_chars == "".join(sorted({ch for ch in text if ch.isspace()}))
+    assert span.count(0, 100) == size and span.count(5, 6) == (not text[0].isspace())

@@ -95,8 +95,14 @@ class EvidenceSpan:
         if len(text) != end - start:
             raise WorkbenchError(f"evidence {doc_id}[{start}:{end}]: the quoted text has "
                              f"{len(text)} characters, the offsets {end - start}")
-        blank = "".join(sorted(set(text) & WHITESPACE))
-        size = len(text) - _blank_count(text, blank)
+        size = sum(map(len, text.split()))  # str.split's whitespace is WHITESPACE
+        blanks = len(text) - size
+        if not blanks:
+            blank = ""
+        elif text.count(" ") == blanks:  # the usual span: words and spaces
+            blank = " "
+        else:
+            blank = "".join(sorted(set(text) & WHITESPACE))
         if size == 0:
             raise WorkbenchError(f"evidence {doc_id}[{start}:{end}] holds only whitespace: "
                              "quote the words that answer the question")
