@@ -213,3 +213,40 @@ def test_throughput_from_what_saves_and_skips_recorded(tmp_path):
     assert t.questions_per_hour == 3 * 3600 / 40 and t.median_actions == 1
     assert t.max_actions == 3 and t.answerable_actions == (1, 3)
     assert t.acceptance_rate == 0.5 and "270 questions/hour" in t.summary()
+
+
+def _facts_sentence_by_sentence(doc_id, text):
+    """The rule read plainly: every sentence searched for values, each with the content words
+    around it (the oracle of facts, which reads only the sentences holding a digit)."""
+    from itertools import pairwise
+
+    from workbench.golden import labelling as lb
+
+    out = []
+    cuts = [0, *(m.end() for m in lb._SENTENCE_END.finditer(text)), len(text)]
+    for a, b in pairwise(cuts):
+        sentence = text[a:b]
+        words = lb._words(sentence)
+        for m in lb._SUGGEST.finditer(sentence):
+            if (m.lastgroup or "") not in lb._VALUES:
+                continue
+            value, unit = lb._unit(m.lastgroup or "", m.group(0))
+            before = [w for at, w in words if at < m.start()][-lb._NEAR:]
+            after = [w for at, w in words if at >= m.end()][:lb._NEAR]
+            out.append(lb.Fact(doc_id, a + m.start(), a, m.group(0), value, unit,
+                               frozenset(before + after)))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["The", "refund", "window", "is", "30", "days", "3.5", "%",
+                                 "$", "1,200", "leave", ".", "!", "\n", " ", "年", "30天",
+                                 "٣", "tháng", "4", "일", "Python", "HR-12", "business"]),
+                max_size=40))
+def test_facts_read_only_sentences_with_a_digit_find_every_value(words):
+    """Reading only the sentences that hold a digit finds exactly the values (with their
+    subjects) that searching every sentence finds: every value holds a digit."""
+    from workbench.golden.labelling import facts
+
+    text = " ".join(words)
+    assert facts("d", text) == _facts_sentence_by_sentence("d", text)

@@ -22,11 +22,12 @@ under the lock; ``throughput`` reads the recorded seconds and actions back.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, replace
-from itertools import pairwise
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -80,6 +81,7 @@ _SUGGEST = re.compile(
 #: The kinds of :data:`_SUGGEST` that state a value of something (a number with its unit).
 _VALUES = ("money", "cjk", "hangul", "qty", "vidate")
 _WORD = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d+")
 _CONTENT = re.compile(rf"{_LETTERS}|[{CJK}]+|[{HANGUL}]+")
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s)|[。！？；]|\n")
 
@@ -197,19 +199,27 @@ def facts(doc_id: str, text: str) -> list[Fact]:
     versions such as ``Python 3`` name things and state no value), each with its subject."""
     out = []
     cuts = [0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]
-    for a, b in pairwise(cuts):
+    # every value holds a digit (_NUM; vidate's \d): only sentences with one are read
+    stating = sorted({bisect.bisect_right(cuts, m.start()) - 1 for m in _DIGIT.finditer(text)})
+    for a, b in (cuts[i:i + 2] for i in stating):
         sentence = text[a:b]
-        words = _words(sentence)
+        words: list[tuple[int, str]] | None = None  # read only for a sentence stating a value
         for m in _SUGGEST.finditer(sentence):
             kind = m.lastgroup or ""
             if kind not in _VALUES:
                 continue
+            words = _words(sentence) if words is None else words
             value, unit = _unit(kind, m.group(0))
             before = [w for at, w in words if at < m.start()][-_NEAR:]
             after = [w for at, w in words if at >= m.end()][:_NEAR]
             out.append(Fact(doc_id, a + m.start(), a, m.group(0), value, unit,
                             frozenset(before + after)))
     return out
+
+
+#: :func:`facts`, each document read once in this process (a second labelling session over
+#: the same corpus starts without reading its values again); keyed by id and text.
+_read_facts = functools.lru_cache(maxsize=1 << 16)(facts)
 
 
 def same_thing(a: Fact, b: Fact) -> bool:
@@ -231,7 +241,7 @@ class FactIndex:
 
     def of(self, doc_id: str) -> list[Fact]:
         if doc_id not in self._by_doc:
-            self._by_doc[doc_id] = facts(doc_id, self.corpus[doc_id].text)
+            self._by_doc[doc_id] = _read_facts(doc_id, self.corpus[doc_id].text)
         return self._by_doc[doc_id]
 
     def by_unit(self, unit: str) -> list[Fact]:
