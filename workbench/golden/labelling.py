@@ -50,6 +50,7 @@ _NUM = r"\d+(?:[.,]\d+)*"
 _STOP = ("a|about|after|all|an|and|are|as|at|be|before|but|by|each|every|for|from|if|in|into|"
          "is|it|least|less|more|no|not|of|on|only|or|over|per|since|so|than|that|the|then|"
          "this|to|under|until|up|was|were|with|within")
+_STOP_WORDS = frozenset(_STOP.split("|"))
 #: Units written right after a number in Chinese and Japanese (longest first).
 _CJK_UNITS = "|".join(sorted([
     "个工作日", "工作日", "个月", "ヶ月", "か月", "週間", "時間", "公里", "公斤",
@@ -189,7 +190,7 @@ def _words(text: str) -> list[tuple[int, str]]:
         w = fold(m.group(0))
         if CJK_CHAR.match(w):
             out.extend((m.start() + i, w[i:i + 2]) for i in range(max(1, len(w) - 1)))
-        elif len(w) > 1 and not re.fullmatch(f"(?:{_STOP})", w):
+        elif len(w) > 1 and w not in _STOP_WORDS:
             out.append((m.start(), w))
     return out
 
