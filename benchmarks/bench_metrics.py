@@ -6,8 +6,11 @@ evidence scoring against chunk-id scoring on the same rankings.
 Inputs are dict-of-dict (``{qid: {docid: score}}`` and ``{qid: {docid: grade}}``), as every
 peer accepts them. Each tool computes recall@10, P@10, reciprocal rank (uncut), nDCG@10 and
 success/hit_rate@10 in one call; the time counts everything from the dicts to the means (peer
-object construction included). The best of ``--repeat`` runs is reported. ranx's first call
-compiles numba code (cached on disk after the first ever run) and is reported separately.
+object construction included). The best of ``--repeat`` runs is reported: workbench, the
+minimal numpy floor and pytrec_eval in CPU seconds, interleaved (each round starting with
+another of them), and their ratio to the floor printed first (the goal: within 1.2x);
+ranx and ir_measures after them. ranx's first call compiles numba code (cached on disk after
+the first ever run) and is reported separately.
 
 Evidence scoring (``Relevance(...).score``): every query gets 1-3 evidence spans in a
 chunked corpus of 2,000 documents (300-character chunks, half of them overlapping), and the
