@@ -142,8 +142,9 @@ class ChunkTable(Mapping[str, Chunk]):
         extra: dict[str, Chunk] = {}
         for chunk in carried:
             if not isinstance(chunk, Chunk):
-                raise WorkbenchError(f"a carried chunk must be a Chunk, not "
-                                     f"{type(chunk).__name__}")
+                raise WorkbenchError(f"a hit's chunk must be a Chunk (Hit(..., chunk=Chunk(...)))"
+                                     f", not {type(chunk).__name__}: build it with "
+                                     "workbench.corpus.Chunk or leave chunk out")
             extra.setdefault(chunk.id, chunk)
         lacking = self.unknown(extra)
         extra = {cid: c for cid, c in extra.items() if cid in lacking}

@@ -23,11 +23,13 @@ under the lock; ``throughput`` reads the recorded seconds and actions back.
 from __future__ import annotations
 
 import bisect
-import functools
+import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, replace
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -218,9 +220,24 @@ def facts(doc_id: str, text: str) -> list[Fact]:
     return out
 
 
-#: :func:`facts`, each document read once in this process (a second labelling session over
-#: the same corpus starts without reading its values again); keyed by id and text.
-_read_facts = functools.lru_cache(maxsize=1 << 16)(facts)
+#: Each corpus's facts by document, read at most once in this process (a second labelling
+#: session over the same corpus starts without reading its values again), keyed by the
+#: documents' ids and texts; the last two corpora are kept.
+_READ: OrderedDict[bytes, dict[str, list[Fact]]] = OrderedDict()
+_KEEP = 2
+
+
+def _facts_by_document(corpus: Corpus) -> dict[str, list[Fact]]:
+    """The dict :class:`FactIndex` fills with :func:`facts`, shared by every index of a corpus
+    with the same documents."""
+    key = hashlib.blake2b("\x00".join(chain.from_iterable(
+        (d.id, d.text) for d in corpus.documents)).encode("utf-8", "surrogatepass")).digest()
+    if key not in _READ:
+        _READ[key] = {}
+        while len(_READ) > _KEEP:
+            _READ.popitem(last=False)
+    _READ.move_to_end(key)
+    return _READ[key]
 
 
 def same_thing(a: Fact, b: Fact) -> bool:
@@ -237,12 +254,12 @@ class FactIndex:
 
     def __init__(self, corpus: Corpus, reader: Reader):
         self.corpus, self.reader = corpus, reader
-        self._by_doc: dict[str, list[Fact]] = {}
+        self._by_doc = _facts_by_document(corpus)
         self._by_unit: dict[str, list[Fact]] | None = None
 
     def of(self, doc_id: str) -> list[Fact]:
         if doc_id not in self._by_doc:
-            self._by_doc[doc_id] = _read_facts(doc_id, self.corpus[doc_id].text)
+            self._by_doc[doc_id] = facts(doc_id, self.corpus[doc_id].text)
         return self._by_doc[doc_id]
 
     def by_unit(self, unit: str) -> list[Fact]:
