@@ -37,7 +37,7 @@ import math
 import re
 import time
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterator, Sequence, Sized
 from itertools import chain
 from typing import Any
@@ -70,6 +70,8 @@ STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """The default BM25 tokeniser (see the module docstring)."""
+    if text.isascii():  # its normal form and folding are its lower case; no Asian script
+        return _words(text.lower(), stopwords)
     folded = fold(normalize_text(text))
     if _ASIAN.search(folded) is None:  # alphabetic scripts only: the same rules, faster
         return _words(folded, stopwords)
@@ -128,10 +130,12 @@ class BM25Retriever:
             backend = "numba" if len(chunks) > 200_000 and _has_numba() else "numpy"
         self.backend = backend
         started = time.perf_counter()
-        self.vocab: dict[str, int] = {}
+        vocab: defaultdict[str, int] = defaultdict()
+        vocab.default_factory = vocab.__len__  # a new term takes the next id
         self._bm25 = bm25s.BM25(k1=k1, b=b, backend=backend)
-        self._bm25.scores = _lucene_index(
-            _token_ids(chunks, tokenizer, self.vocab), self.vocab, k1, b)
+        self._bm25.scores = _lucene_index(_token_ids(chunks, tokenizer, vocab), vocab, k1, b)
+        vocab.default_factory = None  # built: an unknown term is a KeyError, as in a dict
+        self.vocab: dict[str, int] = vocab
         self._bm25.vocab_dict = self.vocab
         self._bm25.nonoccurrence_array = None  # the lucene variant has none
         self.build_seconds = time.perf_counter() - started
@@ -159,17 +163,17 @@ BLOCK = 50_000
 
 
 def _token_ids(chunks: Sequence[Chunk], tokenizer: Callable[[str], list[str]],
-               vocab: dict[str, int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+               vocab: defaultdict[str, int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Blocks of :data:`BLOCK` chunks as (token ids one chunk after another, int32; tokens
-    per chunk), the ids given in ``vocab`` in order of first appearance."""
-    add = vocab.setdefault
+    per chunk), the ids read from ``vocab``, which gives a term it lacks the next id (ids
+    in order of first appearance)."""
     for at in range(0, len(chunks), BLOCK):
         flat = array("i")
         lengths = array("q")
         for chunk in chunks[at:at + BLOCK]:
             tokens = tokenizer(chunk.embed_text)
             lengths.append(len(tokens))
-            flat.extend([add(t, len(vocab)) for t in tokens])
+            flat.extend(map(vocab.__getitem__, tokens))
         yield np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64)
 
 
