@@ -196,3 +196,22 @@ def test_text_without_cjk_or_hangul_tokenises_by_the_same_rules(text, stopwords)
             if len(parts) > 1:
                 out.extend(p for p in parts if p not in stopwords)
     assert tokenize(text, stopwords) == out
+
+
+def test_bm25_for_builds_once_per_chunking_and_anew_when_a_text_changes():
+    """A second labeller over the same chunks gets the same index; a changed text or id is
+    another chunking, and its index scores what a fresh build scores."""
+    from dataclasses import replace
+
+    from workbench.retrieval import bm25_for
+
+    built = chunks([f"refund window {i} days" for i in range(5)])
+    first = bm25_for(built)
+    assert bm25_for(list(built)) is first
+    changed = [*built[:4], replace(built[4], text="parental leave", embed_text="parental leave")]
+    renamed = [*built[:4], replace(built[4], id="d#9")]
+    for other in (changed, renamed):
+        got = bm25_for(other)
+        assert got is not first and got.chunk_ids == [c.id for c in other]
+        for q in ("refund", "leave", "4 days"):
+            assert got.scores(q).tobytes() == BM25Retriever(other).scores(q).tobytes()

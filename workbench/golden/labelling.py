@@ -23,13 +23,10 @@ under the lock; ``throughput`` reads the recorded seconds and actions back.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -41,6 +38,7 @@ from workbench.golden.exchange import qid_of
 from workbench.golden.golden_set import GoldenSet, add_case
 from workbench.golden.items import Evidence, GoldenItem, can_read_item
 from workbench.io import InputError, atomic_write_bytes, atomic_write_text, iter_jsonl, locked
+from workbench.runtime.memo import LastBuilt
 from workbench.text import CJK, CJK_CHAR, HANGUL, fold
 
 __all__ = ["LabellingSession", "Throughput", "make_item", "span_warnings", "suggest_must_mention"]
@@ -236,23 +234,15 @@ def facts(doc_id: str, text: str) -> list[Fact]:
 
 
 #: Each corpus's facts by document, read at most once in this process (a second labelling
-#: session over the same corpus starts without reading its values again), keyed by the
-#: documents' ids and texts; the last two corpora are kept.
-_READ: OrderedDict[bytes, dict[str, list[Fact]]] = OrderedDict()
-_KEEP = 2
+#: session over the same corpus starts without reading its values again); the last two
+#: corpora are kept.
+_READ: LastBuilt[dict[str, list[Fact]]] = LastBuilt(keep=2)
 
 
 def _facts_by_document(corpus: Corpus) -> dict[str, list[Fact]]:
     """The dict :class:`FactIndex` fills with :func:`facts`, shared by every index of a corpus
-    with the same documents."""
-    key = hashlib.blake2b("\x00".join(chain.from_iterable(
-        (d.id, d.text) for d in corpus.documents)).encode("utf-8", "surrogatepass")).digest()
-    if key not in _READ:
-        _READ[key] = {}
-        while len(_READ) > _KEEP:
-            _READ.popitem(last=False)
-    _READ.move_to_end(key)
-    return _READ[key]
+    with the same document ids and texts."""
+    return _READ.get(((d.id, d.text) for d in corpus.documents), dict)
 
 
 def same_thing(a: Fact, b: Fact) -> bool:

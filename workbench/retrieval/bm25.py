@@ -32,14 +32,12 @@ A word never runs across a change of script: ``2024年的退款政策`` is ``202
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import time
 from array import array
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence, Sized
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -48,6 +46,7 @@ from workbench.corpus import Chunk
 from workbench.io import WorkbenchError
 from workbench.ranking import id_ranks, top_k
 from workbench.retrieval.base import Hit
+from workbench.runtime.memo import LastBuilt
 from workbench.text import CJK, HANGUL, WORD, fold, normalize_text
 
 _TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<hangul>[{HANGUL}]+)|{WORD}+(?:[-_.]{WORD}+)*")
@@ -233,20 +232,13 @@ def _has_numba() -> bool:
     return True
 
 
-_BUILT: OrderedDict[bytes, BM25Retriever] = OrderedDict()
-_KEEP = 2  # chunkings whose BM25 stays built
+#: The BM25 of the last two chunkings (:func:`bm25_for`).
+_BUILT: LastBuilt[BM25Retriever] = LastBuilt(keep=2)
 
 
 def bm25_for(chunks: Sequence[Chunk]) -> BM25Retriever:
     """BM25 at its defaults over ``chunks``, built once per chunking in this process: a later
     call with the same chunk ids and texts (another labeller over the same corpus) gets the
     same retriever (read-only once built). The last two chunkings are kept."""
-    key = hashlib.blake2b("\x00".join(chain.from_iterable(
-        (c.id, c.embed_text) for c in chunks)).encode("utf-8", "surrogatepass")).digest()
-    if key not in _BUILT:
-        _BUILT[key] = BM25Retriever(chunks)
-        while len(_BUILT) > _KEEP:
-            _BUILT.popitem(last=False)
-    _BUILT.move_to_end(key)
-    return _BUILT[key]
+    return _BUILT.get(((c.id, c.embed_text) for c in chunks), lambda: BM25Retriever(chunks))
 
