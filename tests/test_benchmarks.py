@@ -133,3 +133,19 @@ def test_memory_bench_runs_both_sides_and_names_each_component(capsys):
     out = capsys.readouterr().out
     for part in ("Chunk objects", "BM25 index arrays", "BM25 build, transient", "scoring"):
         assert part in out
+
+
+def test_labeller_bench_opens_three_sessions_and_times_each(tmp_path, capsys):
+    """bench_labeller's start-up (a first session given the user's BM25, one that builds it,
+    one that reuses it) and search latency run on a small corpus, with the real encoder."""
+    pytest.importorskip("bm25s")
+    from workbench.corpus import Corpus
+    from workbench.retrieval import get_encoder
+
+    bench = load_benchmark("bench_labeller")
+    base = Corpus(load_folder(HANDBOOK / "docs").values())
+    bench.latency(base, 400, get_encoder("minilm"))
+    out = capsys.readouterr().out
+    assert re.search(r"400 chunks  start-up [\d.]+ s \(BM25 built\), again on the same chunks "
+                     r"[\d.]+ s \(reused\); given the user's BM25 [\d.]+ s", out), out
+    assert "widget search p50" in out
