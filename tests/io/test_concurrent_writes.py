@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tests.conftest import HANDBOOK, ROOT
 from workbench.gate import Baseline
+from workbench.gate.history import append_changelog, changelog_path
 from workbench.golden import GoldenSet, add_case
 from workbench.io import temp_files
 
@@ -145,15 +146,22 @@ def test_thirty_kills_never_leave_a_truncated_file_or_a_temp_file(tmp_path):
         left_behind += len(temp_files(target))
         GoldenSet.load(target).save(target)
         assert temp_files(target) == []
-    # gate --update-baseline: the baseline always loads
+    # gate --update-baseline: the baseline always loads, and so does its changelog, which
+    # the gate rewrites too (a kill there leaves the changelog's temporary file, which the
+    # next ratchet's line removes)
     baseline = tmp_path / "baseline.json"
+    changelog = changelog_path(baseline)
     for n in range(8):
         _kill_at_random("gate", baseline, tmp_path, rng, n, [])
         kills += 1
-        Baseline.load(baseline)
-        left_behind += len(temp_files(baseline))
-        Baseline.load(baseline).save(baseline)
-        assert temp_files(baseline) == []
+        lines = changelog.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert lines and all(line.endswith("\n") for line in lines)
+        left_behind += len(temp_files(baseline)) + len(temp_files(changelog))
+        kept = Baseline.load(baseline)
+        kept.save(baseline)
+        append_changelog(baseline, kept, kept)
+        assert temp_files(baseline) == temp_files(changelog) == []
+        assert changelog.read_text(encoding="utf-8").splitlines(keepends=True)[:-1] == lines
     assert kills == 30
     leftovers = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
