@@ -124,10 +124,10 @@ def latency(base: Corpus, size: int, encoder: object) -> None:
           f" ms | dense p50 {pct(dense_t, 50):5.1f} p95 {pct(dense_t, 95):5.1f} ms | widget "
           f"search p50 {pct(both_t, 50):5.1f} p95 {pct(both_t, 95):5.1f} ms")
     if size == 10_000:
-        save_latency(lab, corpus, questions, folder)
+        save_latency(lab, corpus, questions)
 
 
-def save_latency(lab: Labeller, corpus: Corpus, questions: list[dict], folder: Path) -> None:
+def save_latency(lab: Labeller, corpus: Corpus, questions: list[dict]) -> None:
     doc = corpus.documents[0]
     write_t, save_t = [], []
     for n, q in enumerate(questions):
@@ -141,7 +141,7 @@ def save_latency(lab: Labeller, corpus: Corpus, questions: list[dict], folder: P
             lab.session.save(q["qid"], [(doc.id, 0, min(80, len(doc.text)))])
             write_t.append(time.perf_counter() - t)
         assert q["qid"] in lab.session.labelled, lab.status
-    n = len((folder / "golden1.jsonl").read_text(encoding="utf-8").splitlines())
+    n = len(lab.session.path.read_text(encoding="utf-8").splitlines())
     print(f"save -> line on disk p95 {pct(write_t, 95):.1f} ms (validate, lock, re-read, "
           f"atomic write; target < 50); the widget's save with opening the next question "
           f"(search, proposal) p95 {pct(save_t, 95):.1f} ms; {n} saves")

@@ -149,3 +149,8 @@ def test_labeller_bench_opens_three_sessions_and_times_each(tmp_path, capsys):
     assert re.search(r"400 chunks  start-up [\d.]+ s \(BM25 built\), again on the same chunks "
                      r"[\d.]+ s \(reused\); given the user's BM25 [\d.]+ s", out), out
     assert "widget search p50" in out
+    session = tmp_path / "s.jsonl"
+    lab = bench.Labeller(base, [{"qid": f"b{i}", "question": "refund"} for i in range(4)],
+                         session, dense=False, user_groups=bench.UNRESTRICTED)
+    bench.save_latency(lab, base, [{"qid": f"b{i}"} for i in range(4)])
+    assert "; 4 saves" in capsys.readouterr().out
