@@ -147,7 +147,9 @@ class Labeller(anywidget.AnyWidget):
     """Label ``questions`` (what :func:`~workbench.golden.candidates.import_questions`
     returns, strings, or dicts with qid/question/source) into the golden set at ``path``.
     ``dense``: True embeds the chunks through ``cache`` (default :class:`EmbeddingCache`
-    ``()``), False shows BM25 only, or a built retriever."""
+    ``()``), False shows BM25 only, or a built retriever. ``retriever``: the lexical retriever
+    you already built over these chunks (your evaluation's BM25), else BM25 is built once per
+    chunking in this process (:func:`~workbench.retrieval.bm25_for`)."""
 
     _esm = _HERE / "labeller.js"
     _css = _HERE / "labeller.css"
