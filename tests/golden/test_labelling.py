@@ -231,7 +231,7 @@ def _facts_sentence_by_sentence(doc_id, text):
     for a, b in pairwise(cuts):
         sentence = text[a:b]
         words = lb._words(sentence)
-        for m in lb._SUGGEST.finditer(sentence):
+        for m in re.finditer(lb._SUGGEST_PATTERN, sentence):
             if (m.lastgroup or "") not in lb._VALUES:
                 continue
             value, unit = lb._unit(m.lastgroup or "", m.group(0))
@@ -262,6 +262,21 @@ def test_facts_read_only_sentences_with_a_digit_find_every_value(words, sep):
     subjects) that searching every sentence from every character finds."""
     text = sep.join(words)
     assert _facts_with_subjects("d", text) == _facts_sentence_by_sentence("d", text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*"aAfpsZ $€£¥₫0١２.,-#+%°天일ｆ\n", "form ", "policy ",
+                                 "section ", "Form ", "Python ", "tháng ", " days", "W-4",
+                                 "million", "HR"]), max_size=40).map("".join))
+def test_the_guarded_pattern_finds_what_the_pattern_alone_finds(text):
+    """suggest_must_mention and facts scan from a character a kind can start with: on any
+    text, the same matches, with the same kinds, as trying the pattern at every character."""
+    from workbench.golden import labelling as lb
+
+    def found(rx):
+        return [(m.span(), m.lastgroup) for m in rx.finditer(text)]
+
+    assert found(lb._SUGGEST) == found(re.compile(lb._SUGGEST_PATTERN))
 
 
 def test_facts_on_real_documents_equal_the_rule_read_plainly():

@@ -39,3 +39,20 @@ def test_only_the_last_contents_are_kept():
         get(text)
     # x kept while used; y was the oldest when z came, so it is built again
     assert built == ["x", "y", "z", "y"]
+
+
+def test_content_longer_than_a_block_is_one_key_and_any_change_in_it_another(monkeypatch):
+    """The texts are hashed a block at a time: a change in any block, or the same texts
+    moved across a block's edge, is other content."""
+    import workbench.runtime.memo as memo_module
+
+    monkeypatch.setattr(memo_module, "_BLOCK", 3)
+    memo: LastBuilt[object] = LastBuilt(keep=4)
+    pairs = [(f"d{i}", f"text {i}") for i in range(10)]
+    first = memo.get(pairs, object)
+    assert memo.get(list(pairs), object) is first
+    for i in (0, 4, 9):
+        changed = [*pairs[:i], (pairs[i][0], pairs[i][1] + "!"), *pairs[i + 1:]]
+        assert memo.get(changed, object) is not first
+    moved = [("d0", "text 0d1"), ("", "text 1"), *pairs[2:]]
+    assert memo.get(moved, object) is not first

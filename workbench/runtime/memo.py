@@ -18,6 +18,8 @@ from typing import Generic, TypeVar
 __all__ = ["LastBuilt"]
 
 V = TypeVar("V")
+#: Texts hashed together (a block's copy is all the key ever holds at once).
+_BLOCK = 4096
 
 
 class LastBuilt(Generic[V]):
@@ -30,9 +32,12 @@ class LastBuilt(Generic[V]):
     def get(self, pairs: Iterable[tuple[str, str]], build: Callable[[], V]) -> V:
         """The value built for these pairs in this process, else ``build()`` (kept)."""
         parts = list(chain.from_iterable(pairs))
-        # the texts joined and each one's length: no two different lists share both
-        key = (hashlib.blake2b("".join(parts).encode("utf-8", "surrogatepass")).digest() +
-               hashlib.blake2b(array("q", map(len, parts)).tobytes()).digest())
+        # the texts one after another and each one's length: no two different lists share
+        # both; hashed a block at a time, so no copy of every text is made
+        texts = hashlib.blake2b()
+        for at in range(0, len(parts), _BLOCK):
+            texts.update("".join(parts[at:at + _BLOCK]).encode("utf-8", "surrogatepass"))
+        key = texts.digest() + hashlib.blake2b(array("q", map(len, parts)).tobytes()).digest()
         if key not in self._built:
             self._built[key] = build()
             while len(self._built) > self.keep:
